@@ -1,0 +1,19 @@
+"""User-facing errors: each carries a one-line message for the CLI or the UI."""
+
+from __future__ import annotations
+
+
+class CsroError(Exception):
+    """Base for every error that should reach the user as one clear line."""
+
+
+class UnknownGameError(CsroError):
+    """A game name or OpenSpiel game string that cannot be used."""
+
+
+class ConfigError(CsroError):
+    """A bad flag, config file or environment value."""
+
+
+class SessionError(CsroError):
+    """A session that is missing, corrupt or not a session at all."""

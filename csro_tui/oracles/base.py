@@ -1,0 +1,73 @@
+"""What every oracle receives and returns.
+
+An oracle proposes one new policy per iteration as source code.  It gets the
+current population and meta-strategy in an `OracleContext`, may ask the
+engine to preview candidates (sandboxed evaluation against the population),
+and returns a `Proposal` that a reviewer then accepts, edits or rejects.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:
+    from csro_tui.games.base import GameSpec
+    from csro_tui.policies.failures import PolicyFailure
+
+
+@dataclass(frozen=True)
+class PolicyRecord:
+    """A member of the population (accepted code, a seed, or a benchmark)."""
+
+    id: str
+    name: str
+    source: str
+    origin: str  # oracle name, "seed" or "human"
+    parent: str | None = None
+    iteration: int = 0
+
+
+@dataclass
+class Proposal:
+    """A candidate policy, waiting for review."""
+
+    source: str
+    oracle: str
+    name: str
+    parent: str | None = None  # id of the population member it was derived from
+    rationale: str = ""
+    # One dict per LLM call: messages, raw response, usage, latency, cost.
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Preview:
+    """How a candidate fares against the current population."""
+
+    expected_payoff: float  # against the current meta-strategy
+    per_member: dict[str, float]  # policy id -> mean payoff against it
+    population_metrics: dict[str, float] | None = None  # PopReturn/PopExpl/AggScore
+    failure: "PolicyFailure | None" = None
+
+
+@dataclass
+class OracleContext:
+    spec: "GameSpec"
+    iteration: int
+    population: list[PolicyRecord]
+    meta_strategy: list[float]  # aligned with `population`
+    # Earlier attempts rejected by the reviewer in this session, newest last,
+    # with the reason given; oracles feed these back to the model.
+    rejections: list[tuple[Proposal, str]] = field(default_factory=list)
+    # Sandboxed evaluation of candidate source against the population.
+    preview: Callable[[str], Preview] | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    seed: int = 0
+
+
+class Oracle(Protocol):
+    name: str
+
+    def propose(self, context: OracleContext) -> Proposal: ...

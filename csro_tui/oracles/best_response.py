@@ -1,0 +1,248 @@
+"""The exact best-response oracle, for games with exact evaluation.
+
+The opponent is the current meta-strategy: the reach-weighted behavioural
+mixture of the population members (each tabularised through its sandbox
+host).  Since every policy plays both seats, the oracle computes one best
+response per seat - seat 0 against the mixture's seat-1 behaviour and seat 1
+against its seat-0 behaviour - and renders both decision tables into one
+readable policy module (`csro_tui.oracles.render`).
+
+Information sets are keyed by what a policy sees (`situation_key(obs)`),
+not by OpenSpiel's information-state strings: a code policy cannot tell
+apart two states with the same observation, so its best response must not
+either.  Where the observation is as fine as OpenSpiel's information state
+(Kuhn, Leduc) the result is exactly OpenSpiel's best response.  Ties go to
+the lowest action id, so the oracle is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+
+from open_spiel.python import policy as openspiel_policy
+from open_spiel.python.algorithms import best_response as openspiel_best_response
+
+from csro_tui.errors import CsroError
+from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.render import (
+    DecisionPoint,
+    SeatTable,
+    decision_points,
+    render_decision_tables,
+)
+
+if TYPE_CHECKING:
+    import pyspiel
+
+    from csro_tui.games.base import GameSpec
+
+# Two actions whose counterfactual values differ by less than this are
+# treated as tied, so float noise in the sums cannot flip the choice away
+# from the lowest action id.
+TIE_TOLERANCE = 1e-12
+
+
+class _ObservationKeyedBestResponse(openspiel_best_response.BestResponsePolicy):
+    """OpenSpiel's best response with information sets keyed by observation.
+
+    `key_of_history` maps a decision node's `history_str()` to the key of
+    what the responder sees there; nodes sharing a key form one information
+    set.  Among equally good actions the lowest id wins.
+    """
+
+    def __init__(
+        self,
+        game: "pyspiel.Game",
+        player_id: int,
+        policy: openspiel_policy.Policy,
+        key_of_history: Mapping[str, Hashable],
+    ) -> None:
+        self._key_of_history = key_of_history
+        # key -> {action: expected value once there}, None where never reached.
+        self.action_values: dict[Hashable, dict[int, float] | None] = {}
+        super().__init__(game, player_id, policy)
+
+    def info_sets(self, state):
+        infosets: dict[Hashable, list] = {}
+        for node, cf_prob in self.decision_nodes(state):
+            key = self._key_of_history[node.history_str()]
+            infosets.setdefault(key, []).append((node, cf_prob))
+        return infosets
+
+    @openspiel_best_response._memoize_method(key_fn=lambda state: state.history_str())
+    def value(self, state):
+        if state.is_terminal():
+            return state.player_return(self._player_id)
+        if state.current_player() == self._player_id:
+            key = self._key_of_history[state.history_str()]
+            return self.q_value(state, self.best_response_action(key))
+        return sum(p * self.q_value(state, a) for a, p in self.transitions(state) if p > 0)
+
+    @openspiel_best_response._memoize_method()
+    def best_response_action(self, key):
+        """The lowest-id action among those with the highest counterfactual value."""
+        nodes = self.infosets[key]
+        values = {
+            action: sum(cf_prob * self.q_value(node, action) for node, cf_prob in nodes)
+            for action in sorted(nodes[0][0].legal_actions(self._player_id))
+        }
+        reach = sum(cf_prob for _, cf_prob in nodes)
+        self.action_values[key] = (
+            {a: v / reach for a, v in values.items()} if reach > 0 else None
+        )
+        best = max(values.values())
+        return next(a for a, v in values.items() if v >= best - TIE_TOLERANCE)
+
+    def action_probabilities(self, state, player_id=None):
+        key = self._key_of_history[state.history_str()]
+        return {self.best_response_action(key): 1.0}
+
+
+def seat_best_response(
+    spec: "GameSpec",
+    seat: int,
+    opponent: openspiel_policy.Policy,
+    points: Sequence[DecisionPoint] | None = None,
+) -> SeatTable:
+    """The exact best response in `seat` to `opponent` (a policy for the other seat).
+
+    `points` are the seat's decision points (from `decision_points`); pass
+    them in to avoid walking the game tree again.
+    """
+    game = spec.load()
+    if points is None:
+        points = decision_points(spec, seat)
+    key_of_history = {point.history: point.key for point in points}
+    response = _ObservationKeyedBestResponse(game, seat, opponent, key_of_history)
+    value = response.value(game.new_initial_state())
+    actions = {point.key: response.best_response_action(point.key) for point in points}
+    return SeatTable(
+        seat=seat, value=float(value), actions=actions, action_values=response.action_values
+    )
+
+
+@dataclass(frozen=True)
+class ExactBestResponse:
+    """Best responses in both seats to one opponent policy."""
+
+    seats: tuple[SeatTable, ...]
+
+    @property
+    def value(self) -> float:
+        """Seat-averaged value: the opponent's exploitability when it plays both seats."""
+        return sum(seat.value for seat in self.seats) / len(self.seats)
+
+
+def exact_best_response(
+    spec: "GameSpec",
+    opponent: openspiel_policy.Policy,
+    points_by_seat: Mapping[int, Sequence[DecisionPoint]] | None = None,
+) -> ExactBestResponse:
+    """Best responses in seats 0 and 1 to `opponent`, which plays both seats."""
+    _require_exact(spec)
+    seats = []
+    for seat in range(spec.load().num_players()):
+        points = points_by_seat[seat] if points_by_seat else None
+        seats.append(seat_best_response(spec, seat, opponent, points))
+    return ExactBestResponse(seats=tuple(seats))
+
+
+def _require_exact(spec: "GameSpec") -> None:
+    if not getattr(spec, "exact", False):
+        raise CsroError(
+            f"the best-response oracle needs a game with exact evaluation "
+            f"(Kuhn or Leduc poker); {spec.name} has none"
+        )
+
+
+class BestResponseOracle:
+    """Proposes the exact best response to the current meta-strategy.
+
+    Tabular policies of population members are cached by source text, so
+    each member goes through the sandbox once per oracle instance.
+    """
+
+    name = "best-response"
+
+    def __init__(self) -> None:
+        self._tabular_cache: dict[tuple[str, str], openspiel_policy.TabularPolicy] = {}
+        self._points_cache: dict[str, dict[int, list[DecisionPoint]]] = {}
+
+    def propose(self, context: OracleContext) -> Proposal:
+        spec = context.spec
+        _require_exact(spec)
+        members, weights = _weighted_members(context.population, context.meta_strategy)
+        if members:
+            opponent = self.mixture(spec, members, weights)
+            against = ", ".join(f"{m.name} {w:.3f}" for m, w in zip(members, weights))
+        else:
+            opponent = openspiel_policy.UniformRandomPolicy(spec.load())
+            against = "the uniform random policy (the population is empty)"
+        points = self._decision_points(spec)
+        response = exact_best_response(spec, opponent, points)
+        name = f"br-{context.iteration}"
+        source = render_decision_tables(
+            spec,
+            response.seats,
+            title=f"{name}: exact best response ({spec.title})",
+            opponent=[(m.name, w) for m, w in zip(members, weights)] or None,
+            points=points,
+        )
+        per_seat = "; ".join(
+            f"seat {s.seat}: {s.value:+.4f}" for s in response.seats
+        )
+        rationale = (
+            f"Exact best response to {against}. "
+            f"Expected value against it: {per_seat} "
+            f"(seat average {response.value:+.4f}). "
+            f"The meta-strategy's exploitability is {response.value:.4f}."
+        )
+        return Proposal(source=source, oracle=self.name, name=name, rationale=rationale)
+
+    def mixture(
+        self, spec: "GameSpec", members: Sequence[PolicyRecord], weights: Sequence[float]
+    ) -> openspiel_policy.Policy:
+        """The reach-weighted behavioural mixture of `members` with `weights`."""
+        from csro_tui.evaluation.exact import mixture_policy_of_tables
+
+        tables = [self.tabular(spec, member) for member in members]
+        return mixture_policy_of_tables(spec, tables, list(weights))
+
+    def tabular(self, spec: "GameSpec", member: PolicyRecord) -> openspiel_policy.TabularPolicy:
+        """The member's tabular policy (both seats), computed through its sandbox."""
+        from csro_tui.evaluation.exact import tabularize
+        from csro_tui.evaluation.participants import CodePolicy
+
+        key = (spec.name, hashlib.sha256(member.source.encode()).hexdigest())
+        if key not in self._tabular_cache:
+            self._tabular_cache[key] = tabularize(spec, CodePolicy(member.name, member.source))
+        return self._tabular_cache[key]
+
+    def _decision_points(self, spec: "GameSpec") -> dict[int, list[DecisionPoint]]:
+        if spec.name not in self._points_cache:
+            seats = range(spec.load().num_players())
+            self._points_cache[spec.name] = {seat: decision_points(spec, seat) for seat in seats}
+        return self._points_cache[spec.name]
+
+
+def _weighted_members(
+    population: Sequence[PolicyRecord], meta_strategy: Sequence[float]
+) -> tuple[list[PolicyRecord], list[float]]:
+    """Members with positive weight and their weights, normalised to sum to 1."""
+    if population and len(meta_strategy) != len(population):
+        raise CsroError(
+            f"meta-strategy has {len(meta_strategy)} weights for "
+            f"{len(population)} population members"
+        )
+    pairs = [(m, float(w)) for m, w in zip(population, meta_strategy) if w > 0]
+    total = sum(w for _, w in pairs)
+    if not pairs or total <= 0:
+        return [], []
+    return [m for m, _ in pairs], [w / total for _, w in pairs]
+
+
+def make_best_response_oracle(config: Mapping[str, Any] | None = None) -> BestResponseOracle:
+    """Registry factory; the oracle takes no configuration."""
+    return BestResponseOracle()

@@ -1,0 +1,70 @@
+"""The human oracle: a person writes the policy in a file of their choosing.
+
+Used from the CLI (the TUI has its own editor).  The file is read afresh at
+every iteration, so a person can edit it between iterations and each
+proposal carries the file's current content.  Validation, preview and
+review then treat it like any other proposal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from csro_tui.errors import ConfigError, CsroError
+from csro_tui.oracles.base import OracleContext, Proposal
+
+
+class HumanOracle:
+    """Proposes the current content of one policy file."""
+
+    name = "human"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+
+    def propose(self, context: OracleContext) -> Proposal:
+        source = read_policy_file(self.path)
+        notes = [f"Read from {self.path}."]
+        if _was_rejected_unchanged(source, context):
+            notes.append("The file is unchanged since its last rejection.")
+        return Proposal(
+            source=source,
+            oracle=self.name,
+            name=f"{self.path.stem}-{context.iteration}",
+            rationale=" ".join(notes),
+        )
+
+
+def read_policy_file(path: Path) -> str:
+    """The file's text; any problem becomes a one-line `CsroError`."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CsroError(f"policy file not found: {path}") from None
+    except IsADirectoryError:
+        raise CsroError(f"policy file is a directory: {path}") from None
+    except UnicodeDecodeError:
+        raise CsroError(f"policy file is not UTF-8 text: {path}") from None
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise CsroError(f"cannot read policy file {path}: {reason}") from None
+    if not source.strip():
+        raise CsroError(f"policy file is empty: {path}")
+    return source
+
+
+def _was_rejected_unchanged(source: str, context: OracleContext) -> bool:
+    """Whether the reviewer already rejected exactly this text from this oracle."""
+    for proposal, _reason in reversed(context.rejections):
+        if proposal.oracle == HumanOracle.name:
+            return proposal.source == source
+    return False
+
+
+def make_human_oracle(config: Mapping[str, Any] | None = None) -> HumanOracle:
+    """Registry factory; `config["path"]` names the policy file."""
+    path = (config or {}).get("path")
+    if not path:
+        raise ConfigError("the human oracle needs a policy file (config 'path')")
+    return HumanOracle(path)

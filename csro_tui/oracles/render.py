@@ -1,0 +1,262 @@
+"""Decision tables as readable policy code.
+
+A tabular policy for a small poker game is rendered as a policy module a
+person can read: one decision table per seat, keyed by what the policy sees
+- `(my card, public card, betting so far)` - and grouped by card and round,
+with action names instead of ids and, on each line, the value of every
+action there.  `Policy.act` builds the same key from its observation and
+looks it up.
+
+The key function, `situation_key`, is copied verbatim into the rendered
+module (`inspect.getsource`), so the oracle and the policy it writes can
+never disagree about what a situation is.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import pyspiel
+
+    from csro_tui.games.base import GameSpec
+
+
+def situation_key(obs):
+    """What the policy sees, as a table key: (my card, public card, betting so far).
+
+    The betting is the action names taken so far, oldest first, with rounds
+    separated by " | " ("" before anyone has acted); the public card is None
+    before it is dealt.
+    """
+    betting = obs.get("betting", "")
+    if not isinstance(betting, str):
+        rounds = [betting] if not betting or isinstance(betting[0], str) else betting
+        betting = " | ".join(" ".join(str(action) for action in r) for r in rounds)
+    return (obs.get("card"), obs.get("public_card"), betting)
+
+
+@dataclass(frozen=True)
+class DecisionPoint:
+    """One decision node of a seat: where it is and what the policy sees there."""
+
+    seat: int
+    history: str  # OpenSpiel's history_str(): identifies the node
+    info_state: str  # OpenSpiel's information-state string, for checks
+    obs: dict
+    key: Hashable  # situation_key(obs)
+
+
+def decision_points(spec: "GameSpec", seat: int) -> list[DecisionPoint]:
+    """Every decision node of `seat` in the game tree, with its observation.
+
+    Each node is observed through a fresh view of the game spec - the same
+    observation a policy receives there.  Actions the referee takes itself
+    (`spec.auto_action`) are followed, not listed.
+    """
+    game = spec.load()
+    points: list[DecisionPoint] = []
+
+    def walk(state: "pyspiel.State") -> None:
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            for action, _ in state.chance_outcomes():
+                walk(state.child(action))
+            return
+        auto = spec.auto_action(state)
+        if auto is not None:
+            walk(state.child(auto))
+            return
+        if state.current_player() == seat:
+            obs = spec.new_view(seat).observe(state)
+            points.append(
+                DecisionPoint(
+                    seat=seat,
+                    history=state.history_str(),
+                    info_state=state.information_state_string(seat),
+                    obs=obs,
+                    key=situation_key(obs),
+                )
+            )
+        for action in state.legal_actions():
+            walk(state.child(action))
+
+    walk(game.new_initial_state())
+    return points
+
+
+def key_collisions(points: Sequence[DecisionPoint]) -> dict[Hashable, set[str]]:
+    """Keys shared by more than one OpenSpiel information state (should be none)."""
+    states_by_key: dict[Hashable, set[str]] = {}
+    for point in points:
+        states_by_key.setdefault(point.key, set()).add(point.info_state)
+    return {key: states for key, states in states_by_key.items() if len(states) > 1}
+
+
+@dataclass(frozen=True)
+class SeatTable:
+    """A seat's deterministic decision table and what it is worth."""
+
+    seat: int
+    value: float  # expected return of this seat's table against the opponent
+    actions: Mapping[Hashable, int]  # situation key -> action id
+    # situation key -> {action id: expected value once there}; None where the
+    # opponent (or chance) never lets the game get there.
+    action_values: Mapping[Hashable, Mapping[int, float] | None] = field(default_factory=dict)
+
+
+def render_decision_tables(
+    spec: "GameSpec",
+    tables: Sequence[SeatTable],
+    *,
+    title: str,
+    opponent: Sequence[tuple[str, float]] | None,
+    points: Mapping[int, Sequence[DecisionPoint]],
+) -> str:
+    """A policy module playing `tables`, with a docstring saying what they answer.
+
+    `opponent` lists the (member name, weight) pairs of the mixture the
+    tables respond to, or None for the uniform random policy.
+    """
+    action_names = list(spec.game_info()["action_names"])
+    parts = [
+        _docstring(title, tables, opponent),
+        "",
+        "",
+        inspect.getsource(situation_key).rstrip(),
+        "",
+        "",
+    ]
+    for table in tables:
+        parts.append(_seat_table(table, points[table.seat], action_names))
+        parts.append("")
+    seats = ", ".join(f"{t.seat}: SEAT_{t.seat}" for t in tables)
+    parts.append(f"TABLES = {{{seats}}}")
+    parts.append("")
+    parts.append("")
+    parts.append(_POLICY_CLASS)
+    return "\n".join(parts)
+
+
+def _docstring(
+    title: str, tables: Sequence[SeatTable], opponent: Sequence[tuple[str, float]] | None
+) -> str:
+    if opponent:
+        members = "\n".join(f"    {weight:6.3f}  {name}" for name, weight in opponent)
+        against = (
+            "An exact best response to the population's meta-strategy, the mixture\n\n"
+            f"{members}\n\n"
+            "(weight, member).  Each member plays both seats; in each seat their\n"
+            "behaviour is mixed in proportion to how often each one reaches a situation."
+        )
+    else:
+        against = "An exact best response to the uniform random policy."
+    per_seat = ", ".join(f"{t.value:+.4f} in seat {t.seat}" for t in tables)
+    average = sum(t.value for t in tables) / len(tables)
+    return (
+        f'"""{title}.\n\n'
+        f"{against}\n\n"
+        f"Expected value against it: {per_seat}; {average:+.4f} averaged over seats.\n\n"
+        "One decision table per seat maps what the policy sees - (my card,\n"
+        "public card, betting so far) - to the action to take.  The comment on\n"
+        "each line gives every action's expected value from that situation on;\n"
+        "ties went to the lowest action id.\n"
+        '"""'
+    )
+
+
+def _seat_table(
+    table: SeatTable, points: Sequence[DecisionPoint], action_names: Sequence[str]
+) -> str:
+    by_key: dict[Hashable, DecisionPoint] = {}
+    for point in points:  # game-tree order: within a group, earlier actions first
+        by_key.setdefault(point.key, point)
+    ordered = sorted(by_key.values(), key=_group_order)
+    entries = [
+        (point, f"    {_literal(point.key)}: {_literal(action_names[table.actions[point.key]])},")
+        for point in ordered
+    ]
+    width = max(len(entry) for _, entry in entries)
+    lines = [
+        f"# Seat {table.seat}" + (" acts first." if table.seat == 0 else "."),
+        f"SEAT_{table.seat} = {{",
+    ]
+    group = None
+    for point, entry in entries:
+        if _group_order(point) != group:
+            group = _group_order(point)
+            lines.append(f"    # {_group_title(point)}")
+        comment = _values_comment(table.action_values.get(point.key), action_names)
+        lines.append(f"{entry:<{width}}  # {comment}" if comment else entry)
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _group_title(point: DecisionPoint) -> str:
+    card, public_card, _ = point.key
+    title = f"My card {card}"
+    round_number = point.obs.get("round")
+    if round_number is not None:
+        title += f", round {round_number}"
+    if public_card is not None:
+        title += f", public card {public_card}"
+    return title
+
+
+def _values_comment(values: Mapping[int, float] | None, action_names: Sequence[str]) -> str:
+    if values is None:
+        return "never reached against this opponent"
+    return ", ".join(f"{action_names[a]} {v:+.3f}" for a, v in sorted(values.items()))
+
+
+_RANKS = "23456789TJQKA"
+
+
+def _card_order(card) -> tuple:
+    """Cards sort by poker rank when they are named, by number otherwise."""
+    if card is None:
+        return (0,)
+    if isinstance(card, (int, float)):
+        return (1, card)
+    text = str(card)
+    if text and text[0] in _RANKS:
+        return (2, _RANKS.index(text[0]), text)
+    return (3, text)
+
+
+def _group_order(point: DecisionPoint) -> tuple:
+    """Groups: my card, then round (public card None first), then public card."""
+    card, public_card, _ = point.key
+    return (_card_order(card), point.obs.get("round") or 0, _card_order(public_card))
+
+
+def _literal(value) -> str:
+    """Python literal text, with double-quoted strings."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, tuple):
+        inner = ", ".join(_literal(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
+_POLICY_CLASS = '''\
+class Policy:
+    """Plays the decision table of its seat."""
+
+    def __init__(self, player, game):
+        self.table = TABLES[player]
+        self.action_id = {name: i for i, name in enumerate(game["action_names"])}
+
+    def act(self, obs):
+        action = self.table.get(situation_key(obs))
+        if action is None:
+            # Every situation of the game is in the table; this only guards
+            # against an observation format the table was not built from.
+            return min(obs["legal_actions"])
+        return self.action_id[action]
+'''

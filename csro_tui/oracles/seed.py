@@ -1,0 +1,152 @@
+"""The seed oracle: adds the game's hand-written seed policies one at a time.
+
+Each iteration it proposes the seed policy, not yet in the population, that
+earns the most against the current meta-strategy - a cheap, LLM-free way to
+grow a population, and a baseline for the other oracles.
+
+When every seed is already in the population there is nothing left to
+propose: `propose` raises `SeedsExhausted` (a `CsroError`) rather than
+proposing a duplicate, which would only add a copy of an existing row to
+the meta-game.  The engine reports it as the oracle having finished.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from csro_tui.errors import ConfigError, CsroError
+from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+
+# Episodes per (candidate, member) pair when no preview is available; seeds
+# are ranked only roughly, the engine's own preview measures the winner.
+FALLBACK_EPISODES = 200
+
+
+class SeedsExhausted(CsroError):
+    """Every seed policy of the game is already in the population."""
+
+
+@dataclass(frozen=True)
+class SeedScore:
+    name: str
+    expected_payoff: float | None  # None when it could not be evaluated
+    note: str = ""
+
+
+class SeedOracle:
+    """Proposes the best seed policy that is not yet in the population."""
+
+    name = "seed"
+
+    def __init__(self, episodes: int = FALLBACK_EPISODES) -> None:
+        self.episodes = episodes
+
+    def propose(self, context: OracleContext) -> Proposal:
+        seeds = context.spec.seed_policies()
+        if not seeds:
+            raise SeedsExhausted(f"{context.spec.name} has no seed policies")
+        remaining = {
+            name: source
+            for name, source in sorted(seeds.items())
+            if not _in_population(name, source, context.population)
+        }
+        if not remaining:
+            raise SeedsExhausted(
+                f"all {len(seeds)} seed policies of {context.spec.name} are in the population"
+            )
+        if not context.population:
+            name = next(iter(remaining))
+            return Proposal(
+                source=remaining[name],
+                oracle=self.name,
+                name=name,
+                rationale=(
+                    f"The population is empty: first seed policy by name, {name} "
+                    f"({len(remaining) - 1} other seeds remain)."
+                ),
+            )
+        scores = [self._score(context, name, source) for name, source in remaining.items()]
+        ranked = [s for s in scores if s.expected_payoff is not None]
+        if not ranked:
+            reasons = "; ".join(f"{s.name}: {s.note}" for s in scores)
+            raise CsroError(f"no seed policy could be evaluated ({reasons})")
+        # Highest expected payoff; among equals, the first name.
+        best = max(ranked, key=lambda s: s.expected_payoff)
+        return Proposal(
+            source=remaining[best.name],
+            oracle=self.name,
+            name=best.name,
+            rationale=_rationale(best, scores),
+        )
+
+    def _score(self, context: OracleContext, name: str, source: str) -> SeedScore:
+        if context.preview is not None:
+            preview = context.preview(source)
+            if preview.failure is not None:
+                return SeedScore(name, None, preview.failure.summary())
+            return SeedScore(name, float(preview.expected_payoff))
+        return SeedScore(name, self._play_against_meta_strategy(context, name, source))
+
+    def _play_against_meta_strategy(self, context: OracleContext, name: str, source: str) -> float:
+        """Sampled payoff against the meta-strategy, through the referee."""
+        from csro_tui.evaluation.participants import CodePolicy
+        from csro_tui.evaluation.referee import play_match
+
+        candidate = CodePolicy(name, source)
+        expected = 0.0
+        for member, weight in zip(context.population, _normalised(context.meta_strategy)):
+            if weight <= 0:
+                continue
+            result = play_match(
+                context.spec,
+                candidate,
+                CodePolicy(member.name, member.source),
+                episodes=self.episodes,
+                seed=context.seed,
+            )
+            if result.failure is not None:
+                raise CsroError(f"seed {name} against {member.name}: {result.failure.summary()}")
+            expected += weight * result.mean
+        return expected
+
+
+def _in_population(name: str, source: str, population: Sequence[PolicyRecord]) -> bool:
+    """A seed counts as in when its exact code is, or it was added as that seed."""
+    return any(
+        member.source.strip() == source.strip()
+        or (member.origin == SeedOracle.name and member.name == name)
+        for member in population
+    )
+
+
+def _normalised(weights: Sequence[float]) -> list[float]:
+    total = sum(w for w in weights if w > 0)
+    return [max(w, 0.0) / total for w in weights] if total > 0 else [0.0] * len(weights)
+
+
+def _rationale(best: SeedScore, scores: Sequence[SeedScore]) -> str:
+    def describe(score: SeedScore) -> str:
+        if score.expected_payoff is None:
+            return f"{score.name} (failed: {score.note})"
+        return f"{score.name} {score.expected_payoff:+.4f}"
+
+    others = sorted(
+        (s for s in scores if s is not best),
+        key=lambda s: (s.expected_payoff is None, -(s.expected_payoff or 0.0), s.name),
+    )
+    text = (
+        f"Best remaining seed against the meta-strategy: {best.name}, "
+        f"expected payoff {best.expected_payoff:+.4f}."
+    )
+    if others:
+        text += " Others: " + ", ".join(describe(s) for s in others) + "."
+    return text
+
+
+def make_seed_oracle(config: Mapping[str, Any] | None = None) -> SeedOracle:
+    """Registry factory; `config["episodes"]` sets the fallback sample size."""
+    episodes = (config or {}).get("episodes", FALLBACK_EPISODES)
+    if not isinstance(episodes, int) or isinstance(episodes, bool) or episodes < 1:
+        raise ConfigError(f"seed oracle: episodes must be a positive integer, not {episodes!r}")
+    return SeedOracle(episodes=episodes)

@@ -1,0 +1,222 @@
+"""The Textual app: screens over the engine, sessions and games.
+
+The app never evaluates, calls an LLM or touches session files on its event
+loop: every such call goes through `Backend` inside a thread worker, and the
+engine's events come back through `call_from_thread`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from csro_tui.tui.model import DashboardData, LaunchOptions, ReviewDecision
+from csro_tui.tui.reviewer import QueueReviewer
+from csro_tui.tui.screens.dashboard import DashboardScreen
+from csro_tui.tui.screens.help import HelpScreen
+from csro_tui.tui.screens.review import ReviewScreen
+from csro_tui.tui.screens.start import OpenSession, StartChoices, StartScreen
+
+
+class CsroApp(App[None]):
+    TITLE = "csro"
+    SUB_TITLE = "Code-Space Response Oracles"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("f1", "help", "Help", id="app.help", show=False),
+    ]
+
+    def __init__(
+        self,
+        options: LaunchOptions | None = None,
+        *,
+        session: str | None = None,
+        sessions_dir: Path | str = "sessions",
+        backend: Any = None,
+        show_start: bool = True,
+    ) -> None:
+        super().__init__()
+        if backend is None:
+            from csro_tui.tui.backend import Backend
+
+            backend = Backend(Path(sessions_dir))
+        self.backend = backend
+        self.options = options
+        self.open_session_id = session
+        self.show_start = show_start
+        self.live = None  # the live run, once started
+        self.reviewer: QueueReviewer | None = None
+        self.dashboard: DashboardScreen | None = None
+        self._work: Worker | None = None
+
+    # ------------------------------------------------------------------ start
+    def on_mount(self) -> None:
+        if self.open_session_id:
+            self.open_recorded(self.open_session_id)
+        elif self.options is not None and not self.show_start:
+            self.start_session(self.options)
+        else:
+            self.load_choices()
+
+    @work(thread=True, exclusive=True, group="choices")
+    def load_choices(self) -> None:
+        try:
+            choices = self.backend.choices()
+        except Exception as error:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"Could not list games/sessions: {error}", severity="error")
+            choices = StartChoices()
+        self.call_from_thread(self._show_start, choices)
+
+    def _show_start(self, choices: StartChoices) -> None:
+        def chosen(result: LaunchOptions | OpenSession | None) -> None:
+            if isinstance(result, OpenSession):
+                self.open_recorded(result.session_id)
+            elif isinstance(result, LaunchOptions):
+                self.start_session(result)
+
+        self.push_screen(StartScreen(choices, self.options), chosen)
+
+    def start_session(self, options: LaunchOptions) -> None:
+        self.options = options
+        self.dashboard = DashboardScreen(DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver))
+        self.push_screen(self.dashboard)
+        self.reviewer = QueueReviewer(self._review_from_thread, self.backend.to_engine_decision)
+        self._set_work(f"starting {options.game} session…")
+        self._run_worker(self._start_run, options, iterations=options.iterations or 0)
+
+    def _start_run(self, options: LaunchOptions, iterations: int) -> None:
+        self.live = self.backend.start_run(options, self.reviewer, self._event_from_thread)
+        self._refresh_from_thread()
+        if iterations:
+            self._iterate(iterations)
+
+    # ------------------------------------------------------------------ live run
+    def _run_worker(self, target, *args, **kwargs) -> None:
+        def job() -> None:
+            try:
+                target(*args, **kwargs)
+            except Exception as error:  # noqa: BLE001 - every error becomes a notification
+                if not get_current_worker().is_cancelled:
+                    self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
+            finally:
+                self.call_from_thread(self._set_work, "idle")
+                self.call_from_thread(self._refresh)
+
+        self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine")
+
+    def _iterate(self, count: int) -> None:
+        worker = get_current_worker()
+        for i in range(count):
+            if worker.is_cancelled or self.live is None or self.live.cancelled:
+                break
+            self.call_from_thread(self._set_work, f"iteration {i + 1}/{count}: oracle working…")
+            self.live.iterate()
+
+    def _event_from_thread(self, event: Any) -> None:
+        """Engine subscriber: runs on the engine thread."""
+        self.call_from_thread(self._on_engine_event, event)
+
+    def _on_engine_event(self, event: Any) -> None:
+        if self.live is not None:
+            activity = self.backend.describe_activity(event)
+            if activity:
+                self._set_work(activity)
+        self._refresh()
+
+    def _refresh_from_thread(self) -> None:
+        self.call_from_thread(self._refresh)
+
+    def _refresh(self) -> None:
+        if self.live is not None and self.dashboard is not None:
+            self.dashboard.show(self.live.data())
+
+    def _set_work(self, text: str) -> None:
+        if self.dashboard is not None and self.dashboard.is_mounted:
+            self.dashboard.set_work(text)
+
+    def _review_from_thread(self, review: Any) -> None:
+        info = self.backend.review_info(review)
+        self.call_from_thread(self._show_review, info)
+
+    def _show_review(self, info) -> None:
+        self._set_work(f"waiting for your review of {info.name}")
+
+        def decided(decision: ReviewDecision | None) -> None:
+            if self.reviewer is not None:
+                self.reviewer.answer(decision or ReviewDecision("cancel"))
+                self._set_work(f"{(decision or ReviewDecision('cancel')).kind}: engine working…")
+
+        self.push_screen(ReviewScreen(info), decided)
+
+    def _busy(self) -> bool:
+        return self._work is not None and self._work.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    def action_next_iteration(self) -> None:
+        self.action_run_iterations(1)
+
+    def action_run_iterations(self, count: int = 1) -> None:
+        if self.live is None:
+            self.notify("No live session: start one from the start screen.", severity="warning")
+            return
+        if self._busy():
+            self.notify("Still working; c cancels.", severity="warning")
+            return
+        self._run_worker(self._iterate, count)
+
+    def action_cancel_work(self) -> None:
+        if not self._busy():
+            self.notify("Nothing to cancel.")
+            return
+        if self.live is not None:
+            self.live.cancel()
+        if self.reviewer is not None:
+            self.reviewer.cancel()
+        if self._work is not None:
+            self._work.cancel()
+        self._set_work("cancelling…")
+        self.notify("Cancelling the work in progress.")
+
+    # ------------------------------------------------------------------ other screens
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_sessions(self) -> None:
+        from csro_tui.tui.screens.sessions import SessionsScreen
+
+        self.push_screen(SessionsScreen(self.backend))
+
+    def open_recorded(self, session_id: str) -> None:
+        from csro_tui.tui.screens.sessions import TimelineScreen
+
+        self.push_screen(TimelineScreen(self.backend, session_id))
+
+    def action_play(self, member_id: str | None = None) -> None:
+        from csro_tui.tui.screens.play import PlayScreen
+
+        data = self.live.data() if self.live is not None else DashboardData()
+        game = self.options.game if self.options else data.game
+        self.push_screen(PlayScreen(self.backend, game, data, preselect=member_id, live=self.live))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Keys and the policy contract", self.action_help)
+        yield SystemCommand("Sessions", "Browse recorded sessions and step through their timelines", self.action_sessions)
+        if self.live is not None:
+            yield SystemCommand("Next iteration", "Ask the oracle for the next proposal", self.action_next_iteration)
+            yield SystemCommand("Run 5 iterations", "Five proposals, each reviewed", lambda: self.action_run_iterations(5))
+            yield SystemCommand("Cancel work", "Stop the oracle or evaluation in progress", self.action_cancel_work)
+            yield SystemCommand("Play", "Play the game against a policy or a bot", self.action_play)
+
+    def on_unmount(self) -> None:
+        if self.live is not None:
+            self.live.cancel()
+        if self.reviewer is not None:
+            self.reviewer.cancel()

@@ -1,0 +1,164 @@
+"""What the dashboard shows, as plain data (no textual import).
+
+Widgets render a `DashboardData`; it is built from a session fold (live from
+engine events, or from a recorded session up to a step of its timeline), or
+constructed directly in tests.  Keeping it UI-free means the adapter from
+the session state can be tested without an app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One matchup of the payoff matrix: row policy's mean return."""
+
+    mean: float
+    stderr: float = 0.0
+    episodes: int = 0
+    exact: bool = False
+
+    def describe(self) -> str:
+        how = "exact" if self.exact else f"sampled, {self.episodes} episodes"
+        return f"{self.mean:+.4f} ± {self.stderr:.4f} ({how})"
+
+
+@dataclass(frozen=True)
+class Member:
+    """A row of the population table."""
+
+    id: str
+    name: str
+    origin: str
+    parent: str | None = None
+    weight: float = 0.0
+    source: str = ""
+    iteration: int = 0
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class DashboardData:
+    game: str = ""
+    oracle: str = ""
+    meta_solver: str = ""
+    members: list[Member] = field(default_factory=list)
+    payoffs: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    metric_name: str = "exploitability"
+    # (iteration, value), oldest first
+    metric_history: list[tuple[int, float]] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    iteration: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    games_played: int = 0
+    closed: bool = False
+
+    def member(self, member_id: str) -> Member | None:
+        return next((m for m in self.members if m.id == member_id), None)
+
+    def cell(self, row: str, col: str) -> Cell | None:
+        return self.payoffs.get((row, col))
+
+    def row(self, member_id: str) -> list[tuple[Member, Cell | None]]:
+        return [(m, self.cell(member_id, m.id)) for m in self.members]
+
+    def lineage(self, member_id: str) -> list[Member]:
+        """The member and its ancestors, newest first (stops at cycles)."""
+        chain: list[Member] = []
+        seen: set[str] = set()
+        current = self.member(member_id)
+        while current is not None and current.id not in seen:
+            chain.append(current)
+            seen.add(current.id)
+            current = self.member(current.parent) if current.parent else None
+        return chain
+
+    def children(self, member_id: str) -> list[Member]:
+        return [m for m in self.members if m.parent == member_id]
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar of `width` cells filled to `fraction`, in eighths."""
+    eighths = "▏▎▍▌▋▊▉█"
+    fraction = min(max(fraction, 0.0), 1.0)
+    total = round(fraction * width * 8)
+    full, rest = divmod(total, 8)
+    text = "█" * full + (eighths[rest - 1] if rest else "")
+    return text.ljust(width)
+
+
+def block_plot(values: list[float], height: int, width: int | None = None) -> list[str]:
+    """Rows (top first) of a column chart made of block characters.
+
+    Each value is one column (the last `width` values when there are more);
+    the lowest value sits on the bottom row, the highest fills the column.
+    """
+    if not values or height <= 0:
+        return [""] * max(height, 0)
+    if width is not None and len(values) > width:
+        values = values[-width:]
+    low, high = min(values), max(values)
+    span = high - low
+    levels = height * 8
+    rows = [[" "] * len(values) for _ in range(height)]
+    partial = " ▁▂▃▄▅▆▇"
+    for x, value in enumerate(values):
+        # at least one eighth so a minimum is still visible
+        level = levels if span == 0 else max(1, round((value - low) / span * levels))
+        for r in range(height):  # r = 0 is the bottom row
+            fill = level - r * 8
+            char = "█" if fill >= 8 else (partial[fill] if fill > 0 else " ")
+            rows[height - 1 - r][x] = char
+    return ["".join(row) for row in rows]
+
+
+@dataclass
+class ReviewInfo:
+    """Everything the review screen shows about one proposal.
+
+    Built from the engine's review request by the bridge, so the screen
+    depends on this shape only.
+    """
+
+    name: str
+    oracle: str
+    source: str
+    parent: str | None = None
+    parent_source: str | None = None
+    rationale: str = ""
+    llm_calls: list[dict] = field(default_factory=list)
+    iteration: int = 0
+    attempt: int = 1
+    valid: bool = True
+    validation: list[str] = field(default_factory=list)  # issues / smoke-run lines
+    expected_payoff: float | None = None
+    per_member: dict[str, float] = field(default_factory=dict)
+    population_metrics: dict[str, float] | None = None
+    failure: str | None = None  # one-line failure summary (validation or preview)
+
+
+@dataclass(frozen=True)
+class ReviewDecision:
+    """What the person decided: accept, edit (with source), reject (with reason) or regenerate."""
+
+    kind: str  # "accept" | "edit" | "reject" | "regenerate" | "cancel"
+    source: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class LaunchOptions:
+    """A new session as chosen on the start screen or with `csro tui` flags."""
+
+    game: str = "kuhn_poker"
+    oracle: str = "best-response"
+    model: str | None = None
+    base_url: str | None = None
+    meta_solver: str = "nash"
+    episodes: int | None = None  # evaluation budget per matchup; None: the game's default
+    seed: int = 0
+    iterations: int | None = None  # run this many at once (each still reviewed)

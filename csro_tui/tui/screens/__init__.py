@@ -1,0 +1,1 @@
+"""Screens of the app: start, dashboard, review, editor, inspector, play, sessions, help."""

@@ -1,0 +1,66 @@
+"""The live dashboard of a session."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from csro_tui.tui.model import DashboardData
+from csro_tui.tui.widgets.dashboard_view import DashboardView
+from csro_tui.tui.widgets.population_table import PopulationTable
+from csro_tui.tui.widgets.status_line import StatusLine
+
+
+class DashboardScreen(Screen[None]):
+    BINDINGS = [
+        Binding("n", "app.next_iteration", "Next iteration", id="dashboard.next"),
+        Binding("N", "app.run_iterations(5)", "Run 5", id="dashboard.run5"),
+        Binding("c", "app.cancel_work", "Cancel work", id="dashboard.cancel"),
+        Binding("i", "inspect", "Inspect", id="dashboard.inspect"),
+        Binding("p", "play", "Play", id="dashboard.play"),
+        Binding("s", "app.sessions", "Sessions", id="dashboard.sessions"),
+        Binding("question_mark", "app.help", "Help", id="dashboard.help"),
+    ]
+
+    def __init__(self, data: DashboardData | None = None) -> None:
+        super().__init__()
+        self._initial = data or DashboardData()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DashboardView(id="dashboard")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show(self._initial)
+        self.query_one(PopulationTable).focus()
+
+    @property
+    def data(self) -> DashboardData:
+        return self.query_one(DashboardView).data
+
+    def show(self, data: DashboardData) -> None:
+        self.sub_title = " · ".join(x for x in (data.game, data.oracle, data.meta_solver) if x)
+        self.query_one(DashboardView).show(data)
+        self.query_one(StatusLine).show(data)
+
+    def set_work(self, text: str) -> None:
+        self.query_one(StatusLine).work = text
+
+    def action_inspect(self, member_id: str | None = None) -> None:
+        member_id = member_id or self.query_one(DashboardView).selected_member
+        if member_id is None:
+            self.notify("The population is empty.", severity="warning")
+            return
+        from csro_tui.tui.screens.inspector import InspectorScreen
+
+        self.app.push_screen(InspectorScreen(self.data, member_id))
+
+    def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
+        self.action_inspect(message.member_id)
+
+    def action_play(self) -> None:
+        self.app.action_play()  # type: ignore[attr-defined]

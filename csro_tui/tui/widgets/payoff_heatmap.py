@@ -1,0 +1,100 @@
+"""The payoff matrix as a heat map; the highlighted cell's details below it."""
+
+from __future__ import annotations
+
+from rich.color import Color
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from csro_tui.tui.model import DashboardData
+
+NEGATIVE = Color.from_rgb(190, 40, 50)
+NEUTRAL = Color.from_rgb(40, 40, 48)
+POSITIVE = Color.from_rgb(30, 150, 70)
+
+
+def heat_colour(value: float, scale: float) -> Color:
+    """Red for losses, green for wins, grey near zero; `scale` maps to full."""
+    if scale <= 0:
+        return NEUTRAL
+    t = max(-1.0, min(1.0, value / scale))
+    target = POSITIVE if t > 0 else NEGATIVE
+    t = abs(t)
+    a, b = NEUTRAL.triplet, target.triplet
+    assert a is not None and b is not None
+    return Color.from_rgb(*(round(x + (y - x) * t) for x, y in zip(a, b)))
+
+
+class PayoffHeatmap(Vertical):
+    """A DataTable with a cell cursor; each cell coloured by its mean."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._data = DashboardData()
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
+        yield Static("", id="payoff-detail")
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#payoff-table", DataTable)
+
+    def show(self, data: DashboardData) -> None:
+        self._data = data
+        table = self.table
+        cursor = table.cursor_coordinate
+        table.clear(columns=True)
+        ids = [m.id for m in data.members]
+        scale = max((abs(c.mean) for c in data.payoffs.values()), default=0.0)
+        for member_id in ids:
+            table.add_column(member_id, key=member_id)
+        for row_id in ids:
+            cells = []
+            for col_id in ids:
+                cell = data.cell(row_id, col_id)
+                if cell is None:
+                    cells.append(Text("  ·  ", justify="center", style="dim"))
+                    continue
+                colour = heat_colour(cell.mean, scale)
+                text = f"{cell.mean:+.2f}"
+                if not cell.exact and cell.stderr:
+                    text += "~"
+                cells.append(
+                    Text(text, justify="right", style=Style(bgcolor=colour, color="white"))
+                )
+            table.add_row(*cells, key=row_id, label=row_id)
+        if ids:
+            table.move_cursor(
+                row=min(cursor.row, len(ids) - 1), column=min(cursor.column, len(ids) - 1)
+            )
+        self._describe()
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        event.stop()
+        self._describe()
+
+    def selected(self) -> tuple[str, str] | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        keys = table.coordinate_to_cell_key(table.cursor_coordinate)
+        return keys.row_key.value, keys.column_key.value
+
+    def detail_text(self) -> str:
+        picked = self.selected()
+        if picked is None:
+            return "No matchups yet."
+        row, col = picked
+        a, b = self._data.member(row), self._data.member(col)
+        names = f"{row} {a.name if a else ''} vs {col} {b.name if b else ''}"
+        cell = self._data.cell(row, col)
+        if cell is None:
+            return f"{names}: not evaluated yet"
+        return f"{names}: {cell.describe()}"
+
+    def _describe(self) -> None:
+        self.query_one("#payoff-detail", Static).update(self.detail_text())

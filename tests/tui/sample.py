@@ -1,0 +1,99 @@
+"""Deterministic data for screen tests and snapshots (no clocks, fixed numbers)."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from csro_tui.tui.model import Cell, DashboardData, Member, ReviewInfo
+
+ALWAYS_CALL = '''\
+class Policy:
+    def __init__(self, player, game):
+        self.player = player
+
+    def act(self, obs):
+        return 1
+'''
+
+BLUFFER = '''\
+import random
+
+
+class Policy:
+    def __init__(self, player, game):
+        self.rng = random.Random(game["seed"])
+
+    def act(self, obs):
+        if self.rng.random() < 0.3:
+            return 1
+        return obs["legal_actions"][0]
+'''
+
+
+def sample_data() -> DashboardData:
+    members = [
+        Member("p0", "always_call", "seed", None, 0.25, ALWAYS_CALL, 0, {"exploitability": 0.5}),
+        Member("p1", "br_1", "best-response", "p0", 0.5, BLUFFER, 1, {"exploitability": 0.25}),
+        Member("p2", "br_2", "best-response", "p1", 0.25, BLUFFER, 2, {"exploitability": 0.125}),
+    ]
+    values = {("p0", "p1"): -0.5, ("p0", "p2"): 0.25, ("p1", "p2"): -0.125}
+    payoffs = {}
+    for (a, b), v in values.items():
+        payoffs[(a, b)] = Cell(v, 0.0, 0, True)
+        payoffs[(b, a)] = Cell(-v, 0.0, 0, True)
+    for m in members:
+        payoffs[(m.id, m.id)] = Cell(0.0, 0.0, 0, True)
+    return DashboardData(
+        game="kuhn_poker",
+        oracle="best-response",
+        meta_solver="nash",
+        members=members,
+        payoffs=payoffs,
+        metric_name="exploitability",
+        metric_history=[(0, 0.5), (1, 0.25), (2, 0.125)],
+        log=["#1 session started", "#2 policy p0 added", "#3 policy p1 added", "#4 policy p2 added"],
+        iteration=2,
+        llm_calls=0,
+    )
+
+
+def sample_review() -> ReviewInfo:
+    return ReviewInfo(
+        name="br_3",
+        oracle="best-response",
+        source=BLUFFER.replace("0.3", "0.2"),
+        parent="p1",
+        parent_source=BLUFFER,
+        rationale="Bluff less often: the population calls too much.",
+        llm_calls=[
+            {
+                "model": "test-model",
+                "messages": [
+                    {"role": "system", "content": "You write poker policies."},
+                    {"role": "user", "content": "Beat the mixture."},
+                ],
+                "response": "```python\nclass Policy: ...\n```",
+                "usage": {"prompt_tokens": 12, "completion_tokens": 7},
+            }
+        ],
+        iteration=3,
+        attempt=1,
+        valid=True,
+        validation=["ok: static checks", "ok: smoke run against p0, p1, p2"],
+        expected_payoff=0.0625,
+        per_member={"p0": 0.5, "p1": -0.125, "p2": 0.0},
+    )
+
+
+class ScreenApp(App):
+    """Shows one screen over constructed data, with the app's stylesheet."""
+
+    CSS_PATH = "../../csro_tui/tui/app.tcss"
+
+    def __init__(self, make_screen, **kwargs):
+        super().__init__(**kwargs)
+        self.make_screen = make_screen
+        self.results = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.make_screen(), self.results.append)

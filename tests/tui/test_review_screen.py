@@ -1,0 +1,100 @@
+"""Review, editor and reject screens over constructed data."""
+
+from __future__ import annotations
+
+from textual.widgets import Static, TabbedContent, TextArea
+
+from csro_tui.tui.model import ReviewDecision
+from csro_tui.tui.screens.review import ReviewScreen
+from tests.tui.sample import ScreenApp, sample_review
+
+
+def _text(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+async def test_review_shows_code_diff_rationale_exchange_and_checks():
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "br_3" in _text(app, "#review-summary")
+        assert "+0.0625" in _text(app, "#review-summary")
+        tabs = app.screen.query_one(TabbedContent)
+        tabs.active = "tab-diff"
+        await pilot.pause()
+        diff = _text(app, "#review-diff")
+        assert "-        if self.rng.random() < 0.3:" in diff
+        assert "+        if self.rng.random() < 0.2:" in diff
+        assert "Bluff less often" in _text(app, "#review-rationale")
+        exchange = _text(app, "#review-llm")
+        assert "Beat the mixture." in exchange and "class Policy: ..." in exchange
+        checks = _text(app, "#review-checks")
+        assert "smoke run" in checks and "vs p1" in checks and "-0.1250" in checks
+
+
+async def test_accept_dismisses_with_accept():
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test() as pilot:
+        await pilot.press("a")
+        await pilot.pause()
+    assert app.results == [ReviewDecision("accept")]
+
+
+async def test_invalid_proposal_cannot_be_accepted():
+    info = sample_review()
+    info.valid = False
+    info.failure = "invalid: line 3: import os is not allowed"
+    app = ScreenApp(lambda: ReviewScreen(info))
+    async with app.run_test() as pilot:
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+        assert any("failed validation" in n.message for n in app._notifications)
+        await pilot.press("g")
+        await pilot.pause()
+    assert app.results == [ReviewDecision("regenerate")]
+
+
+async def test_reject_asks_for_a_reason():
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test() as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")  # empty reason is refused
+        await pilot.pause()
+        assert app.results == []
+        await pilot.press(*"too passive")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.results == [ReviewDecision("reject", reason="too passive")]
+
+
+async def test_escape_from_reject_returns_to_review():
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test() as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+    assert app.results == []
+
+
+async def test_edit_sends_the_edited_source():
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        assert area.text == sample_review().source
+        await pilot.press("ctrl+s")  # unchanged: refused
+        await pilot.pause()
+        assert app.results == []
+        area.move_cursor((0, 0))
+        await pilot.press(*"# tuned", "enter")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert len(app.results) == 1
+    decision = app.results[0]
+    assert decision.kind == "edit"
+    assert decision.source == "# tuned\n" + sample_review().source

@@ -1,0 +1,382 @@
+"""Exact evaluation for small games (Kuhn, Leduc): policies as tables.
+
+A code policy is tabularised by asking its sandbox host about every
+information state of both seats (policies play either seat).  To stay
+faithful to policies that keep state on `self` within a hand, each
+information state gets a fresh episode that is first shown the player's own
+earlier observations along the way to it, then the state's own observation;
+the last answer is the policy there.  All information states advance
+together, one batched host call per depth.
+
+Caveat: a policy that draws its own random numbers (rather than returning a
+distribution) is tabularised as the single draw it made with the fixed
+tabularisation seed.  Returning a distribution is exact.
+
+Expected payoffs use a sequence-form evaluator (every terminal history with
+its chance probability and each player's action indices), so a payoff is a
+few vectorised products instead of a tree walk; it agrees with OpenSpiel's
+`expected_game_score.policy_value`, which the tests check.
+Exploitability is OpenSpiel's `algorithms.exploitability.exploitability`.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+from open_spiel.python import policy as os_policy
+from open_spiel.python.algorithms import exploitability as os_exploitability
+
+from csro_tui.errors import CsroError
+from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
+from csro_tui.evaluation.referee import HostFactory, _default_host_factory
+from csro_tui.evaluation.results import MatchResult
+from csro_tui.policies.failures import FailureCategory, PolicyFailure
+
+if TYPE_CHECKING:
+    from csro_tui.games.base import GameSpec
+
+# The seed a code policy receives while being tabularised.
+TABULARIZE_SEED = 0
+_CACHE_SIZE = 256
+
+
+@dataclass
+class GameTables:
+    """Everything about a game's tree that evaluation reuses, built once.
+
+    `template` is a uniform TabularPolicy whose rows are the information
+    states; `own_path[row]` lists (state, row, action) for each earlier
+    decision of the row's player on the way to its representative state;
+    terminals are stored in sequence form for fast payoffs.
+    """
+
+    template: os_policy.TabularPolicy
+    row_player: np.ndarray  # player of each row
+    row_key: list[str]  # information state string of each row
+    own_path: list[list[tuple[Any, int, int]]]
+    own_path_index: np.ndarray  # [row, step] flat index into the policy, padded
+    terminal_chance: np.ndarray  # chance probability of each terminal
+    terminal_index: list[np.ndarray]  # per player: [terminal, step] flat indices, padded
+    terminal_returns: np.ndarray  # [terminal, player]
+
+    @property
+    def padding(self) -> int:
+        """The flat index of the constant 1.0 appended to a policy's array."""
+        return self.template.action_probability_array.size
+
+
+_tables_cache: dict[str, GameTables] = {}
+_tables_lock = threading.Lock()
+
+
+def game_tables(spec: "GameSpec") -> GameTables:
+    """The (cached) tables of the spec's game; a one-line error if not exact."""
+    if not getattr(spec, "exact", False):
+        raise CsroError(f"{spec.name} has no exact evaluation; use sampled matches")
+    key = str(spec.load())  # the full game string, parameters included
+    with _tables_lock:
+        if key not in _tables_cache:
+            _tables_cache[key] = _build_tables(spec.load())
+        return _tables_cache[key]
+
+
+def _build_tables(game) -> GameTables:
+    template = os_policy.TabularPolicy(game)
+    num_actions = template.action_probability_array.shape[1]
+    padding = template.action_probability_array.size
+    row_player = np.zeros(len(template.states), dtype=np.int64)
+    row_key = [""] * len(template.states)
+    for player, keys in enumerate(template.states_per_player):
+        for key in keys:
+            row_player[template.state_lookup[key]] = player
+            row_key[template.state_lookup[key]] = key
+
+    own_path = [_own_path(game, template, state, int(row_player[row])) for row, state in enumerate(template.states)]
+    own_path_index = _pad(
+        [[row * num_actions + action for _, row, action in path] for path in own_path], padding
+    )
+
+    chance, indices, returns = [], ([], []), []
+
+    def walk(state, probability: float, taken: tuple[list[int], list[int]]) -> None:
+        if state.is_terminal():
+            chance.append(probability)
+            indices[0].append(list(taken[0]))
+            indices[1].append(list(taken[1]))
+            returns.append(state.returns())
+            return
+        if state.is_chance_node():
+            for action, chance_probability in state.chance_outcomes():
+                walk(state.child(action), probability * chance_probability, taken)
+            return
+        player = state.current_player()
+        row = template.state_lookup[template._state_key(state, player)]  # noqa: SLF001
+        for action in state.legal_actions():
+            taken[player].append(row * num_actions + action)
+            walk(state.child(action), probability, taken)
+            taken[player].pop()
+
+    walk(game.new_initial_state(), 1.0, ([], []))
+    return GameTables(
+        template=template,
+        row_player=row_player,
+        row_key=row_key,
+        own_path=own_path,
+        own_path_index=own_path_index,
+        terminal_chance=np.array(chance),
+        terminal_index=[_pad(indices[0], padding), _pad(indices[1], padding)],
+        terminal_returns=np.array(returns, dtype=np.float64),
+    )
+
+
+def _own_path(game, template, target, player: int) -> list[tuple[Any, int, int]]:
+    """The player's earlier decisions on the way to `target`: (state, row, action)."""
+    state = game.new_initial_state()
+    path = []
+    for action in target.history():
+        if not state.is_chance_node() and state.current_player() == player:
+            row = template.state_lookup[template._state_key(state, player)]  # noqa: SLF001
+            path.append((state.clone(), row, action))
+        state.apply_action(action)
+    return path
+
+
+def _pad(rows: list[list[int]], padding: int) -> np.ndarray:
+    width = max((len(row) for row in rows), default=0)
+    table = np.full((len(rows), max(width, 1)), padding, dtype=np.int64)
+    for i, row in enumerate(rows):
+        table[i, : len(row)] = row
+    return table
+
+
+def _flat(policy: os_policy.TabularPolicy) -> np.ndarray:
+    return np.append(policy.action_probability_array.ravel(), 1.0)
+
+
+def policy_values(spec: "GameSpec", policy0, policy1) -> np.ndarray:
+    """Expected returns [v0, v1] when policy0 plays seat 0 and policy1 seat 1."""
+    tables = game_tables(spec)
+    reach0 = np.prod(_flat(policy0)[tables.terminal_index[0]], axis=1)
+    reach1 = np.prod(_flat(policy1)[tables.terminal_index[1]], axis=1)
+    weights = tables.terminal_chance * reach0 * reach1
+    return weights @ tables.terminal_returns
+
+
+# ---------------------------------------------------------------- tabularise
+
+_policy_cache: "OrderedDict[tuple[str, str], os_policy.TabularPolicy]" = OrderedDict()
+_policy_lock = threading.Lock()
+
+
+def tabularize(
+    spec: "GameSpec",
+    code_policy: CodePolicy,
+    *,
+    limits: Any = None,
+    host_factory: HostFactory | None = None,
+) -> os_policy.TabularPolicy:
+    """The code policy as a TabularPolicy over both seats (cached by source hash).
+
+    The returned table is shared with the cache: treat it as read-only.
+    Raises PolicyFailure when the policy fails while being asked.
+    """
+    tables = game_tables(spec)
+    key = (str(spec.load()), code_policy.source_hash)
+    with _policy_lock:
+        if key in _policy_cache:
+            _policy_cache.move_to_end(key)
+            return _policy_cache[key]
+    table = _ask_every_information_state(spec, tables, code_policy, limits, host_factory)
+    with _policy_lock:
+        _policy_cache[key] = table
+        while len(_policy_cache) > _CACHE_SIZE:
+            _policy_cache.popitem(last=False)
+    return table
+
+
+def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, host_factory):
+    template = tables.template
+    # Observation sequence per row: own earlier decisions, then the row's state.
+    sequences: list[list[dict]] = []
+    for row, state in enumerate(template.states):
+        view = spec.new_view(int(tables.row_player[row]))
+        path_states = [path_state for path_state, _, _ in tables.own_path[row]]
+        sequences.append([view.observe(s) for s in [*path_states, state]])
+
+    factory = host_factory or _default_host_factory()
+    kwargs = {"name": code_policy.name}
+    if limits is not None:
+        kwargs["limits"] = limits
+    host = factory(code_policy.source, spec.game_info(), **kwargs)
+    final_answers: list[Any] = [None] * len(sequences)
+    try:
+        host.start()
+        rows = list(range(len(sequences)))
+        host.new_episodes([(row, int(tables.row_player[row]), TABULARIZE_SEED) for row in rows])
+        depth = max(len(sequence) for sequence in sequences)
+        for step in range(depth):
+            asked = [row for row in rows if len(sequences[row]) > step]
+            answers = host.act([(row, sequences[row][step]) for row in asked])
+            for row, answer in zip(asked, answers):
+                if step == len(sequences[row]) - 1:
+                    final_answers[row] = answer
+        host.end_episodes(rows)
+    except PolicyFailure as error:
+        if not error.policy:
+            error.policy = code_policy.name
+            error.args = (error.summary(),)
+        raise
+    finally:
+        host.close()
+
+    table = copy.copy(template)
+    for row, answer in enumerate(final_answers):
+        table.action_probability_array[row] = _answer_to_row(answer, tables, row, code_policy.name)
+    return table
+
+
+def _answer_to_row(answer, tables: GameTables, row: int, name: str) -> np.ndarray:
+    """An action id or {action: probability} as a probability row."""
+    template = tables.template
+    probabilities = np.zeros(template.action_probability_array.shape[1])
+    if isinstance(answer, dict):
+        for action, probability in answer.items():
+            probabilities[int(action)] = probability
+    else:
+        probabilities[int(answer)] = 1.0
+    if np.any(probabilities[template.legal_actions_mask[row] == 0] > 0):
+        raise PolicyFailure(
+            FailureCategory.ILLEGAL_ACTION,
+            f"an illegal action in information state {tables.row_key[row]!r}",
+            policy=name,
+        )
+    total = probabilities.sum()
+    if not total > 0:
+        raise PolicyFailure(FailureCategory.MALFORMED, "a distribution with zero total", policy=name)
+    return probabilities / total
+
+
+def tabular_policy(
+    spec: "GameSpec",
+    participant: Participant,
+    *,
+    limits: Any = None,
+    host_factory: HostFactory | None = None,
+) -> os_policy.TabularPolicy:
+    """Any participant as a TabularPolicy over both seats."""
+    if isinstance(participant, CodePolicy):
+        return tabularize(spec, participant, limits=limits, host_factory=host_factory)
+    return _tabularize_bot(spec, participant)
+
+
+def _tabularize_bot(spec: "GameSpec", participant: BotPolicy) -> os_policy.TabularPolicy:
+    tables = game_tables(spec)
+    bot = find_bot(spec, participant.name)
+    table = copy.copy(tables.template)
+    agents = {}
+    for row, state in enumerate(tables.template.states):
+        player = int(tables.row_player[row])
+        if player not in agents:
+            agents[player] = bot.make(player, TABULARIZE_SEED)
+        probabilities = agents[player].action_probabilities(state)
+        if probabilities is None:
+            raise CsroError(f"benchmark bot {participant.name} has no table, so no exact evaluation")
+        table.action_probability_array[row] = 0.0
+        for action, probability in probabilities.items():
+            table.action_probability_array[row, int(action)] = probability
+    return table
+
+
+# ---------------------------------------------------------------- payoffs
+
+
+def exact_payoff(
+    spec: "GameSpec",
+    a: Participant,
+    b: Participant,
+    *,
+    limits: Any = None,
+    host_factory: HostFactory | None = None,
+) -> MatchResult:
+    """a's exact expected return against b, averaged over both seats.
+
+    A code policy failure while tabularising is returned in `failure`.
+    """
+    try:
+        table_a = tabular_policy(spec, a, limits=limits, host_factory=host_factory)
+        table_b = tabular_policy(spec, b, limits=limits, host_factory=host_factory)
+    except PolicyFailure as failure:
+        return MatchResult(a.name, b.name, 0.0, 0.0, 0, exact=True, failure=failure)
+    a_first = policy_values(spec, table_a, table_b)[0]
+    a_second = policy_values(spec, table_b, table_a)[1]
+    return MatchResult(a.name, b.name, float((a_first + a_second) / 2), 0.0, 0, exact=True)
+
+
+def exploitability(
+    spec: "GameSpec",
+    participant: Participant,
+    *,
+    limits: Any = None,
+    host_factory: HostFactory | None = None,
+) -> float:
+    """OpenSpiel's exploitability: mean over seats of a best response's gain."""
+    table = tabular_policy(spec, participant, limits=limits, host_factory=host_factory)
+    return policy_exploitability(spec, table)
+
+
+def policy_exploitability(spec: "GameSpec", policy) -> float:
+    game_tables(spec)  # a clear error for games without exact evaluation
+    return float(os_exploitability.exploitability(spec.load(), policy))
+
+
+def mixture_policy(
+    spec: "GameSpec",
+    participants: Sequence[Participant],
+    weights: Sequence[float],
+    *,
+    limits: Any = None,
+    host_factory: HostFactory | None = None,
+) -> os_policy.TabularPolicy:
+    """The meta-strategy as one behaviour policy.
+
+    Playing member i with probability w_i for the whole game equals, at each
+    information state I of player p, the reach-weighted mixture
+    sum_i w_i r_i(I) pi_i(I) / sum_i w_i r_i(I), where r_i(I) is the product of
+    member i's own probabilities for p's earlier actions on the way to I.
+    States no member reaches get the plain weighted average.
+    """
+    if len(participants) != len(weights) or not participants:
+        raise CsroError("a mixture needs one weight per participant, and at least one")
+    members = [tabular_policy(spec, p, limits=limits, host_factory=host_factory) for p in participants]
+    return mixture_policy_of_tables(spec, members, weights)
+
+
+def mixture_policy_of_tables(
+    spec: "GameSpec",
+    members: Sequence[os_policy.TabularPolicy],
+    weights: Sequence[float],
+) -> os_policy.TabularPolicy:
+    """`mixture_policy` for members that are already tables."""
+    if len(members) != len(weights) or not members:
+        raise CsroError("a mixture needs one weight per member, and at least one")
+    weights = np.asarray(weights, dtype=np.float64)
+    if np.any(weights < 0) or not weights.sum() > 0:
+        raise CsroError("mixture weights must be non-negative with a positive total")
+    weights = weights / weights.sum()
+    tables = game_tables(spec)
+    arrays = np.stack([member.action_probability_array for member in members])  # [member, row, action]
+    reach = np.stack([np.prod(_flat(member)[tables.own_path_index], axis=1) for member in members])  # [member, row]
+    weighted_reach = weights[:, None] * reach
+    numerator = np.einsum("mr,mra->ra", weighted_reach, arrays)
+    denominator = weighted_reach.sum(axis=0)
+    fallback = np.einsum("m,mra->ra", weights, arrays)
+    reached = denominator > 0
+    mixed = copy.copy(tables.template)
+    mixed.action_probability_array[:] = fallback
+    mixed.action_probability_array[reached] = numerator[reached] / denominator[reached, None]
+    return mixed

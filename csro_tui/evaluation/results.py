@@ -1,0 +1,61 @@
+"""The outcome of one matchup, sampled or exact."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from csro_tui.policies.failures import PolicyFailure
+
+
+@dataclass
+class MatchResult:
+    """Participant a's return against b, averaged over both seats.
+
+    For a sampled match `returns[i]` is a's return in episode i and `seeds[i]`
+    the seed that episode was played from; `stderr` is the standard error of
+    `mean`.  An exact result has `exact=True`, `stderr=0` and no episodes.
+    When `failure` is set a code policy failed: the numbers cover only the
+    episodes finished before that and must not be used as a payoff.
+    """
+
+    a: str
+    b: str
+    mean: float
+    stderr: float
+    episodes: int
+    seeds: list[int] = field(default_factory=list)
+    returns: list[float] = field(default_factory=list)
+    exact: bool = False
+    failure: PolicyFailure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def to_dict(self) -> dict:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "mean": self.mean,
+            "stderr": self.stderr,
+            "episodes": self.episodes,
+            "seeds": list(self.seeds),
+            "returns": list(self.returns),
+            "exact": self.exact,
+            "failure": self.failure.to_dict() if self.failure else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "MatchResult":
+        failure = data.get("failure")
+        return cls(
+            a=data["a"],
+            b=data["b"],
+            mean=float(data["mean"]),
+            stderr=float(data["stderr"]),
+            episodes=int(data["episodes"]),
+            seeds=[int(seed) for seed in data.get("seeds", [])],
+            returns=[float(value) for value in data.get("returns", [])],
+            exact=bool(data.get("exact", False)),
+            failure=PolicyFailure.from_dict(failure) if failure else None,
+        )

@@ -1,0 +1,198 @@
+"""Run configuration: defaults < config file < environment < command-line flags.
+
+The config file is TOML (keys as in `RunConfig`, at the top level or under
+`[run]`), found at `--config FILE`, else `$CSRO_CONFIG`, else `./csro.toml`
+if it exists.  Environment variables are `CSRO_<FIELD>` in upper case (e.g.
+`CSRO_ITERATIONS`, `CSRO_SESSIONS_DIR`, `CSRO_MODEL`, `CSRO_BASE_URL`).
+API keys are never part of the configuration: the LLM client reads them from
+its own environment variable, and nothing here records them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from csro_tui.errors import ConfigError
+
+CONFIG_ENV = "CSRO_CONFIG"
+DEFAULT_CONFIG_FILE = "csro.toml"
+ENV_PREFIX = "CSRO_"
+
+
+@dataclass
+class RunConfig:
+    """Everything that determines a run (recorded in the session's first event)."""
+
+    game: str = "kuhn_poker"
+    oracle: str = "best-response"
+    iterations: int = 10  # oracle iterations, after the initial population
+    solver: str = "nash"
+    review: str = "auto"  # "auto" or "script:FILE"
+    seed: int = 0
+    # Episodes per payoff entry (sampled games); None: the game's default.
+    # Exact games (Kuhn, Leduc) compute entries exactly and ignore it.
+    episodes: int | None = None
+    # Episodes of the validation smoke match against each member; None: 2, or
+    # 1 for long repeated games (one rrps episode is a whole 1000-throw match).
+    smoke_episodes: int | None = None
+    # Episodes of the preview against each member (sampled games); None:
+    # reuse the smoke matches.  Exact games preview exactly.
+    preview_episodes: int | None = None
+    # Population metrics against the game's benchmark bots: "auto" (for sampled
+    # games that have a benchmark), "on" or "off"; episodes per bot.
+    benchmark: str = "auto"
+    benchmark_episodes: int = 2
+    preview_benchmark: bool = True  # also score each candidate against the bots
+    # Initial population: seed policy names; empty means the game's first seed.
+    seed_policies: list[str] = field(default_factory=list)
+    # Oracle attempts per iteration: after this many rejections the
+    # iteration ends without a new policy and the run moves on.
+    max_attempts: int = 3
+    workers: int | None = None  # evaluation processes; None: the evaluator decides
+    sessions_dir: str = "sessions"
+    model: str = ""  # for LLM oracles (recorded; no key)
+    base_url: str = ""
+    oracle_options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "configuration") -> "RunConfig":
+        config = cls()
+        for key, value in data.items():
+            _set(config, key, value, source)
+        config.check()
+        return config
+
+    def check(self) -> None:
+        """Reject values that cannot work, with the field's name."""
+        if self.iterations < 0:
+            raise ConfigError(f"iterations must be >= 0, not {self.iterations}")
+        if self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be >= 1, not {self.max_attempts}")
+        for name in ("episodes", "smoke_episodes", "preview_episodes", "workers"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1, not {value}")
+        if self.benchmark_episodes < 1:
+            raise ConfigError(f"benchmark_episodes must be >= 1, not {self.benchmark_episodes}")
+        if self.benchmark not in ("auto", "on", "off"):
+            raise ConfigError(f"benchmark must be auto, on or off, not {self.benchmark!r}")
+        if not (self.review == "auto" or (self.review.startswith("script:") and len(self.review) > 7)):
+            raise ConfigError(f"review must be auto or script:FILE, not {self.review!r}")
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+
+
+def _set(config: RunConfig, key: str, value: Any, source: str) -> None:
+    if key not in FIELDS:
+        raise ConfigError(f"{source}: unknown setting {key!r} (known: {', '.join(FIELDS)})")
+    setattr(config, key, _coerce(key, value, source))
+
+
+def _coerce(key: str, value: Any, source: str) -> Any:
+    """Convert `value` (from TOML, the environment or a flag) to the field's type."""
+    annotation = str(FIELDS[key].type)
+    optional = "None" in annotation
+    if value is None:
+        if optional:
+            return None
+        raise ConfigError(f"{source}: {key} cannot be empty")
+    if isinstance(value, str) and optional and value.strip().lower() in ("", "none", "default"):
+        return None
+
+    def bad(kind: str) -> ConfigError:
+        return ConfigError(f"{source}: {key}={value!r} is not {kind}")
+
+    if annotation.startswith("int"):
+        if isinstance(value, bool):
+            raise bad("an integer")
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise bad("an integer") from None
+    if annotation.startswith("bool"):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise bad("true or false")
+    if annotation.startswith("list"):
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise bad("a list of names")
+    if annotation.startswith("dict"):
+        if isinstance(value, dict):
+            return dict(value)
+        raise bad("a table")
+    if not isinstance(value, str):
+        raise bad("text")
+    return value
+
+
+def find_config_file(explicit: str | Path | None, env: Mapping[str, str]) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    if env.get(CONFIG_ENV):
+        return Path(env[CONFIG_ENV])
+    default = Path(DEFAULT_CONFIG_FILE)
+    return default if default.is_file() else None
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path}: no such file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"config file {path}: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"config file {path}: cannot read ({error.strerror})") from None
+    if "run" in data and isinstance(data["run"], dict):
+        data = {**{k: v for k, v in data.items() if k != "run" and not isinstance(v, dict)}, **data["run"]}
+    return data
+
+
+def env_settings(env: Mapping[str, str]) -> dict[str, str]:
+    """`CSRO_<FIELD>` variables, by field name (CSRO_CONFIG is the file, not a field)."""
+    settings = {}
+    for name in FIELDS:
+        variable = ENV_PREFIX + name.upper()
+        if variable in env and name != "oracle_options":
+            settings[name] = env[variable]
+    return settings
+
+
+def load_run_config(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config_file: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunConfig:
+    """Merge the layers; `flags` holds only the flags the user gave (None = not given)."""
+    env = os.environ if env is None else env
+    config = RunConfig()
+    path = find_config_file(config_file, env)
+    if path is not None:
+        for key, value in read_config_file(path).items():
+            _set(config, key, value, f"config file {path}")
+    for key, value in env_settings(env).items():
+        _set(config, key, value, f"environment {ENV_PREFIX}{key.upper()}")
+    for key, value in (flags or {}).items():
+        if value is not None:
+            _set(config, key, value, f"--{key.replace('_', '-')}")
+    config.check()
+    return config

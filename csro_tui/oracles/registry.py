@@ -1,0 +1,68 @@
+"""Oracle names for `csro run --oracle NAME` and the TUI: name -> factory.
+
+A factory takes the oracle's configuration (a mapping: the run's
+`oracle_options` plus `model` and `base_url` when set) and returns an
+`Oracle`.  Modules are imported only when their oracle is made, so an
+oracle with heavy or optional dependencies costs nothing until used.
+To add an oracle, add one line to `ORACLES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Mapping
+
+from csro_tui.errors import ConfigError, CsroError
+from csro_tui.oracles.base import Oracle
+
+# name -> "module:factory"
+ORACLES: dict[str, str] = {
+    "best-response": "csro_tui.oracles.best_response:make_best_response_oracle",
+    "seed": "csro_tui.oracles.seed:make_seed_oracle",
+    "human": "csro_tui.oracles.human:make_human_oracle",
+    "llm": "csro_tui.oracles.llm.zero_shot:make_zero_shot_oracle",
+    "llm-refine": "csro_tui.oracles.llm.refine:make_refine_oracle",
+    "llm-evolve": "csro_tui.oracles.llm.evolve:make_evolve_oracle",
+}
+
+# Errors by which an oracle says it has nothing more to propose; the engine
+# ends the run normally instead of counting a failed attempt.
+FINISHED_ERRORS: tuple[str, ...] = ("csro_tui.oracles.seed:SeedsExhausted",)
+
+
+class OracleExhausted(CsroError):
+    """An oracle has nothing more to propose (the run ends normally)."""
+
+
+def _load(target: str) -> Any:
+    module_name, attribute = target.split(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def oracle_names() -> list[str]:
+    return list(ORACLES)
+
+
+def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
+    if name not in ORACLES:
+        raise ConfigError(f"unknown oracle {name!r}; known oracles: {', '.join(ORACLES)}")
+    try:
+        return _load(ORACLES[name])
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(f"oracle {name!r} is not available in this installation ({error})") from None
+
+
+def make_oracle(name: str, config: Mapping[str, Any] | None = None) -> Oracle:
+    """The oracle called `name`, made from its configuration."""
+    return oracle_factory(name)(dict(config or {}))
+
+
+def finished_error_types() -> tuple[type[BaseException], ...]:
+    """`OracleExhausted` plus the oracles' own "nothing more" errors that are installed."""
+    types: list[type[BaseException]] = [OracleExhausted]
+    for target in FINISHED_ERRORS:
+        try:
+            types.append(_load(target))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(types)

@@ -1,0 +1,224 @@
+"""The review gate's other side: who decides whether a proposal joins.
+
+The engine hands a `Reviewer` a `ReviewRequest` (the proposal, its parent's
+source for a diff, the validation result and the preview) and gets back a
+`Decision`: accept, edit (new source, which the engine validates, previews
+and sends for review again) or reject (the reason goes back to the oracle).
+
+`decide` is called on the engine's thread and may block, e.g. the TUI's
+reviewer waits on a queue for a person; it should also return (any decision)
+once `review.cancel` is set, so a stop request is not held up.  Invalid code
+never joins the population whatever a reviewer says: the engine turns an
+accept of an invalid proposal into a rejection.
+
+Headless reviewers: `AutoReviewer` and `ScriptReviewer`; `make_reviewer`
+parses the CLI's `--review auto|script:FILE`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from csro_tui.errors import ConfigError
+from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
+from csro_tui.policies.failures import PolicyFailure
+
+Action = Literal["accept", "edit", "reject"]
+ACTIONS: tuple[str, ...] = ("accept", "edit", "reject")
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """Static issues, then a sandboxed smoke match against every member."""
+
+    valid: bool
+    issues: list[dict[str, Any]] = field(default_factory=list)  # line, col, message
+    failure: PolicyFailure | None = None  # set when the smoke run failed
+    smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
+    smoke_episodes: int = 0
+
+    def summary(self) -> str:
+        """One line: why the code is invalid, or "valid"."""
+        if self.issues:
+            first = self.issues[0]
+            more = f" (+{len(self.issues) - 1} more)" if len(self.issues) > 1 else ""
+            return f"invalid: line {first.get('line', '?')}: {first.get('message', '')}{more}"
+        if self.failure is not None:
+            return self.failure.summary()
+        return "valid"
+
+
+@dataclass
+class ReviewRequest:
+    """Everything a reviewer needs to judge one proposal."""
+
+    proposal_id: str
+    proposal: Proposal
+    iteration: int
+    attempt: int
+    validation: ValidationResult
+    preview: Preview | None  # None when validation failed
+    parent_source: str | None = None  # for a diff; None if the proposal has no parent
+    population: list[PolicyRecord] = field(default_factory=list)
+    meta_strategy: dict[str, float] = field(default_factory=dict)
+    # Set when the engine was asked to stop; a blocking reviewer should return.
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    source: str | None = None  # the edited code, for "edit"
+    reason: str = ""  # why, for "reject" (and optionally the others)
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown decision {self.action!r}; use one of {', '.join(ACTIONS)}")
+        if self.action == "edit" and not self.source:
+            raise ValueError("an edit decision needs the edited source")
+
+    @classmethod
+    def accept(cls, reason: str = "") -> "Decision":
+        return cls("accept", reason=reason)
+
+    @classmethod
+    def edit(cls, source: str, reason: str = "") -> "Decision":
+        return cls("edit", source=source, reason=reason)
+
+    @classmethod
+    def reject(cls, reason: str) -> "Decision":
+        return cls("reject", reason=reason)
+
+
+class Reviewer(Protocol):
+    name: str  # recorded as who decided
+
+    def decide(self, review: ReviewRequest) -> Decision: ...
+
+
+class AutoReviewer:
+    """Accepts every valid proposal; rejects invalid ones with the failure as the reason."""
+
+    name = "auto"
+
+    def decide(self, review: ReviewRequest) -> Decision:
+        if not review.validation.valid:
+            return Decision.reject(review.validation.summary())
+        if review.preview is not None and review.preview.failure is not None:
+            return Decision.reject(review.preview.failure.summary())
+        return Decision.accept()
+
+
+class ScriptReviewer:
+    """Decisions read from a file and given in order, one per review.
+
+    The file is a JSON list or JSON Lines; each decision is a string
+    ("accept") or an object: {"action": "accept"}, {"action": "reject",
+    "reason": "..."}, {"action": "edit", "code": "..."} or {"action": "edit",
+    "path": "fixed.py"} (relative to the script's folder).  The whole script
+    is checked when loaded; running out of decisions is a `ConfigError`.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.name = f"script:{self.path.name}"
+        self.decisions = load_script(self.path)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        return len(self.decisions) - self._next
+
+    def decide(self, review: ReviewRequest) -> Decision:
+        with self._lock:
+            if self._next >= len(self.decisions):
+                raise ConfigError(
+                    f"review script {self.path} has {len(self.decisions)} decisions; "
+                    f"proposal {review.proposal_id} needs decision {self._next + 1}"
+                )
+            decision = self.decisions[self._next]
+            self._next += 1
+            return decision
+
+
+def load_script(path: Path) -> list[Decision]:
+    """Parse a review script; ConfigError naming the file and entry when malformed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"review script {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"review script {path}: cannot read ({error})") from None
+    entries = _script_entries(path, text)
+    return [_parse_decision(path, where, entry) for where, entry in entries]
+
+
+def _script_entries(path: Path, text: str) -> list[tuple[str, Any]]:
+    stripped = text.strip()
+    if not stripped:
+        raise ConfigError(f"review script {path}: empty")
+    if stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"review script {path} line {error.lineno}: not valid JSON ({error.msg})") from None
+        return [(f"entry {n}", item) for n, item in enumerate(items, start=1)]
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            entries.append((f"line {number}", json.loads(line)))
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"review script {path} line {number}: not valid JSON ({error.msg})") from None
+    return entries
+
+
+def _parse_decision(path: Path, where: str, entry: Any) -> Decision:
+    def bad(message: str) -> ConfigError:
+        return ConfigError(f"review script {path} {where}: {message}")
+
+    if isinstance(entry, str):
+        entry = {"action": entry}
+    if not isinstance(entry, dict):
+        raise bad('expected "accept" or an object like {"action": "reject", "reason": "..."}')
+    action = entry.get("action")
+    if action not in ACTIONS:
+        raise bad(f"action {action!r} is not one of {', '.join(ACTIONS)}")
+    unknown = set(entry) - {"action", "reason", "code", "path"}
+    if unknown:
+        raise bad(f"unknown key(s) {', '.join(sorted(unknown))}")
+    reason = entry.get("reason", "")
+    if not isinstance(reason, str):
+        raise bad("reason must be a string")
+    if action == "reject":
+        if not reason.strip():
+            raise bad("a rejection needs a reason (it goes back to the oracle)")
+        return Decision.reject(reason)
+    if action == "accept":
+        return Decision.accept(reason)
+    if ("code" in entry) == ("path" in entry):
+        raise bad('an edit needs exactly one of "code" (inline source) or "path" (a file)')
+    if "code" in entry:
+        if not isinstance(entry["code"], str) or not entry["code"].strip():
+            raise bad('"code" must be non-empty source text')
+        return Decision.edit(entry["code"], reason)
+    code_path = path.parent / str(entry["path"])
+    try:
+        return Decision.edit(code_path.read_text(encoding="utf-8"), reason)
+    except (OSError, UnicodeDecodeError) as error:
+        raise bad(f"cannot read edit file {code_path} ({error})") from None
+
+
+def make_reviewer(spec: str) -> Reviewer:
+    """`auto` or `script:FILE` (the CLI's --review)."""
+    if spec == "auto":
+        return AutoReviewer()
+    if spec.startswith("script:") and spec[len("script:") :]:
+        return ScriptReviewer(spec[len("script:") :])
+    raise ConfigError(f"--review {spec!r}: use auto or script:FILE")

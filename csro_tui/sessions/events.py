@@ -1,0 +1,375 @@
+"""The typed events of a session, and their JSON form.
+
+Every step of a run is one event.  The engine emits them to subscribers (the
+TUI, the CLI's live display) and to the session log; the state shown
+anywhere is a fold over them (`csro_tui.sessions.state`).  A line of
+`events.jsonl` is one event: ``{"v": 1, "seq": n, "ts": "...", "type":
+"...", <fields>}``; `to_record` / `from_record` convert both ways.
+
+Fields are plain JSON values, except for a few small dataclasses that are
+converted explicitly (`PolicyRecord`, `Proposal`, `Preview`, `PayoffRecord`)
+so subscribers get typed objects.  API keys never appear in any event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
+from csro_tui.policies.failures import PolicyFailure
+
+SCHEMA_VERSION = 1
+
+# Keys of a log line that belong to the envelope, not to the event's fields.
+ENVELOPE_KEYS = ("v", "seq", "ts", "type")
+
+
+class EventFormatError(ValueError):
+    """A record that is not a valid event (the store adds file and line)."""
+
+
+@dataclass(frozen=True)
+class PayoffRecord:
+    """One evaluated matchup: `row`'s mean return against `col`, seat-averaged."""
+
+    row: str
+    col: str
+    mean: float
+    stderr: float = 0.0
+    episodes: int = 0
+    seeds: list[int] = field(default_factory=list)
+    exact: bool = False
+    failure: PolicyFailure | None = None
+
+
+@dataclass(kw_only=True)
+class Event:
+    """Base of every event; `seq` and `ts` are set when the event is recorded."""
+
+    TYPE: ClassVar[str] = ""
+    seq: int = 0
+    ts: str = ""
+
+
+# --- session lifecycle ------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class SessionStarted(Event):
+    """The first event: the full run configuration and the software versions."""
+
+    TYPE: ClassVar[str] = "session_started"
+    session_id: str
+    game: str
+    oracle: str
+    solver: str
+    config: dict[str, Any]
+    versions: dict[str, str]
+    model: str = ""
+    base_url: str = ""
+
+
+@dataclass(kw_only=True)
+class SessionResumed(Event):
+    """A stopped or crashed session continues; `overrides` are changed settings."""
+
+    TYPE: ClassVar[str] = "session_resumed"
+    overrides: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    discarded_torn_line: bool = False
+
+
+@dataclass(kw_only=True)
+class SessionClosed(Event):
+    TYPE: ClassVar[str] = "session_closed"
+    reason: str  # "completed", "stopped" or "error"
+    message: str = ""
+
+
+# --- iterations and the review gate -----------------------------------------
+
+
+@dataclass(kw_only=True)
+class IterationStarted(Event):
+    TYPE: ClassVar[str] = "iteration_started"
+    iteration: int
+
+
+@dataclass(kw_only=True)
+class OracleFailed(Event):
+    """The oracle raised instead of proposing; counts as a failed attempt."""
+
+    TYPE: ClassVar[str] = "oracle_failed"
+    iteration: int
+    attempt: int
+    error: str
+    traceback: str = ""
+
+
+@dataclass(kw_only=True)
+class ProposalCreated(Event):
+    """A candidate from the oracle, or a reviewer's edit of an earlier one."""
+
+    TYPE: ClassVar[str] = "proposal_created"
+    proposal_id: str
+    iteration: int
+    attempt: int
+    proposal: Proposal
+    edited_from: str | None = None  # proposal id this edit replaces
+    edited_by: str | None = None
+
+
+@dataclass(kw_only=True)
+class ProposalValidated(Event):
+    """Static validation, then a short sandboxed match against every member."""
+
+    TYPE: ClassVar[str] = "proposal_validated"
+    proposal_id: str
+    valid: bool
+    issues: list[dict[str, Any]] = field(default_factory=list)  # line, col, message
+    smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
+    smoke_episodes: int = 0
+    failure: PolicyFailure | None = None
+
+
+@dataclass(kw_only=True)
+class ProposalPreviewed(Event):
+    TYPE: ClassVar[str] = "proposal_previewed"
+    proposal_id: str
+    preview: Preview
+    exact: bool = False
+    episodes: int = 0
+
+
+@dataclass(kw_only=True)
+class ProposalDecided(Event):
+    """The reviewer's decision; `note` explains when the engine overrode it."""
+
+    TYPE: ClassVar[str] = "proposal_decided"
+    proposal_id: str
+    action: str  # "accept", "edit" or "reject"
+    decided_by: str
+    reason: str = ""
+    edited_source: str | None = None
+    note: str = ""
+
+
+@dataclass(kw_only=True)
+class PolicyAdded(Event):
+    """A policy joins the population: a seed, or an accepted proposal."""
+
+    TYPE: ClassVar[str] = "policy_added"
+    policy: PolicyRecord
+    proposal_id: str | None = None
+
+
+@dataclass(kw_only=True)
+class PayoffsEvaluated(Event):
+    """New entries of the meta-game payoff matrix (only the new ones)."""
+
+    TYPE: ClassVar[str] = "payoffs_evaluated"
+    entries: list[PayoffRecord]
+
+
+@dataclass(kw_only=True)
+class BenchmarkEvaluated(Event):
+    """One member's mean payoff against each bot of the game's benchmark."""
+
+    TYPE: ClassVar[str] = "benchmark_evaluated"
+    policy_id: str
+    per_bot: dict[str, float]
+    episodes: int
+    seed: int
+    failure: PolicyFailure | None = None
+
+
+@dataclass(kw_only=True)
+class MetaSolved(Event):
+    TYPE: ClassVar[str] = "meta_solved"
+    solver: str
+    population: list[str]  # policy ids, the order of `strategy`
+    strategy: list[float]
+    value: float = 0.0
+    nash_conv: float = 0.0
+
+
+@dataclass(kw_only=True)
+class MetricsComputed(Event):
+    """What an iteration achieved (see `csro_tui.engine.metrics`)."""
+
+    TYPE: ClassVar[str] = "metrics"
+    iteration: int
+    population_size: int
+    meta_strategy: dict[str, float]
+    meta_nash_conv: float
+    new_policy: str | None = None
+    new_policy_payoff: float | None = None  # against the previous meta-strategy
+    exploitability: float | None = None  # of the meta-strategy mixture (exact games)
+    benchmark: dict[str, Any] | None = None  # {"meta": {...}, "best_member": {...}}
+
+
+@dataclass(kw_only=True)
+class IterationFinished(Event):
+    TYPE: ClassVar[str] = "iteration_finished"
+    iteration: int
+    accepted: str | None  # id of the policy that joined, None if all were rejected
+    attempts: int = 0
+
+
+@dataclass(kw_only=True)
+class GamePlayed(Event):
+    """A game played by hand (the TUI's play screen) or a shown match."""
+
+    TYPE: ClassVar[str] = "game_played"
+    policy_id: str | None
+    opponent: str
+    seat: int
+    transcript: list[Any]
+    returns: list[float]
+    seed: int | None = None
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (
+        SessionStarted,
+        SessionResumed,
+        SessionClosed,
+        IterationStarted,
+        OracleFailed,
+        ProposalCreated,
+        ProposalValidated,
+        ProposalPreviewed,
+        ProposalDecided,
+        PolicyAdded,
+        PayoffsEvaluated,
+        BenchmarkEvaluated,
+        MetaSolved,
+        MetricsComputed,
+        IterationFinished,
+        GamePlayed,
+    )
+}
+
+
+# --- conversion ---------------------------------------------------------------
+
+
+def _failure_to_json(failure: PolicyFailure | None) -> dict | None:
+    return failure.to_dict() if failure is not None else None
+
+
+def _failure_from_json(data: Any) -> PolicyFailure | None:
+    return PolicyFailure.from_dict(data) if data else None
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no NaN or infinity; they are recorded as null."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, PolicyFailure):
+        return _failure_to_json(value)
+    if isinstance(value, PayoffRecord):
+        data = dataclasses.asdict(value)
+        data["failure"] = _failure_to_json(value.failure)
+        data["mean"] = _finite(value.mean)
+        data["stderr"] = _finite(value.stderr)
+        return data
+    if isinstance(value, Preview):
+        return {
+            "expected_payoff": _finite(value.expected_payoff),
+            "per_member": {k: _finite(v) for k, v in value.per_member.items()},
+            "population_metrics": _to_json(value.population_metrics),
+            "failure": _failure_to_json(value.failure),
+        }
+    if isinstance(value, (PolicyRecord, Proposal)):
+        return _to_json(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    if isinstance(value, float):
+        return _finite(value)
+    return value
+
+
+def _nan_if_none(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _preview_from_json(data: dict) -> Preview:
+    return Preview(
+        expected_payoff=_nan_if_none(data.get("expected_payoff")),
+        per_member={k: _nan_if_none(v) for k, v in data.get("per_member", {}).items()},
+        population_metrics=data.get("population_metrics"),
+        failure=_failure_from_json(data.get("failure")),
+    )
+
+
+def _payoff_from_json(data: dict) -> PayoffRecord:
+    return PayoffRecord(
+        row=data["row"],
+        col=data["col"],
+        mean=_nan_if_none(data.get("mean")),
+        stderr=_nan_if_none(data.get("stderr")) if data.get("stderr") is not None else 0.0,
+        episodes=int(data.get("episodes", 0)),
+        seeds=list(data.get("seeds", [])),
+        exact=bool(data.get("exact", False)),
+        failure=_failure_from_json(data.get("failure")),
+    )
+
+
+# Fields whose JSON form needs converting back into an object.
+_DECODERS: dict[str, Any] = {
+    "policy": lambda d: PolicyRecord(**d),
+    "proposal": lambda d: Proposal(**d),
+    "preview": _preview_from_json,
+    "entries": lambda items: [_payoff_from_json(item) for item in items],
+    "failure": _failure_from_json,
+}
+
+
+def to_record(event: Event) -> dict[str, Any]:
+    """The JSON object of one log line (envelope first, then the fields)."""
+    record: dict[str, Any] = {"v": SCHEMA_VERSION, "seq": event.seq, "ts": event.ts, "type": event.TYPE}
+    for f in dataclasses.fields(event):
+        if f.name in ("seq", "ts"):
+            continue
+        record[f.name] = _to_json(getattr(event, f.name))
+    return record
+
+
+def from_record(record: Any) -> Event:
+    """Rebuild an event from a log line's object; EventFormatError if it is not one."""
+    if not isinstance(record, dict):
+        raise EventFormatError("not a JSON object")
+    missing = [key for key in ENVELOPE_KEYS if key not in record]
+    if missing:
+        raise EventFormatError(f"not a session event (missing {', '.join(missing)})")
+    version = record["v"]
+    if version != SCHEMA_VERSION:
+        raise EventFormatError(f"schema version {version!r} is not supported (this csro reads {SCHEMA_VERSION})")
+    cls = EVENT_TYPES.get(record["type"])
+    if cls is None:
+        raise EventFormatError(f"unknown event type {record['type']!r}")
+    if not isinstance(record["seq"], int):
+        raise EventFormatError(f"seq {record['seq']!r} is not an integer")
+    kwargs: dict[str, Any] = {"seq": record["seq"], "ts": str(record["ts"])}
+    try:
+        for f in dataclasses.fields(cls):
+            if f.name in ("seq", "ts") or f.name not in record:
+                continue
+            value = record[f.name]
+            decoder = _DECODERS.get(f.name)
+            kwargs[f.name] = decoder(value) if decoder is not None and value is not None else value
+        return cls(**kwargs)
+    except (TypeError, KeyError, ValueError, AttributeError) as error:
+        raise EventFormatError(f"bad {record['type']} event: {error}") from None

@@ -1,0 +1,339 @@
+"""The state of a session as a pure fold over its events.
+
+`SessionState.apply(event)` is the only way state changes, both live (the
+engine applies each event it records) and on replay, so a replayed session
+ends exactly where the live run did.  Nothing here evaluates a policy or
+calls an oracle; `SessionState.at(step)` rebuilds the state after any event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from csro_tui.errors import SessionError
+from csro_tui.oracles.base import PolicyRecord, Proposal
+from csro_tui.sessions.events import (
+    BenchmarkEvaluated,
+    Event,
+    GamePlayed,
+    IterationFinished,
+    IterationStarted,
+    MetaSolved,
+    MetricsComputed,
+    OracleFailed,
+    PayoffRecord,
+    PayoffsEvaluated,
+    PolicyAdded,
+    ProposalCreated,
+    ProposalDecided,
+    ProposalPreviewed,
+    ProposalValidated,
+    SessionClosed,
+    SessionResumed,
+    SessionStarted,
+)
+
+
+@dataclass
+class ProposalState:
+    """A proposal and what happened to it at the gate."""
+
+    id: str
+    iteration: int
+    attempt: int
+    proposal: Proposal
+    edited_from: str | None = None
+    edited_by: str | None = None
+    validation: ProposalValidated | None = None
+    preview: ProposalPreviewed | None = None
+    decision: ProposalDecided | None = None
+    policy_id: str | None = None  # set when it joined the population
+
+    @property
+    def valid(self) -> bool:
+        return self.validation is not None and self.validation.valid
+
+
+@dataclass
+class IterationState:
+    number: int
+    finished: bool = False
+    accepted: str | None = None
+    proposals: list[str] = field(default_factory=list)  # proposal ids, in order
+    oracle_failures: int = 0
+    original_proposals: int = 0  # from the oracle, not reviewers' edits
+
+    @property
+    def attempts(self) -> int:
+        """Oracle attempts so far: its proposals plus the times it failed."""
+        return self.oracle_failures + self.original_proposals
+
+
+@dataclass
+class SessionState:
+    """Everything a session has recorded, folded event by event."""
+
+    events: list[Event] = field(default_factory=list)
+    started: SessionStarted | None = None
+    resumes: list[SessionResumed] = field(default_factory=list)
+    closed: SessionClosed | None = None
+    population: list[PolicyRecord] = field(default_factory=list)
+    policy_proposal: dict[str, str] = field(default_factory=dict)  # policy id -> proposal id
+    payoffs: dict[tuple[str, str], PayoffRecord] = field(default_factory=dict)
+    benchmark: dict[str, BenchmarkEvaluated] = field(default_factory=dict)
+    meta: MetaSolved | None = None
+    metrics: list[MetricsComputed] = field(default_factory=list)
+    proposals: dict[str, ProposalState] = field(default_factory=dict)
+    iterations: dict[int, IterationState] = field(default_factory=dict)
+    oracle_failures: list[OracleFailed] = field(default_factory=list)
+    games: list[GamePlayed] = field(default_factory=list)
+
+    # --- folding ------------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        """Sequence number of the last event applied (0 before any)."""
+        return self.events[-1].seq if self.events else 0
+
+    def apply(self, event: Event) -> None:
+        handler = getattr(self, f"_on_{event.TYPE}", None)
+        if handler is None:
+            raise SessionError(f"event {event.seq}: no fold rule for {event.TYPE!r}")
+        handler(event)
+        self.events.append(event)
+
+    def at(self, step: int) -> "SessionState":
+        """The state right after event `step` (a sequence number, 1-based)."""
+        if step < 0 or step > self.step:
+            raise SessionError(f"step {step} is outside this session (1..{self.step})")
+        return fold(event for event in self.events if event.seq <= step)
+
+    def _on_session_started(self, event: SessionStarted) -> None:
+        if self.started is not None:
+            raise SessionError(f"event {event.seq}: a second session_started")
+        self.started = event
+
+    def _on_session_resumed(self, event: SessionResumed) -> None:
+        self.resumes.append(event)
+        self.closed = None
+
+    def _on_session_closed(self, event: SessionClosed) -> None:
+        self.closed = event
+
+    def _on_iteration_started(self, event: IterationStarted) -> None:
+        self.iterations.setdefault(event.iteration, IterationState(event.iteration))
+
+    def _iteration(self, number: int) -> IterationState:
+        return self.iterations.setdefault(number, IterationState(number))
+
+    def _on_oracle_failed(self, event: OracleFailed) -> None:
+        self.oracle_failures.append(event)
+        self._iteration(event.iteration).oracle_failures += 1
+
+    def _on_proposal_created(self, event: ProposalCreated) -> None:
+        self.proposals[event.proposal_id] = ProposalState(
+            id=event.proposal_id,
+            iteration=event.iteration,
+            attempt=event.attempt,
+            proposal=event.proposal,
+            edited_from=event.edited_from,
+            edited_by=event.edited_by,
+        )
+        iteration = self._iteration(event.iteration)
+        iteration.proposals.append(event.proposal_id)
+        if event.edited_from is None:
+            iteration.original_proposals += 1
+
+    def _proposal(self, event: Event, proposal_id: str) -> ProposalState:
+        try:
+            return self.proposals[proposal_id]
+        except KeyError:
+            raise SessionError(f"event {event.seq}: unknown proposal {proposal_id!r}") from None
+
+    def _on_proposal_validated(self, event: ProposalValidated) -> None:
+        self._proposal(event, event.proposal_id).validation = event
+
+    def _on_proposal_previewed(self, event: ProposalPreviewed) -> None:
+        self._proposal(event, event.proposal_id).preview = event
+
+    def _on_proposal_decided(self, event: ProposalDecided) -> None:
+        self._proposal(event, event.proposal_id).decision = event
+
+    def _on_policy_added(self, event: PolicyAdded) -> None:
+        if any(member.id == event.policy.id for member in self.population):
+            raise SessionError(f"event {event.seq}: policy {event.policy.id!r} added twice")
+        self.population.append(event.policy)
+        if event.proposal_id is not None:
+            self._proposal(event, event.proposal_id).policy_id = event.policy.id
+            self.policy_proposal[event.policy.id] = event.proposal_id
+
+    def _on_payoffs_evaluated(self, event: PayoffsEvaluated) -> None:
+        for entry in event.entries:
+            self.payoffs[(entry.row, entry.col)] = entry
+
+    def _on_benchmark_evaluated(self, event: BenchmarkEvaluated) -> None:
+        self.benchmark[event.policy_id] = event
+
+    def _on_meta_solved(self, event: MetaSolved) -> None:
+        self.meta = event
+
+    def _on_metrics(self, event: MetricsComputed) -> None:
+        self.metrics.append(event)
+
+    def _on_iteration_finished(self, event: IterationFinished) -> None:
+        iteration = self._iteration(event.iteration)
+        iteration.finished = True
+        iteration.accepted = event.accepted
+
+    def _on_game_played(self, event: GamePlayed) -> None:
+        self.games.append(event)
+
+    # --- views ----------------------------------------------------------------
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run configuration, with the overrides of every resume applied."""
+        config = dict(self.started.config) if self.started else {}
+        for resume in self.resumes:
+            config.update(resume.overrides)
+        return config
+
+    @property
+    def ids(self) -> list[str]:
+        return [member.id for member in self.population]
+
+    def member(self, policy_id: str) -> PolicyRecord | None:
+        return next((m for m in self.population if m.id == policy_id), None)
+
+    def payoff(self, row: str, col: str) -> float | None:
+        """M[row][col]; the matrix is antisymmetric, so (col, row) answers too."""
+        if row == col:
+            entry = self.payoffs.get((row, col))
+            return entry.mean if entry is not None else 0.0
+        if (row, col) in self.payoffs:
+            return self.payoffs[(row, col)].mean
+        if (col, row) in self.payoffs:
+            return -self.payoffs[(col, row)].mean
+        return None
+
+    def missing_payoffs(self) -> list[tuple[str, str]]:
+        """Pairs (newer, older) of members whose matchup has not been evaluated."""
+        ids = self.ids
+        return [
+            (ids[i], ids[j])
+            for i in range(len(ids))
+            for j in range(i)
+            if self.payoff(ids[i], ids[j]) is None
+        ]
+
+    def matrix(self, ids: list[str] | None = None) -> np.ndarray:
+        """The meta-game payoff matrix over `ids` (default: the population); NaN where missing."""
+        ids = self.ids if ids is None else ids
+        matrix = np.full((len(ids), len(ids)), np.nan)
+        for i, row in enumerate(ids):
+            for j, col in enumerate(ids):
+                value = self.payoff(row, col)
+                if value is not None:
+                    matrix[i, j] = value
+        return matrix
+
+    @property
+    def meta_strategy(self) -> dict[str, float]:
+        """The latest meta-strategy, by policy id (members added since weigh 0)."""
+        weights = dict.fromkeys(self.ids, 0.0)
+        if self.meta is not None:
+            weights.update(zip(self.meta.population, self.meta.strategy))
+        return weights
+
+    @property
+    def meta_is_current(self) -> bool:
+        return self.meta is not None and self.meta.population == self.ids
+
+    @property
+    def rejections(self) -> list[tuple[Proposal, str]]:
+        """Rejected proposals with the reason, oldest first (what oracles get back)."""
+        return [
+            (state.proposal, state.decision.reason)
+            for state in self.proposals.values()
+            if state.decision is not None and state.decision.action == "reject"
+        ]
+
+    @property
+    def completed_iterations(self) -> int:
+        """Oracle iterations (numbered from 1) that finished."""
+        return sum(1 for number, it in self.iterations.items() if number >= 1 and it.finished)
+
+    @property
+    def open_iteration(self) -> IterationState | None:
+        """The iteration started but not finished (a stop or crash interrupted it)."""
+        unfinished = [it for it in self.iterations.values() if not it.finished]
+        return max(unfinished, key=lambda it: it.number) if unfinished else None
+
+    def accepted_pending(self) -> ProposalState | None:
+        """An accepted proposal whose policy has not been added yet (crash in between)."""
+        for state in self.proposals.values():
+            if state.decision is not None and state.decision.action == "accept" and state.policy_id is None:
+                return state
+        return None
+
+    def metrics_for(self, iteration: int) -> MetricsComputed | None:
+        return next((m for m in reversed(self.metrics) if m.iteration == iteration), None)
+
+    @property
+    def latest_metrics(self) -> MetricsComputed | None:
+        return self.metrics[-1] if self.metrics else None
+
+    def summary(self, directory: Path) -> "SessionInfo":
+        from csro_tui.sessions.store import SessionInfo
+
+        started = self.started
+        return SessionInfo(
+            id=directory.name,
+            path=directory,
+            game=started.game if started else "",
+            oracle=started.oracle if started else "",
+            solver=started.solver if started else "",
+            started=started.ts if started else "",
+            iterations=self.completed_iterations,
+            population_size=len(self.population),
+            best_metric=best_metric(self.metrics),
+            closed=self.closed.reason if self.closed else None,
+        )
+
+
+def headline_metric(metrics: MetricsComputed) -> tuple[str, float] | None:
+    """The one number that says how an iteration went: exploitability, AggScore or NashConv."""
+    if metrics.exploitability is not None:
+        return ("exploitability", metrics.exploitability)
+    meta_scores = (metrics.benchmark or {}).get("meta") or {}
+    if meta_scores.get("agg_score") is not None:
+        return ("AggScore", float(meta_scores["agg_score"]))
+    return ("meta-NashConv", metrics.meta_nash_conv)
+
+
+def best_metric(history: Iterable[MetricsComputed]) -> tuple[str, float] | None:
+    """The best headline value over a run (lowest exploitability/NashConv, highest AggScore)."""
+    best: tuple[str, float] | None = None
+    for metrics in history:
+        current = headline_metric(metrics)
+        if current is None or current[1] is None:
+            continue
+        if best is None or best[0] != current[0]:
+            best = current
+            continue
+        higher_is_better = current[0] == "AggScore"
+        if (current[1] > best[1]) if higher_is_better else (current[1] < best[1]):
+            best = current
+    return best
+
+
+def fold(events: Iterable[Event]) -> SessionState:
+    """The state after applying `events` in order."""
+    state = SessionState()
+    for event in events:
+        state.apply(event)
+    return state

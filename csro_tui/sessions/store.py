@@ -1,0 +1,304 @@
+"""The session store: `<root>/<id>/events.jsonl`, append-only, one event a line.
+
+Each event is written as one line and flushed and fsync'ed before `append`
+returns, so a crash loses at most the event being written.  Such a torn last
+line is reported as a `LogWarning` and skipped when reading; before a resumed
+session appends again the torn bytes are moved to `events.jsonl.torn`, so the
+log stays one valid event per line.  Anything else that is wrong (a corrupt
+line in the middle, a foreign file, a missing session) is a `SessionError`
+naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Mapping
+
+from csro_tui.errors import SessionError
+from csro_tui.oracles.base import PolicyRecord
+from csro_tui.sessions.events import (
+    Event,
+    EventFormatError,
+    SessionStarted,
+    from_record,
+    to_record,
+)
+
+EVENTS_FILE = "events.jsonl"
+TORN_SUFFIX = ".torn"
+POLICIES_DIR = "policies"
+DEFAULT_SESSIONS_DIR = "sessions"
+SESSIONS_DIR_ENV = "CSRO_SESSIONS_DIR"
+
+
+def default_sessions_root(env: Mapping[str, str] | None = None) -> Path:
+    """`$CSRO_SESSIONS_DIR`, else `./sessions`."""
+    env = os.environ if env is None else env
+    return Path(env.get(SESSIONS_DIR_ENV) or DEFAULT_SESSIONS_DIR)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class LogWarning:
+    """Something recovered from while reading a log (not an error)."""
+
+    path: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path} line {self.line}: {self.message}"
+
+
+@dataclass
+class SessionLog:
+    """The events read from one log, plus what was recovered on the way."""
+
+    path: Path
+    events: list[Event]
+    warnings: list[LogWarning] = field(default_factory=list)
+    # Byte offset where a torn (incomplete) last line starts, if there is one.
+    torn_offset: int | None = None
+    # The last event's line lacks its newline (a crash between the two writes).
+    missing_newline: bool = False
+
+    @property
+    def started(self) -> SessionStarted:
+        first = self.events[0]
+        assert isinstance(first, SessionStarted)  # read_log guarantees it
+        return first
+
+
+def read_log(path: Path) -> SessionLog:
+    """Read and check a session log; see the module docstring for what is an error."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / EVENTS_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionError(f"{path}: no such session log") from None
+    except OSError as error:
+        raise SessionError(f"{path}: cannot read ({error.strerror})") from None
+    if not data:
+        raise SessionError(f"{path}: empty session log (the run stopped before its first event)")
+
+    log = SessionLog(path=path, events=[])
+    offset = 0
+    lines = data.split(b"\n")
+    last_index = len(lines) - 1  # the part after the final newline ("" if the file ends with one)
+    for index, raw in enumerate(lines):
+        line_number = index + 1
+        line_start = offset
+        offset += len(raw) + 1
+        is_tail = index == last_index
+        if not raw.strip():
+            continue
+        try:
+            event = _parse_line(raw, expected_seq=len(log.events) + 1)
+        except EventFormatError as error:
+            if is_tail:
+                # No newline after it: the write of this line never finished.
+                log.torn_offset = line_start
+                log.warnings.append(
+                    LogWarning(path, line_number, f"incomplete last line skipped ({len(raw)} bytes; {error})")
+                )
+                break
+            if not log.events:
+                raise SessionError(f"{path} line {line_number}: not a csro session log ({error})") from None
+            raise SessionError(f"{path} line {line_number}: corrupt event ({error})") from None
+        if not log.events and not isinstance(event, SessionStarted):
+            raise SessionError(f"{path} line {line_number}: not a csro session log (first event is {event.TYPE!r})")
+        log.events.append(event)
+        if is_tail:
+            log.missing_newline = True
+    if not log.events:
+        raise SessionError(f"{path}: no complete event (the run stopped while writing its first event)")
+    return log
+
+
+def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EventFormatError("not UTF-8 text") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise EventFormatError(f"not valid JSON: {error.msg} at column {error.colno}") from None
+    event = from_record(record)
+    if event.seq != expected_seq:
+        raise EventFormatError(f"sequence number {event.seq}, expected {expected_seq}")
+    return event
+
+
+class SessionWriter:
+    """Appends events to one session's log; safe to call from several threads."""
+
+    def __init__(self, directory: Path, *, next_seq: int = 1) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / EVENTS_FILE
+        self._next_seq = next_seq
+        self._lock = threading.Lock()
+        self._file = open(self.path, "ab")  # noqa: SIM115 - closed by close()
+
+    @property
+    def session_id(self) -> str:
+        return self.directory.name
+
+    def append(self, event: Event) -> Event:
+        """Stamp `event` with its sequence number and time, write it durably, return it."""
+        with self._lock:
+            if self._file.closed:
+                raise SessionError(f"{self.path}: the session log is closed")
+            event.seq = self._next_seq
+            event.ts = _now()
+            line = json.dumps(to_record(event), ensure_ascii=False, default=str, allow_nan=False)
+            self._file.write(line.encode("utf-8") + b"\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._next_seq += 1
+            return event
+
+    def write_policy(self, policy: PolicyRecord) -> Path:
+        """Write accepted code to `policies/<id>.py` (atomically: temp file, then rename)."""
+        target = self.directory / POLICIES_DIR / f"{policy.id}.py"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_suffix(".py.tmp")
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(policy.source)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+        return target
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def __enter__(self) -> "SessionWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _slug(text: str) -> str:
+    return _UNSAFE.sub("_", text).strip("_.") or "x"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One line of `csro sessions`."""
+
+    id: str
+    path: Path
+    game: str = ""
+    oracle: str = ""
+    solver: str = ""
+    started: str = ""
+    iterations: int = 0
+    population_size: int = 0
+    best_metric: tuple[str, float] | None = None  # (name, value)
+    closed: str | None = None  # close reason, None if it never closed
+    error: str | None = None  # set when the log cannot be read
+
+
+class SessionStore:
+    """All sessions under one root directory."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else default_sessions_root()
+
+    def session_dir(self, session_id: str) -> Path:
+        return self.root / session_id
+
+    def resolve(self, ref: str | Path) -> Path:
+        """A session directory from an id under the root, a directory or an events file."""
+        candidate = Path(ref)
+        if candidate.name == EVENTS_FILE and candidate.is_file():
+            return candidate.parent
+        if candidate.is_dir() and (candidate / EVENTS_FILE).exists():
+            return candidate
+        under_root = self.root / str(ref)
+        if (under_root / EVENTS_FILE).exists():
+            return under_root
+        if under_root.is_dir() or candidate.is_dir():
+            where = under_root if under_root.is_dir() else candidate
+            raise SessionError(f"{where}: not a session directory (no {EVENTS_FILE})")
+        raise SessionError(f"no session {str(ref)!r} under {self.root} (`csro sessions` lists them)")
+
+    def new_session_id(self, game: str, oracle: str) -> str:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        base = f"{stamp}-{_slug(game)}-{_slug(oracle)}"
+        candidate, n = base, 1
+        while self.session_dir(candidate).exists():
+            n += 1
+            candidate = f"{base}-{n}"
+        return candidate
+
+    def create(self, session_id: str) -> SessionWriter:
+        directory = self.session_dir(session_id)
+        try:
+            directory.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise SessionError(f"{directory}: a session with this id already exists") from None
+        except OSError as error:
+            raise SessionError(f"{directory}: cannot create the session directory ({error.strerror})") from None
+        return SessionWriter(directory)
+
+    def read(self, ref: str | Path) -> SessionLog:
+        return read_log(self.resolve(ref) / EVENTS_FILE)
+
+    def open_for_append(self, ref: str | Path) -> tuple[SessionWriter, SessionLog]:
+        """Read a session to continue it, repairing a torn or unterminated last line."""
+        directory = self.resolve(ref)
+        log = read_log(directory / EVENTS_FILE)
+        path = directory / EVENTS_FILE
+        if log.torn_offset is not None:
+            # Keep the torn bytes for inspection, then cut them off the log.
+            with open(path, "rb") as handle:
+                handle.seek(log.torn_offset)
+                torn = handle.read()
+            with open(path.with_name(EVENTS_FILE + TORN_SUFFIX), "ab") as keep:
+                keep.write(torn + b"\n")
+            with open(path, "r+b") as handle:
+                handle.truncate(log.torn_offset)
+                os.fsync(handle.fileno())
+        elif log.missing_newline:
+            with open(path, "ab") as handle:
+                handle.write(b"\n")
+                os.fsync(handle.fileno())
+        return SessionWriter(directory, next_seq=len(log.events) + 1), log
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every session under the root, newest first; unreadable ones carry `error`."""
+        if not self.root.is_dir():
+            return []
+        from csro_tui.sessions.state import fold  # the fold imports the store's types
+
+        infos: list[SessionInfo] = []
+        for directory in sorted(self.root.iterdir()):
+            if not (directory / EVENTS_FILE).is_file():
+                continue
+            try:
+                state = fold(read_log(directory / EVENTS_FILE).events)
+            except SessionError as error:
+                infos.append(SessionInfo(id=directory.name, path=directory, error=str(error)))
+                continue
+            infos.append(state.summary(directory))
+        infos.sort(key=lambda info: (info.started, info.id), reverse=True)
+        return infos

@@ -21,7 +21,8 @@ from csro_tui.tui.reviewer import QueueReviewer
 from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.help import HelpScreen
 from csro_tui.tui.screens.review import ReviewScreen
-from csro_tui.tui.screens.start import OpenSession, StartChoices, StartScreen
+from csro_tui.tui.model import StartChoices
+from csro_tui.tui.screens.start import OpenSession, StartScreen
 
 
 class CsroApp(App[None]):

@@ -162,3 +162,13 @@ class LaunchOptions:
     episodes: int | None = None  # evaluation budget per matchup; None: the game's default
     seed: int = 0
     iterations: int | None = None  # run this many at once (each still reviewed)
+
+
+@dataclass
+class StartChoices:
+    games: list[str] = field(default_factory=list)
+    oracles: list[str] = field(default_factory=list)
+    llm_oracles: set[str] = field(default_factory=set)
+    solvers: list[str] = field(default_factory=list)
+    # (session id, summary line) of recorded sessions, newest first
+    sessions: list[tuple[str, str]] = field(default_factory=list)

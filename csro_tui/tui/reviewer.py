@@ -1,38 +1,49 @@
 """The person as a Reviewer: the engine thread blocks here until a decision arrives.
 
 No textual import: the app passes `on_review`, a thread-safe callable that
-shows the review (it posts a message to the app), and later calls `answer`.
+shows the review (it posts to the app), and later calls `answer` from the UI
+thread.  While waiting, the engine's own stop request (`review.cancel`) and
+`cancel()` both release the engine thread.
 """
 
 from __future__ import annotations
 
 import queue
+import threading
 from typing import Any, Callable
 
 from csro_tui.tui.model import ReviewDecision
 
-
-class ReviewCancelled(Exception):
-    """The app closed (or the work was cancelled) while a review was pending."""
+POLL_SECONDS = 0.1
 
 
 class QueueReviewer:
+    name = "tui"
+
     def __init__(self, on_review: Callable[[Any], None], to_decision: Callable[[ReviewDecision, Any], Any]):
         self._on_review = on_review
         self._to_decision = to_decision
         self._answers: queue.Queue[ReviewDecision] = queue.Queue()
+        self._cancelled = threading.Event()
         self.pending: Any = None
 
     def decide(self, review: Any) -> Any:
         """Called on the engine thread; returns the engine's Decision."""
         self.pending = review
+        stop = getattr(review, "cancel", None)
         try:
             self._on_review(review)
-            decision = self._answers.get()
+            while True:
+                if self._cancelled.is_set() or (stop is not None and stop.is_set()):
+                    decision = ReviewDecision("cancel")
+                    break
+                try:
+                    decision = self._answers.get(timeout=POLL_SECONDS)
+                    break
+                except queue.Empty:
+                    continue
         finally:
             self.pending = None
-        if decision.kind == "cancel":
-            raise ReviewCancelled("review cancelled")
         return self._to_decision(decision, review)
 
     def answer(self, decision: ReviewDecision) -> None:
@@ -40,5 +51,11 @@ class QueueReviewer:
         self._answers.put(decision)
 
     def cancel(self) -> None:
-        if self.pending is not None:
-            self._answers.put(ReviewDecision("cancel"))
+        """Release a pending review (the app closes or the work is cancelled)."""
+        self._cancelled.set()
+
+    def reset(self) -> None:
+        """Accept reviews again after a cancelled run of iterations."""
+        self._cancelled.clear()
+        while not self._answers.empty():
+            self._answers.get_nowait()

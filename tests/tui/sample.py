@@ -97,3 +97,39 @@ class ScreenApp(App):
 
     def on_mount(self) -> None:
         self.push_screen(self.make_screen(), self.results.append)
+
+
+def record_sample_session(root, session_id: str = "sample-kuhn") -> list:
+    """Write a small recorded session (two policies, one iteration) under `root`."""
+    from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
+    from csro_tui.sessions import events as ev
+    from csro_tui.sessions.store import SessionStore
+
+    store = SessionStore(root)
+    p0 = PolicyRecord("p0", "always_call", ALWAYS_CALL, "seed")
+    proposal = Proposal(BLUFFER, "best-response", "br_1", parent="p0", rationale="exploit calling")
+    p1 = PolicyRecord("p1", "br_1", BLUFFER, "best-response", parent="p0", iteration=1)
+    events = [
+        ev.SessionStarted(session_id=session_id, game="kuhn_poker", oracle="best-response", solver="nash", config={}, versions={}),
+        ev.IterationStarted(iteration=0),
+        ev.PolicyAdded(policy=p0),
+        ev.PayoffsEvaluated(entries=[ev.PayoffRecord("p0", "p0", 0.0, exact=True)]),
+        ev.MetaSolved(solver="nash", population=["p0"], strategy=[1.0]),
+        ev.MetricsComputed(iteration=0, population_size=1, meta_strategy={"p0": 1.0}, meta_nash_conv=0.0, exploitability=0.5),
+        ev.IterationFinished(iteration=0, accepted="p0"),
+        ev.IterationStarted(iteration=1),
+        ev.ProposalCreated(proposal_id="i1a1", iteration=1, attempt=1, proposal=proposal),
+        ev.ProposalValidated(proposal_id="i1a1", valid=True, smoke={"p0": 0.5}, smoke_episodes=2),
+        ev.ProposalPreviewed(proposal_id="i1a1", preview=Preview(0.5, {"p0": 0.5}), exact=True),
+        ev.ProposalDecided(proposal_id="i1a1", action="accept", decided_by="tui"),
+        ev.PolicyAdded(policy=p1, proposal_id="i1a1"),
+        ev.PayoffsEvaluated(entries=[ev.PayoffRecord("p1", "p0", 0.5, exact=True), ev.PayoffRecord("p1", "p1", 0.0, exact=True)]),
+        ev.MetaSolved(solver="nash", population=["p0", "p1"], strategy=[0.0, 1.0]),
+        ev.MetricsComputed(iteration=1, population_size=2, meta_strategy={"p0": 0.0, "p1": 1.0}, meta_nash_conv=0.0, exploitability=0.25),
+        ev.IterationFinished(iteration=1, accepted="p1", attempts=1),
+        ev.SessionClosed(reason="completed"),
+    ]
+    with store.create(session_id) as writer:
+        for event in events:
+            writer.append(event)
+    return events

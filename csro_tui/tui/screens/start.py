@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,17 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
 
-from csro_tui.tui.model import LaunchOptions
-
-
-@dataclass
-class StartChoices:
-    games: list[str] = field(default_factory=list)
-    oracles: list[str] = field(default_factory=list)
-    llm_oracles: set[str] = field(default_factory=set)
-    solvers: list[str] = field(default_factory=list)
-    # (session id, summary line) of recorded sessions, newest first
-    sessions: list[tuple[str, str]] = field(default_factory=list)
+from csro_tui.tui.model import LaunchOptions, StartChoices
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,226 @@
+"""From the core's objects to what the screens show (no textual import).
+
+`dashboard_data` turns a `SessionState` (the fold of a session's events) into
+a `DashboardData`; `event_line` gives an event its line in the event log
+(sequence number, never a clock, so snapshots are stable); `review_info`
+turns the engine's `ReviewRequest` into a `ReviewInfo`; `engine_decision`
+turns the person's choice into the engine's `Decision`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
+
+REGENERATE_REASON = "regenerate: the reviewer asked for a different proposal"
+
+
+def _num(value: Any) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def dashboard_data(state: Any) -> DashboardData:
+    """The dashboard of a session state (live or at a step of its timeline)."""
+    from csro_tui.sessions.state import headline_metric
+
+    started = state.started
+    weights = state.meta_strategy
+    ids = state.ids
+    payoffs: dict[tuple[str, str], Cell] = {}
+    for (row, col), entry in state.payoffs.items():
+        mean = _num(entry.mean)
+        if mean is None:
+            continue
+        cell = Cell(mean, _num(entry.stderr) or 0.0, entry.episodes, entry.exact)
+        payoffs[(row, col)] = cell
+        # the matrix is antisymmetric: M[col][row] = -M[row][col]
+        payoffs.setdefault((col, row), Cell(-mean, cell.stderr, cell.episodes, cell.exact))
+    members = []
+    for policy in state.population:
+        scores: dict[str, float] = {}
+        row = [(payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in ids]
+        if state.meta is not None and all(c is not None for c, w in row if w > 0):
+            scores["vs meta"] = sum(c.mean * w for c, w in row if c is not None and w > 0)
+        bench = state.benchmark.get(policy.id)
+        if bench is not None and bench.per_bot:
+            values = [v for v in (_num(x) for x in bench.per_bot.values()) if v is not None]
+            if values:
+                pop_return = sum(values) / len(values)
+                scores["AggScore"] = pop_return - max(-v for v in values)
+        members.append(
+            Member(
+                id=policy.id,
+                name=policy.name,
+                origin=policy.origin,
+                parent=policy.parent,
+                weight=weights.get(policy.id, 0.0),
+                source=policy.source,
+                iteration=policy.iteration,
+                scores=scores,
+            )
+        )
+    history: list[tuple[int, float]] = []
+    metric_name = ""
+    for metrics in state.metrics:
+        headline = headline_metric(metrics)
+        if headline is None or _num(headline[1]) is None:
+            continue
+        if metric_name and headline[0] != metric_name:
+            history = []  # a different metric: start the curve again
+        metric_name = headline[0]
+        history.append((metrics.iteration, float(headline[1])))
+    usage = llm_usage(state)
+    return DashboardData(
+        game=started.game if started else "",
+        oracle=started.oracle if started else "",
+        meta_solver=started.solver if started else "",
+        members=members,
+        payoffs=payoffs,
+        metric_name=metric_name or "exploitability",
+        metric_history=history,
+        log=[event_line(event) for event in state.events],
+        iteration=max((n for n in state.iterations), default=0),
+        llm_calls=usage[0],
+        tokens=usage[1],
+        cost=usage[2],
+        games_played=len(state.games),
+        closed=state.closed is not None,
+    )
+
+
+def llm_usage(state: Any) -> tuple[int, int, float]:
+    """LLM calls, tokens and cost over every proposal of the session."""
+    calls = tokens = 0
+    cost = 0.0
+    for proposal_state in state.proposals.values():
+        for call in proposal_state.proposal.llm_calls or []:
+            calls += 1
+            usage = call.get("usage") or {}
+            if isinstance(usage, dict):
+                total = usage.get("total_tokens")
+                if total is None:
+                    total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+                tokens += int(total or 0)
+            cost += _num(call.get("cost")) or 0.0
+    return calls, tokens, cost
+
+
+def event_line(event: Any) -> str:
+    """One line for the event log: `#seq type: what happened`."""
+    kind = event.TYPE
+    body = ""
+    if kind == "session_started":
+        body = f"{event.game} · {event.oracle} · {event.solver}"
+    elif kind == "session_closed":
+        body = event.reason + (f": {event.message}" if event.message else "")
+    elif kind in ("iteration_started",):
+        body = f"iteration {event.iteration}"
+    elif kind == "iteration_finished":
+        body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
+    elif kind == "oracle_failed":
+        body = f"attempt {event.attempt}: {event.error.splitlines()[0] if event.error else ''}"
+    elif kind == "proposal_created":
+        body = f"{event.proposal_id} {event.proposal.name} by {event.proposal.oracle}"
+        if event.edited_from:
+            body += f" (edit of {event.edited_from})"
+    elif kind == "proposal_validated":
+        body = f"{event.proposal_id} " + ("valid" if event.valid else "invalid")
+        if event.failure is not None:
+            body += f": {event.failure.summary()}"
+        elif event.issues:
+            first = event.issues[0]
+            body += f": line {first.get('line', '?')}: {first.get('message', '')}"
+    elif kind == "proposal_previewed":
+        value = _num(event.preview.expected_payoff)
+        body = f"{event.proposal_id} vs meta " + (f"{value:+.4f}" if value is not None else "n/a")
+    elif kind == "proposal_decided":
+        body = f"{event.proposal_id} {event.action} by {event.decided_by}"
+        if event.reason:
+            body += f": {event.reason}"
+        if event.note:
+            body += f" ({event.note})"
+    elif kind == "policy_added":
+        body = f"{event.policy.id} {event.policy.name} ({event.policy.origin})"
+    elif kind == "payoffs_evaluated":
+        body = f"{len(event.entries)} matchups"
+    elif kind == "benchmark_evaluated":
+        body = f"{event.policy_id} vs {len(event.per_bot)} bots"
+    elif kind == "meta_solved":
+        body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
+    elif kind == "metrics":
+        from csro_tui.sessions.state import headline_metric
+
+        headline = headline_metric(event)
+        if headline is not None and _num(headline[1]) is not None:
+            body = f"iteration {event.iteration} {headline[0]} {headline[1]:.4f}"
+    elif kind == "game_played":
+        body = f"vs {event.opponent} as seat {event.seat}: " + ", ".join(f"{r:+g}" for r in event.returns)
+    elif kind == "session_resumed":
+        body = "resumed"
+    return f"#{event.seq} {kind}" + (f": {body}" if body else "")
+
+
+def review_info(review: Any) -> ReviewInfo:
+    """What the review screen shows for the engine's `ReviewRequest`."""
+    proposal = review.proposal
+    validation = review.validation
+    lines: list[str] = []
+    for issue in validation.issues:
+        lines.append(f"line {issue.get('line', '?')}:{issue.get('col', '?')}: {issue.get('message', '')}")
+    if validation.failure is not None:
+        lines.append(validation.failure.summary())
+        if validation.failure.traceback:
+            lines.extend(validation.failure.traceback.rstrip().splitlines())
+    if validation.valid and not validation.issues:
+        lines.insert(0, "ok: static checks")
+    if validation.smoke:
+        smoke = ", ".join(f"{k} {v:+.2f}" for k, v in validation.smoke.items())
+        tag = "ok" if validation.failure is None else "failed"
+        lines.append(f"{tag}: smoke run ({validation.smoke_episodes} episodes each): {smoke}")
+    preview = review.preview
+    failure = None
+    if not validation.valid:
+        failure = validation.summary()
+    elif preview is not None and preview.failure is not None:
+        failure = preview.failure.summary()
+    return ReviewInfo(
+        name=proposal.name,
+        oracle=proposal.oracle,
+        source=proposal.source,
+        parent=proposal.parent,
+        parent_source=review.parent_source,
+        rationale=proposal.rationale,
+        llm_calls=list(proposal.llm_calls or []),
+        iteration=review.iteration,
+        attempt=review.attempt,
+        valid=bool(validation.valid),
+        validation=lines,
+        expected_payoff=_num(preview.expected_payoff) if preview is not None else None,
+        per_member={k: v for k, v in (preview.per_member.items() if preview else []) if _num(v) is not None},
+        population_metrics={
+            k: float(v) for k, v in ((preview.population_metrics or {}) if preview else {}).items() if _num(v) is not None
+        }
+        or None,
+        failure=failure,
+    )
+
+
+def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:
+    """The engine's `Decision` for what the person chose."""
+    from csro_tui.reviewers import Decision
+
+    if decision.kind == "accept":
+        return Decision.accept()
+    if decision.kind == "edit":
+        return Decision.edit(decision.source or "")
+    if decision.kind == "reject":
+        return Decision.reject(decision.reason or "rejected")
+    if decision.kind == "regenerate":
+        return Decision.reject(REGENERATE_REASON)
+    return Decision.reject("review cancelled")

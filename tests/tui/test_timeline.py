@@ -1,0 +1,80 @@
+"""Recorded sessions: listing them and stepping through a timeline."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+
+from csro_tui.tui.app import CsroApp
+from csro_tui.tui.screens.sessions import SessionsScreen, TimelineScreen
+from csro_tui.tui.widgets.meta_bars import MetaBars
+from csro_tui.tui.widgets.population_table import PopulationTable
+from tests.tui.sample import record_sample_session
+
+
+def _bar(app) -> str:
+    return str(app.screen.query_one("#timeline-bar", Static).render())
+
+
+def _population(app) -> list[str]:
+    table = app.screen.query_one(PopulationTable)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+async def test_open_recorded_session_and_step_through_timeline(tmp_path):
+    events = record_sample_session(tmp_path)
+    app = CsroApp(session="sample-kuhn", sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen)
+        assert _bar(app).startswith(f"step {len(events)}/{len(events)}")
+        assert _population(app) == ["p0", "p1"]
+        assert "100.0%" in str(app.screen.query_one(MetaBars).render())
+
+        await pilot.press("home")
+        assert _bar(app).startswith(f"step 1/{len(events)}")
+        assert _population(app) == []
+
+        for _ in range(4):
+            await pilot.press("right")
+        # after event 5 (meta_solved for p0 alone)
+        assert "#5 meta_solved" in _bar(app)
+        assert _population(app) == ["p0"]
+
+        await pilot.press("end")
+        await pilot.press("left")  # before session_closed
+        assert "#17 iteration_finished" in _bar(app)
+        table = app.screen.query_one("#payoff-table", DataTable)
+        assert table.row_count == 2
+        detail = str(app.screen.query_one("#payoff-detail", Static).render())
+        assert "exact" in detail
+
+
+async def test_sessions_screen_lists_and_opens(tmp_path):
+    record_sample_session(tmp_path, "first")
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.action_sessions()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 1
+        assert "kuhn_poker" in str(table.get_row_at(0)[1])
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen)
+        assert _population(app) == ["p0", "p1"]
+
+
+async def test_missing_session_is_a_notification_not_a_crash(tmp_path):
+    app = CsroApp(session="nope", sessions_dir=tmp_path)
+    async with app.run_test() as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen)
+        assert any("no session 'nope'" in n.message for n in app._notifications)

@@ -1,0 +1,65 @@
+"""`csro tui`: the terminal workbench (also what `csro` alone opens).
+
+With no flags it shows the start screen, pre-filled from the configuration
+(defaults < csro.toml < CSRO_* environment); with --game or --oracle it
+starts that session at once; with SESSION it opens a recorded session's
+timeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "tui",
+        help="open the terminal workbench (the default command)",
+        description="Open the terminal workbench: start a session, review proposals, play, replay sessions.",
+    )
+    parser.add_argument("session", nargs="?", help="a recorded session (id under --sessions-dir, or its folder) to open")
+    parser.add_argument("--game", help="start a session on this game at once (e.g. kuhn_poker, rrps)")
+    parser.add_argument("--oracle", help="start a session with this oracle at once (e.g. best-response, seed, llm)")
+    parser.add_argument("--model", help="model name for LLM oracles")
+    parser.add_argument("--base-url", dest="base_url", help="OpenAI-compatible base URL for LLM oracles")
+    parser.add_argument("--solver", help="meta-solver (default nash)")
+    parser.add_argument("--episodes", type=int, help="evaluation budget: episodes per matchup")
+    parser.add_argument("--seed", type=int, help="session seed")
+    parser.add_argument("--iterations", type=int, help="with --game/--oracle: run this many iterations at once")
+    parser.add_argument("--sessions-dir", dest="sessions_dir", help="where sessions are recorded")
+    parser.add_argument("--config", help="a csro.toml configuration file")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from csro_tui.config import load_run_config
+    from csro_tui.tui.model import LaunchOptions
+
+    flags = {
+        "game": args.game,
+        "oracle": args.oracle,
+        "model": args.model,
+        "base_url": args.base_url,
+        "solver": args.solver,
+        "episodes": args.episodes,
+        "seed": args.seed,
+        "sessions_dir": args.sessions_dir,
+    }
+    config = load_run_config(flags, config_file=args.config)
+    options = LaunchOptions(
+        game=config.game,
+        oracle=config.oracle,
+        model=config.model or None,
+        base_url=config.base_url or None,
+        meta_solver=config.solver,
+        episodes=config.episodes,
+        seed=config.seed,
+        iterations=args.iterations,
+    )
+    start_now = args.game is not None or args.oracle is not None
+
+    from csro_tui.tui.app import CsroApp  # textual is imported only for the UI
+
+    app = CsroApp(options, session=args.session, sessions_dir=config.sessions_dir, show_start=not start_now)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,371 @@
+"""The referee: seeds, seats, lockstep batching, sampling, failures.
+
+These tests use small doubles so they pin down the referee's own logic: a
+host that runs trusted test code in-process (PolicyHost's methods, no
+sandbox), and game specs over raw OpenSpiel games with OpenSpiel's RRPS bots.
+Integration with the real sandbox and games is tested in test_cli_eval.py.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pyspiel
+import pytest
+
+from csro_tui.evaluation.participants import BotPolicy, CodePolicy
+from csro_tui.evaluation.referee import episode_seeds, play_match, sample
+from csro_tui.evaluation.results import MatchResult
+from csro_tui.policies.failures import FailureCategory, PolicyFailure
+
+# ---------------------------------------------------------------- doubles
+
+
+class FakeHost:
+    """PolicyHost's interface, in-process, over trusted test code."""
+
+    instances: list["FakeHost"] = []
+
+    def __init__(self, source, game_info, *, name="policy", limits=None):
+        self.source, self.game_info, self.name = source, game_info, name
+        self.policies: dict[int, object] = {}
+        self.batches: list[list[tuple[int, dict]]] = []
+        self.episodes: list[tuple[int, int, int]] = []
+        self.ended: list[int] = []
+        self.closed = False
+        FakeHost.instances.append(self)
+
+    def start(self):
+        namespace: dict = {}
+        try:
+            exec(compile(self.source, self.name, "exec"), namespace)  # trusted test code only
+        except Exception as error:
+            raise PolicyFailure(FailureCategory.CRASH, repr(error)) from None
+        self.policy_class = namespace["Policy"]
+
+    def new_episodes(self, episodes):
+        self.episodes.extend(episodes)
+        for episode_id, player, seed in episodes:
+            game = dict(self.game_info, player=player, seed=seed)
+            self.policies[episode_id] = self.policy_class(player, game)
+
+    def act(self, requests):
+        self.batches.append(list(requests))
+        answers = []
+        for episode_id, obs in requests:
+            try:
+                answer = self.policies[episode_id].act(obs)
+            except Exception as error:
+                raise PolicyFailure(FailureCategory.CRASH, repr(error)) from None
+            legal = obs["legal_actions"]
+            chosen = answer if isinstance(answer, dict) else {answer: 1.0}
+            if any(action not in legal for action in chosen):
+                raise PolicyFailure(FailureCategory.ILLEGAL_ACTION, f"{answer} not in {legal}")
+            if isinstance(answer, dict):
+                total = sum(answer.values())
+                answer = {action: p / total for action, p in answer.items()}
+            answers.append(answer)
+        return answers
+
+    def end_episodes(self, episode_ids):
+        self.ended.extend(episode_ids)
+        for episode_id in episode_ids:
+            self.policies.pop(episode_id, None)
+
+    def close(self):
+        self.closed = True
+
+
+class HistoryView:
+    """Own seat, the full action history so far and the legal actions."""
+
+    def __init__(self, player):
+        self.player = player
+
+    def observe(self, state):
+        return {
+            "seat": self.player,
+            "history": list(state.history()),
+            "info": state.information_state_string(self.player)
+            if not state.is_simultaneous_node()
+            else "",
+            "legal_actions": state.legal_actions(self.player),
+        }
+
+
+class RoshamboBot:
+    def __init__(self, name, throws):
+        self.name, self.throws = name, throws
+
+    def make(self, player, seed):
+        return RoshamboAgent(pyspiel.make_roshambo_bot(player, self.name, self.throws))
+
+
+class RoshamboAgent:
+    def __init__(self, bot):
+        self.bot = bot
+
+    def step(self, state):
+        return self.bot.step(state)
+
+    def action_probabilities(self, state):
+        return None
+
+
+class DoubleSpec:
+    def __init__(self, name, game_string, *, exact=False, bots=(), auto=None):
+        self.name, self.title, self.game_string, self.exact = name, name, game_string, exact
+        self._game = pyspiel.load_game(game_string)
+        self._bots = list(bots)
+        self._auto = auto
+
+    def load(self):
+        return self._game
+
+    def game_info(self):
+        return {"name": self.name, "num_players": 2, "num_actions": self._game.num_distinct_actions()}
+
+    def new_view(self, player):
+        return HistoryView(player)
+
+    def auto_action(self, state):
+        return self._auto(state) if self._auto else None
+
+    def benchmark(self):
+        return self._bots
+
+    def seed_policies(self):
+        return {}
+
+
+def rrps(throws=20, bots=("randbot", "rotatebot")):
+    return DoubleSpec(
+        "rrps",
+        f"repeated_game(stage_game=matrix_rps(),num_repetitions={throws})",
+        bots=[RoshamboBot(name, throws) for name in bots],
+    )
+
+
+def kuhn(**kwargs):
+    return DoubleSpec("kuhn_poker", "kuhn_poker", exact=True, **kwargs)
+
+
+def code(name, act_body, init_body="pass"):
+    source = (
+        "import random\n"
+        "class Policy:\n"
+        "    def __init__(self, player, game):\n"
+        f"        self.rng = random.Random(game['seed'])\n        self.player = player\n        {init_body}\n"
+        "    def act(self, obs):\n"
+        f"        {act_body}\n"
+    )
+    return CodePolicy(name, source)
+
+
+ROCK = code("rock", "return 0")
+RANDOM = code("random", "return self.rng.choice(obs['legal_actions'])")
+UNIFORM = code("uniform", "return {a: 1.0 for a in obs['legal_actions']}")
+PASSIVE = code("passive", "return min(obs['legal_actions'])")  # Kuhn: always check/fold
+AGGRESSIVE = code("aggressive", "return max(obs['legal_actions'])")  # Kuhn: always bet/call
+
+
+@pytest.fixture(autouse=True)
+def _fresh_hosts():
+    FakeHost.instances.clear()
+    yield
+    FakeHost.instances.clear()
+
+
+def match(spec, a, b, **kwargs):
+    kwargs.setdefault("episodes", 6)
+    kwargs.setdefault("seed", 7)
+    return play_match(spec, a, b, host_factory=FakeHost, **kwargs)
+
+
+# ---------------------------------------------------------------- seeds
+
+
+def test_identical_seeds_give_identical_results_code_vs_code():
+    spec = rrps()
+    first = match(spec, RANDOM, UNIFORM, episodes=8, seed=3)
+    second = match(spec, RANDOM, UNIFORM, episodes=8, seed=3)
+    assert first.returns == second.returns
+    assert first.seeds == second.seeds
+    assert (first.mean, first.stderr) == (second.mean, second.stderr)
+
+
+def test_different_seeds_give_different_play():
+    spec = rrps()
+    first = match(spec, RANDOM, UNIFORM, episodes=8, seed=3)
+    other = match(spec, RANDOM, UNIFORM, episodes=8, seed=4)
+    assert first.seeds != other.seeds
+    assert first.returns != other.returns
+
+
+def test_bots_with_unseeded_randomness_are_reproducible():
+    # randbot draws from libc random(); the referee seeds it per match.
+    spec = rrps(throws=30, bots=("randbot",))
+    runs = [play_match(spec, BotPolicy("randbot"), ROCK, episodes=4, seed=11, host_factory=FakeHost) for _ in range(2)]
+    assert runs[0].returns == runs[1].returns
+    assert len(set(runs[0].returns)) > 1  # it really is random play
+
+
+def test_episode_seeds_are_recorded_per_episode_pairwise():
+    result = match(rrps(), RANDOM, UNIFORM, episodes=6, seed=5)
+    pair_seeds = episode_seeds(5, 3)
+    assert result.seeds == [pair_seeds[0]] * 2 + [pair_seeds[1]] * 2 + [pair_seeds[2]] * 2
+    assert len(set(pair_seeds)) == 3
+
+
+# ---------------------------------------------------------------- seats
+
+
+def test_seats_are_swapped_and_policies_get_their_seat():
+    match(kuhn(), PASSIVE, AGGRESSIVE, episodes=6)
+    host_a, host_b = FakeHost.instances
+    assert [player for _, player, _ in host_a.episodes] == [0, 1] * 3
+    assert [player for _, player, _ in host_b.episodes] == [1, 0] * 3
+    # Every observation a policy receives is for its own seat.
+    for host, seats in ((host_a, {0: 0, 1: 1}), (host_b, {0: 1, 1: 0})):
+        for batch in host.batches:
+            for episode_id, obs in batch:
+                assert obs["seat"] == seats[episode_id % 2]
+
+
+def test_duplicate_deals_cancel_luck_between_seats():
+    # Both always check: the higher card wins 1 chip.  A pair deals the same
+    # cards to the same seats, so a wins one episode of each pair and loses
+    # the other: pair means are zero.
+    result = match(kuhn(), PASSIVE, PASSIVE, episodes=10)
+    assert sorted(set(result.returns)) == [-1.0, 1.0]
+    for first, second in zip(result.returns[::2], result.returns[1::2]):
+        assert first == -second
+    assert result.mean == 0.0 and result.stderr == 0.0
+
+
+def test_returns_are_those_of_a_in_its_seat():
+    # Always bet against always fold: the bettor wins the 1-chip ante when it
+    # moves first... and when second, after a check, it bets and the passive
+    # player folds: a's return is +1 in every episode.
+    result = match(kuhn(), AGGRESSIVE, PASSIVE, episodes=8)
+    assert result.returns == [1.0] * 8
+    mirrored = match(kuhn(), PASSIVE, AGGRESSIVE, episodes=8)
+    assert mirrored.returns == [-1.0] * 8
+
+
+def test_odd_episode_counts_round_up_to_whole_pairs():
+    result = match(rrps(), RANDOM, UNIFORM, episodes=5)
+    assert result.episodes == 6 and len(result.returns) == 6
+
+
+# ---------------------------------------------------------------- lockstep
+
+
+def test_one_batched_call_per_step_covers_every_live_episode():
+    throws, episodes = 12, 10
+    match(rrps(throws=throws), RANDOM, UNIFORM, episodes=episodes)
+    for host in FakeHost.instances:
+        assert len(host.batches) == throws
+        assert all(sorted(e for e, _ in batch) == list(range(episodes)) for batch in host.batches)
+        assert sorted(host.ended) == list(range(episodes))
+        assert host.closed
+
+
+def test_code_against_bot_asks_only_the_code_side():
+    spec = rrps(throws=10)
+    result = match(spec, RANDOM, BotPolicy("rotatebot"), episodes=4)
+    assert len(FakeHost.instances) == 1
+    assert len(FakeHost.instances[0].batches) == 10
+    assert result.episodes == 4 and result.failure is None
+
+
+def test_rotatebot_is_beaten_by_its_counter():
+    # rotatebot plays 0,1,2,0,... ; the counter plays (t+1) % 3 and wins every throw.
+    counter = code("counter", "return (len(obs['history']) // 2 + 1) % 3")
+    result = match(rrps(throws=15), counter, BotPolicy("rotatebot"), episodes=4)
+    assert result.returns == [15.0] * 4
+
+
+def test_auto_actions_are_applied_without_asking_the_policy():
+    # Seat 1 always has its move made for it: a policy in seat 1 is never asked.
+    spec = kuhn(auto=lambda state: 0 if state.current_player() == 1 else None)
+    match(spec, AGGRESSIVE, AGGRESSIVE, episodes=4)
+    for host in FakeHost.instances:
+        assert all(obs["seat"] == 0 for batch in host.batches for _, obs in batch)
+
+
+def test_distributions_are_sampled_by_the_referee():
+    throws = 300
+    match(rrps(throws=throws), UNIFORM, ROCK, episodes=2)
+    rock_host = FakeHost.instances[1]
+    # The rock player's last observation holds every move of the match.
+    final_obs = {episode_id: obs for episode_id, obs in rock_host.batches[-1]}
+    uniform_moves = Counter()
+    for episode_id, obs in final_obs.items():
+        rock_seat = obs["seat"]
+        uniform_moves.update(obs["history"][1 - rock_seat :: 2])
+    total = sum(uniform_moves.values())
+    assert total == 2 * (throws - 1)
+    assert all(0.27 < uniform_moves[action] / total < 0.40 for action in (0, 1, 2))
+
+
+def test_sample_follows_the_distribution_and_is_seeded():
+    rng = random.Random(1)
+    draws = Counter(sample({2: 0.25, 0: 0.75}, rng) for _ in range(4000))
+    assert set(draws) == {0, 2}
+    assert 0.70 < draws[0] / 4000 < 0.80
+    first, second = random.Random(9), random.Random(9)
+    assert [sample({0: 0.5, 1: 0.5}, first) for _ in range(30)] == [
+        sample({1: 0.5, 0: 0.5}, second) for _ in range(30)
+    ]
+
+
+# ---------------------------------------------------------------- failures
+
+
+@pytest.mark.parametrize(
+    ("policy", "category"),
+    [
+        (code("crasher", "return 0 if len(obs['history']) < 6 else 1 // 0"), FailureCategory.CRASH),
+        (code("cheater", "return 5"), FailureCategory.ILLEGAL_ACTION),
+        (CodePolicy("broken", "class Policy(:\n"), FailureCategory.CRASH),
+    ],
+)
+def test_a_failing_policy_ends_the_match_with_its_failure(policy, category):
+    result = match(rrps(), UNIFORM, policy)
+    assert isinstance(result, MatchResult)
+    assert result.failure is not None
+    assert result.failure.category == category
+    assert result.failure.policy == policy.name
+    assert all(host.closed for host in FakeHost.instances)
+
+
+def test_a_failure_keeps_the_episodes_finished_before_it():
+    # Kuhn: "second-guess" folds at its first decision and crashes at a second.
+    # With the aggressive player in seat 0 it folds at once (those episodes
+    # end); in seat 0 itself it checks, faces a bet and crashes a step later.
+    second_guess = code(
+        "second-guess",
+        "self.n += 1\n        return min(obs['legal_actions']) if self.n == 1 else 1 // 0",
+        "self.n = 0",
+    )
+    result = match(kuhn(), AGGRESSIVE, second_guess, episodes=8)
+    assert result.failure is not None and result.failure.category == FailureCategory.CRASH
+    assert result.episodes == 4
+    assert result.returns == [1.0] * 4
+    assert len(result.seeds) == 4
+
+
+def test_the_match_wall_time_limit_blames_the_code_side():
+    result = match(rrps(throws=50), BotPolicy("rotatebot"), RANDOM, episodes=2, match_seconds=0.0)
+    assert result.failure is not None
+    assert result.failure.category == FailureCategory.TIMEOUT
+    assert result.failure.policy == RANDOM.name
+
+
+def test_result_round_trips_through_a_dict():
+    result = match(rrps(), RANDOM, code("cheater", "return 9"))
+    again = MatchResult.from_dict(result.to_dict())
+    assert again == result
+    assert again.failure.category == FailureCategory.ILLEGAL_ACTION

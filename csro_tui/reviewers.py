@@ -130,6 +130,11 @@ class ScriptReviewer:
         self._next = 0
         self._lock = threading.Lock()
 
+    def skip(self, count: int) -> None:
+        """Skip decisions already given (a resumed session recorded them)."""
+        with self._lock:
+            self._next = min(len(self.decisions), self._next + count)
+
     @property
     def remaining(self) -> int:
         return len(self.decisions) - self._next

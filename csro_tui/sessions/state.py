@@ -86,6 +86,7 @@ class SessionState:
     payoffs: dict[tuple[str, str], PayoffRecord] = field(default_factory=dict)
     benchmark: dict[str, BenchmarkEvaluated] = field(default_factory=dict)
     meta: MetaSolved | None = None
+    meta_history: list[MetaSolved] = field(default_factory=list)
     metrics: list[MetricsComputed] = field(default_factory=list)
     proposals: dict[str, ProposalState] = field(default_factory=dict)
     iterations: dict[int, IterationState] = field(default_factory=dict)
@@ -180,6 +181,7 @@ class SessionState:
 
     def _on_meta_solved(self, event: MetaSolved) -> None:
         self.meta = event
+        self.meta_history.append(event)
 
     def _on_metrics(self, event: MetricsComputed) -> None:
         self.metrics.append(event)

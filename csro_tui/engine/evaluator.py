@@ -1,0 +1,142 @@
+"""What the engine needs from evaluation, behind one small interface.
+
+The engine asks an `Evaluator` for four things: static issues of source,
+a batch of matches (sampled or exact), the benchmark bots' names and the
+exploitability of a mixture.  `GameEvaluator` answers with the real
+sandbox, referee and exact evaluator; tests answer with a fake.
+
+Every match is described by a `MatchJob` with its own seed, derived from
+the session seed and the matchup's identity (`derive_seed`), so a recorded
+evaluation can be re-run exactly (`csro replay --verify`).  Code policies
+take their population id as their name, so a failure's `policy` field says
+which side failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+from csro_tui.oracles.base import PolicyRecord
+from csro_tui.policies.failures import PolicyFailure
+
+if TYPE_CHECKING:
+    from csro_tui.games.base import GameSpec
+
+# Name a candidate plays under in smoke runs and previews (never a member id).
+CANDIDATE = "candidate"
+
+
+@dataclass(frozen=True)
+class Bot:
+    """A benchmark bot of the game, by name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """One matchup to evaluate: a's return against b, seats swapped."""
+
+    a: PolicyRecord
+    b: PolicyRecord | Bot
+    seed: int
+    episodes: int = 0  # sampled matches; exact ones ignore it
+    exact: bool = False
+
+
+class MatchOutcome(Protocol):
+    """What a match returns (`csro_tui.evaluation.results.MatchResult` fits)."""
+
+    mean: float
+    stderr: float
+    episodes: int
+    seeds: list[int]
+    exact: bool
+    failure: PolicyFailure | None
+
+
+class Evaluator(Protocol):
+    exact: bool  # payoff entries are computed exactly
+
+    def static_issues(self, source: str) -> list[dict[str, Any]]:
+        """Validation issues as {line, col, message}; empty when the code is valid."""
+
+    def run(self, jobs: Sequence[MatchJob]) -> list[MatchOutcome]:
+        """Evaluate every job (possibly in parallel); results in the jobs' order."""
+
+    def bots(self) -> list[str]:
+        """Names of the game's benchmark bots (empty when it has none)."""
+
+    def exploitability(self, members: Sequence[PolicyRecord], weights: Sequence[float]) -> float | None:
+        """Exploitability of the mixture, or None when the game has no exact evaluation."""
+
+    def forfeit(self) -> float:
+        """The payoff a policy that fails in a match is charged (the game's worst)."""
+
+    def close(self) -> None: ...
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 31-bit seed from the parts (the same across runs and machines)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFF_FFFF
+
+
+def as_code(record: PolicyRecord):
+    from csro_tui.evaluation.participants import CodePolicy
+
+    return CodePolicy(record.id, record.source)
+
+
+class GameEvaluator:
+    """The real evaluator: static validation, sandboxed referee, exact evaluation."""
+
+    def __init__(self, spec: "GameSpec", *, limits: Any = None, workers: int | None = None) -> None:
+        self.spec = spec
+        self.exact = bool(spec.exact)
+        self.limits = limits
+        self.workers = workers
+
+    def static_issues(self, source: str) -> list[dict[str, Any]]:
+        from csro_tui.policies.validation import validate_source
+
+        return [
+            {"line": issue.line, "col": issue.col, "message": issue.message}
+            for issue in validate_source(source)
+        ]
+
+    def _participant(self, side: PolicyRecord | Bot):
+        from csro_tui.evaluation.participants import BotPolicy
+
+        return BotPolicy(side.name) if isinstance(side, Bot) else as_code(side)
+
+    def run(self, jobs: Sequence[MatchJob]) -> list[MatchOutcome]:
+        return [self._run_one(job) for job in jobs]
+
+    def _run_one(self, job: MatchJob) -> MatchOutcome:
+        from csro_tui.evaluation.exact import exact_payoff
+        from csro_tui.evaluation.referee import play_match
+
+        a, b = self._participant(job.a), self._participant(job.b)
+        if job.exact:
+            return exact_payoff(self.spec, a, b, limits=self.limits)
+        return play_match(self.spec, a, b, episodes=job.episodes, seed=job.seed, limits=self.limits)
+
+    def bots(self) -> list[str]:
+        return [bot.name for bot in self.spec.benchmark()]
+
+    def exploitability(self, members: Sequence[PolicyRecord], weights: Sequence[float]) -> float | None:
+        if not self.exact:
+            return None
+        from csro_tui.evaluation.exact import mixture_policy, policy_exploitability
+
+        mixture = mixture_policy(self.spec, [as_code(m) for m in members], list(weights), limits=self.limits)
+        return policy_exploitability(self.spec, mixture)
+
+    def forfeit(self) -> float:
+        return float(self.spec.load().min_utility())
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,735 @@
+"""The CSRO loop and its review gate.
+
+An iteration:
+
+1. the oracle proposes (`Proposal`) from an `OracleContext` holding the
+   population, the meta-strategy and every earlier rejection with its reason;
+2. the gate validates it (static, then a sandboxed smoke match against each
+   member) and previews it (payoffs against the members, expected payoff
+   against the meta-strategy, benchmark scores where measured);
+3. the reviewer decides: *accept*; *edit* (the edited code becomes a new
+   proposal, validated, previewed and reviewed again); or *reject* (the
+   reason joins the rejections the oracle sees next).  After a rejection the
+   oracle tries again, up to `max_attempts` oracle attempts per iteration;
+   then the iteration ends without a new policy and the run moves on.
+   An accept of invalid code is refused and recorded as a rejection;
+4. on accept the policy joins, only the payoff entries it adds are
+   evaluated, the meta-solver runs and the metrics are computed.
+
+Every step is an event: recorded durably (when the engine has a writer),
+folded into `self.state` and passed to subscribers, in that order.  The
+state is only ever changed by folding events, so the recorded log replays
+to exactly the live state, and a resumed engine continues from the log's
+last complete event (`SessionState` tells what is still to do).
+
+Threads: `run` blocks and is meant for a worker thread.  `subscribe`,
+`request_stop`, `record_game` and `snapshot` may be called from any
+thread.  Subscribers are called on the thread that emitted the event
+(normally the engine's), outside the engine's lock; they should hand the
+event over (e.g. post a message) rather than block.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import traceback
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from csro_tui.config import RunConfig
+from csro_tui.engine.evaluator import Bot, Evaluator, MatchJob, derive_seed
+from csro_tui.engine.gate import Gate, GateSettings
+from csro_tui.engine.metrics import benchmark_scores, payoff_against
+from csro_tui.errors import ConfigError, CsroError
+from csro_tui.oracles.base import Oracle, OracleContext, PolicyRecord, Proposal
+from csro_tui.reviewers import Decision, Reviewer, ReviewRequest
+from csro_tui.sessions.events import (
+    BenchmarkEvaluated,
+    Event,
+    GamePlayed,
+    IterationFinished,
+    IterationStarted,
+    MetaSolved,
+    MetricsComputed,
+    OracleFailed,
+    PayoffRecord,
+    PayoffsEvaluated,
+    PolicyAdded,
+    ProposalCreated,
+    ProposalDecided,
+    ProposalPreviewed,
+    ProposalValidated,
+    SessionClosed,
+    SessionResumed,
+    SessionStarted,
+)
+from csro_tui.sessions.state import SessionState, fold
+from csro_tui.sessions.store import SessionWriter
+
+log = logging.getLogger(__name__)
+
+Subscriber = Callable[[Event], None]
+# solve(solver name, antisymmetric payoff matrix) -> object with row, value, nash_conv
+MetaSolve = Callable[[str, np.ndarray], Any]
+
+
+class Gated(Enum):
+    """How one proposal left the gate."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class _OracleDone:
+    """The oracle said it has nothing more to propose."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    reason: str  # "completed", "stopped" or "error"
+    message: str
+    state: SessionState
+
+
+class Engine:
+    """Runs CSRO iterations for one session; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        config: RunConfig,
+        spec: Any,
+        oracle: Oracle,
+        reviewer: Reviewer,
+        evaluator: Evaluator,
+        writer: SessionWriter | None = None,
+        state: SessionState | None = None,
+        meta_solve: MetaSolve | None = None,
+        seed_sources: dict[str, str] | None = None,
+        versions: dict[str, str] | None = None,
+        session_id: str | None = None,
+        finished_errors: tuple[type[BaseException], ...] | None = None,
+    ) -> None:
+        self.config = config
+        self.spec = spec
+        self.oracle = oracle
+        self.reviewer = reviewer
+        self.evaluator = evaluator
+        self.writer = writer
+        self.state = state if state is not None else SessionState()
+        self.session_id = session_id or (writer.session_id if writer else "in-memory")
+        self.versions = versions or {}
+        self._meta_solve = meta_solve
+        self._seed_sources = seed_sources
+        self._finished_errors = finished_errors
+        self._benchmark_on = self._benchmark_enabled()
+        self.gate = Gate(
+            evaluator,
+            GateSettings(
+                seed=config.seed,
+                smoke_episodes=self._smoke_episodes(),
+                preview_episodes=config.preview_episodes,
+                benchmark=self._benchmark_on and config.preview_benchmark,
+                benchmark_episodes=config.benchmark_episodes,
+            ),
+        )
+        self._lock = threading.RLock()
+        self._subscribers: list[Subscriber] = []
+        self._stop = threading.Event()
+        self._resumed_torn_line = False
+
+    # --- observing and steering (any thread) ---------------------------------
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback(event)` for every event from now on; returns an unsubscribe function."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def request_stop(self) -> None:
+        """Stop at the next step boundary; the oracle and a blocking reviewer see `cancel` set."""
+        self._stop.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def snapshot(self) -> SessionState:
+        """A consistent copy of the state, safe to read on another thread."""
+        with self._lock:
+            events = list(self.state.events)
+        return fold(events)
+
+    def record_game(
+        self,
+        *,
+        policy_id: str | None,
+        opponent: str,
+        seat: int,
+        transcript: list[Any],
+        returns: Sequence[float],
+        seed: int | None = None,
+    ) -> GamePlayed:
+        """Record a game played on the play screen (or any shown match)."""
+        return self._emit(
+            GamePlayed(
+                policy_id=policy_id,
+                opponent=opponent,
+                seat=seat,
+                transcript=list(transcript),
+                returns=[float(r) for r in returns],
+                seed=seed,
+            )
+        )
+
+    def mark_resumed_after_torn_line(self) -> None:
+        """The session store discarded a torn last line; noted in session_resumed."""
+        self._resumed_torn_line = True
+
+    # --- running --------------------------------------------------------------
+
+    def run(self, iterations: int | None = None) -> RunOutcome:
+        """Run until `iterations` oracle iterations are complete in total (default:
+        the configuration's), a stop is requested, or the oracle has nothing more."""
+        target = self.config.iterations if iterations is None else iterations
+        message = ""
+        try:
+            self._begin()
+            self._finish_open_integration()
+            while not self._stop.is_set() and self.state.completed_iterations < target:
+                finished_message = self._iteration()
+                if finished_message is not None:
+                    message = finished_message
+                    break
+        except KeyboardInterrupt:
+            self._close("stopped", "interrupted")
+            raise
+        except BaseException as error:
+            self._close("error", f"{type(error).__name__}: {error}")
+            raise
+        reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
+        if reason == "completed" and not message:
+            message = f"{self.state.completed_iterations} iterations"
+        self._close(reason, message)
+        return RunOutcome(reason, message, self.state)
+
+    # --- events ---------------------------------------------------------------
+
+    def _emit(self, event: Event) -> Event:
+        with self._lock:
+            if self.writer is not None:
+                self.writer.append(event)
+            else:
+                event.seq = self.state.step + 1
+            self.state.apply(event)
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            try:
+                callback(event)
+            except Exception:  # a broken subscriber must not break the run
+                log.exception("event subscriber failed on %s", event.TYPE)
+        return event
+
+    def _close(self, reason: str, message: str) -> None:
+        if self.state.started is None:
+            return
+        try:
+            self._emit(SessionClosed(reason=reason, message=message))
+        except Exception:  # closing is best effort; the log is already durable
+            log.exception("could not record session_closed")
+
+    # --- beginning and resuming -------------------------------------------------
+
+    def _begin(self) -> None:
+        if self.state.started is None:
+            self._emit(
+                SessionStarted(
+                    session_id=self.session_id,
+                    game=self.config.game,
+                    oracle=self.config.oracle,
+                    solver=self.config.solver,
+                    config=self.config.to_dict(),
+                    versions=dict(self.versions),
+                    model=self.config.model,
+                    base_url=self.config.base_url,
+                )
+            )
+        else:
+            overrides = {
+                key: value
+                for key, value in self.config.to_dict().items()
+                if self.state.config.get(key) != value
+            }
+            self._emit(
+                SessionResumed(
+                    overrides=overrides,
+                    versions=dict(self.versions),
+                    discarded_torn_line=self._resumed_torn_line,
+                )
+            )
+        if 0 not in self.state.iterations:
+            self._emit(IterationStarted(iteration=0))
+        if not self.state.iterations[0].finished:
+            self._add_seeds()
+
+    def _add_seeds(self) -> None:
+        """The initial population joins without review (origin "seed")."""
+        sources = self._seed_sources if self._seed_sources is not None else self.spec.seed_policies()
+        names = list(self.config.seed_policies) or list(sources)[:1]
+        unknown = [name for name in names if name not in sources]
+        if unknown:
+            raise ConfigError(
+                f"{self.config.game} has no seed policy {', '.join(map(repr, unknown))} "
+                f"(seeds: {', '.join(sources) or 'none'})"
+            )
+        if not names:
+            raise ConfigError(f"{self.config.game} has no seed policies to start the population")
+        present = {m.name for m in self.state.population if m.origin == "seed"}
+        for name in names:
+            if name not in present:
+                self._add_policy(name=name, source=sources[name], origin="seed", parent=None, iteration=0)
+
+    def _finish_open_integration(self) -> None:
+        """Complete an iteration that stopped between its accept and its metrics."""
+        current = self.state.open_iteration
+        if current is None:
+            return
+        pending = self.state.accepted_pending()
+        if pending is not None:
+            self._join(pending.id)
+        if current.number == 0 or any(m.iteration == current.number for m in self.state.population if m.origin != "seed"):
+            self._integrate(current.number)
+
+    # --- one iteration -----------------------------------------------------------
+
+    def _iteration(self) -> str | None:
+        """Run (or continue) one iteration; a message when the oracle has finished."""
+        current = self.state.open_iteration
+        if current is None:
+            number = max(self.state.iterations, default=0) + 1
+            self._emit(IterationStarted(iteration=number))
+            current = self.state.iterations[number]
+        number = current.number
+        pending = self._undecided_proposal(number)
+        while not self._stop.is_set():
+            if pending is not None:
+                proposal_id, pending = pending, None
+            else:
+                current = self.state.iterations[number]
+                if current.attempts >= self.config.max_attempts:
+                    self._emit(IterationFinished(iteration=number, accepted=None, attempts=current.attempts))
+                    return None
+                asked = self._ask_oracle(number, current.attempts + 1)
+                if isinstance(asked, _OracleDone):
+                    self._emit(IterationFinished(iteration=number, accepted=None, attempts=current.attempts))
+                    return asked.message
+                if asked is None:
+                    continue
+                proposal_id = asked
+            outcome, final_id = self._gate(proposal_id)
+            if outcome is Gated.ACCEPTED:
+                self._join(final_id)
+                self._integrate(number)
+                return None
+        return None
+
+    def _undecided_proposal(self, number: int) -> str | None:
+        """Where a resumed iteration picks up: its last proposal if it was never
+        decided, or the edit a reviewer made just before the stop (the oracle
+        is not asked again for what it already proposed)."""
+        ids = self.state.iterations[number].proposals
+        if not ids:
+            return None
+        last = self.state.proposals[ids[-1]]
+        if last.decision is None:
+            return last.id
+        if last.decision.action == "edit":
+            edit = Decision.edit(last.decision.edited_source or "", last.decision.reason)
+            return self._record_edit(last.id, edit, editor=last.decision.decided_by)
+        return None
+
+    def _next_proposal_id(self, number: int) -> str:
+        return f"i{number}.{len(self.state.iterations[number].proposals) + 1}"
+
+    def _ask_oracle(self, number: int, attempt: int) -> str | _OracleDone | None:
+        """A new proposal's id; None after a failed attempt; `_OracleDone` when it has finished."""
+        context = self._context(number, attempt)
+        try:
+            proposal = self.oracle.propose(context)
+        except self._finished_error_types() as error:
+            return _OracleDone(f"oracle {self.config.oracle} has nothing more to propose: {error}")
+        except ConfigError:
+            raise
+        except Exception as error:
+            if self._stop.is_set():
+                return None
+            self._emit(
+                OracleFailed(
+                    iteration=number,
+                    attempt=attempt,
+                    error=f"{type(error).__name__}: {error}",
+                    traceback=traceback.format_exc(),
+                )
+            )
+            current = self.state.iterations[number]
+            if current.attempts >= self.config.max_attempts and not current.proposals:
+                raise CsroError(
+                    f"oracle {self.config.oracle} failed {current.attempts} times in iteration {number}; "
+                    f"last: {type(error).__name__}: {error}"
+                ) from error
+            return None
+        proposal_id = self._next_proposal_id(number)
+        self._emit(ProposalCreated(proposal_id=proposal_id, iteration=number, attempt=attempt, proposal=proposal))
+        return proposal_id
+
+    def _finished_error_types(self) -> tuple[type[BaseException], ...]:
+        if self._finished_errors is None:
+            from csro_tui.oracles.registry import finished_error_types
+
+            self._finished_errors = finished_error_types()
+        return self._finished_errors
+
+    def _context(self, number: int, attempt: int) -> OracleContext:
+        population = list(self.state.population)
+        weights = self.state.meta_strategy
+        return OracleContext(
+            spec=self.spec,
+            iteration=number,
+            population=population,
+            meta_strategy=[weights[m.id] for m in population],
+            rejections=self.state.rejections,
+            preview=lambda source: self.gate.check(source, population, weights, key=f"oracle-{number}.{attempt}"),
+            cancel=self._stop,
+            seed=derive_seed(self.config.seed, "oracle", number, attempt),
+        )
+
+    # --- the review gate ---------------------------------------------------------
+
+    def _gate(self, proposal_id: str) -> tuple[Gated, str]:
+        """Validate, preview and review a proposal, following edits, until a verdict.
+
+        Returns the verdict and the id of the proposal it is about (the last edit).
+        """
+        while True:
+            verdict = self._gate_once(proposal_id)
+            if isinstance(verdict, Gated):
+                return verdict, proposal_id
+            proposal_id = verdict
+
+    def _gate_once(self, proposal_id: str) -> Gated | str:
+        """One pass through the gate: a verdict, or the id of the reviewer's edit."""
+        if self._stop.is_set():
+            return Gated.STOPPED
+        entry = self.state.proposals[proposal_id]
+        population = list(self.state.population)
+        weights = self.state.meta_strategy
+        validation = self.gate.validate(proposal_id, entry.proposal.source, population)
+        self._emit(
+            ProposalValidated(
+                proposal_id=proposal_id,
+                valid=validation.valid,
+                issues=validation.issues,
+                smoke=validation.smoke,
+                smoke_episodes=validation.smoke_episodes,
+                failure=validation.failure,
+            )
+        )
+        preview = None
+        if validation.valid:
+            if self._stop.is_set():
+                return Gated.STOPPED
+            preview, exact, episodes = self.gate.preview(
+                proposal_id, entry.proposal.source, population, weights, validation
+            )
+            self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
+        if self._stop.is_set():
+            return Gated.STOPPED
+        decision = self._ask_reviewer(proposal_id, validation, preview, population, weights)
+        if decision is None:
+            return Gated.STOPPED
+        acceptable = validation.valid and (preview is None or preview.failure is None)
+        if decision.action == "accept" and not acceptable:
+            why = validation.summary() if not validation.valid else preview.failure.summary()
+            self._decide(proposal_id, Decision.reject(why), note="accept refused: the code is invalid")
+            return Gated.REJECTED
+        self._decide(proposal_id, decision)
+        if decision.action == "accept":
+            return Gated.ACCEPTED
+        if decision.action == "reject":
+            return Gated.REJECTED
+        return self._record_edit(proposal_id, decision)
+
+    def _ask_reviewer(self, proposal_id, validation, preview, population, weights) -> Decision | None:
+        entry = self.state.proposals[proposal_id]
+        parent = self.state.member(entry.proposal.parent) if entry.proposal.parent else None
+        request = ReviewRequest(
+            proposal_id=proposal_id,
+            proposal=entry.proposal,
+            iteration=entry.iteration,
+            attempt=entry.attempt,
+            validation=validation,
+            preview=preview,
+            parent_source=parent.source if parent else None,
+            population=population,
+            meta_strategy=weights,
+            cancel=self._stop,
+        )
+        try:
+            decision = self.reviewer.decide(request)
+        except Exception:
+            if self._stop.is_set():
+                return None  # a reviewer unblocked by the stop request
+            raise
+        if self._stop.is_set() and decision is None:
+            return None
+        return decision
+
+    def _decide(self, proposal_id: str, decision: Decision, note: str = "") -> None:
+        reason = decision.reason
+        if decision.action == "reject" and not reason.strip():
+            reason = f"rejected by {self.reviewer.name} without a reason"
+        self._emit(
+            ProposalDecided(
+                proposal_id=proposal_id,
+                action=decision.action,
+                decided_by=self.reviewer.name,
+                reason=reason,
+                edited_source=decision.source if decision.action == "edit" else None,
+                note=note,
+            )
+        )
+
+    def _record_edit(self, proposal_id: str, decision: Decision, editor: str | None = None) -> str:
+        editor = editor or self.reviewer.name
+        entry = self.state.proposals[proposal_id]
+        original = entry.proposal
+        edited = Proposal(
+            source=decision.source or "",
+            oracle=original.oracle,
+            name=original.name,
+            parent=original.parent,
+            rationale=original.rationale
+            + (f"\n\nEdited by {editor}: {decision.reason}" if decision.reason else ""),
+        )
+        new_id = self._next_proposal_id(entry.iteration)
+        self._emit(
+            ProposalCreated(
+                proposal_id=new_id,
+                iteration=entry.iteration,
+                attempt=entry.attempt,
+                proposal=edited,
+                edited_from=proposal_id,
+                edited_by=editor,
+            )
+        )
+        return new_id
+
+    # --- joining and integrating ----------------------------------------------------
+
+    def _add_policy(self, *, name: str, source: str, origin: str, parent: str | None, iteration: int, proposal_id: str | None = None) -> PolicyRecord:
+        policy = PolicyRecord(
+            id=f"p{len(self.state.population)}",
+            name=name,
+            source=source,
+            origin=origin,
+            parent=parent,
+            iteration=iteration,
+        )
+        if self.writer is not None:
+            self.writer.write_policy(policy)
+        self._emit(PolicyAdded(policy=policy, proposal_id=proposal_id))
+        return policy
+
+    def _join(self, proposal_id: str) -> PolicyRecord:
+        entry = self.state.proposals[proposal_id]
+        return self._add_policy(
+            name=entry.proposal.name,
+            source=entry.proposal.source,
+            origin=entry.proposal.oracle,
+            parent=entry.proposal.parent,
+            iteration=entry.iteration,
+            proposal_id=proposal_id,
+        )
+
+    def _integrate(self, number: int) -> None:
+        """New payoff entries, benchmark scores, meta-solve, metrics; then the iteration ends.
+
+        Each step checks what the state still lacks, so a resumed session
+        finishes exactly the steps a crash left undone.
+        """
+        self._evaluate_missing_payoffs()
+        if self._benchmark_on:
+            self._evaluate_missing_benchmarks()
+        previous_meta = self._meta_before(number)
+        if not self.state.meta_is_current:
+            self._solve()
+        if self.state.metrics_for(number) is None:
+            self._emit(self._metrics(number, previous_meta))
+        new = [m.id for m in self.state.population if m.iteration == number and number > 0]
+        self._emit(
+            IterationFinished(
+                iteration=number,
+                accepted=new[-1] if new else None,
+                attempts=self.state.iterations[number].attempts,
+            )
+        )
+
+    def _evaluate_missing_payoffs(self) -> None:
+        missing = self.state.missing_payoffs()
+        if not missing:
+            return
+        members = {m.id: m for m in self.state.population}
+        exact = self.evaluator.exact
+        episodes = self._entry_episodes()
+        jobs = [
+            MatchJob(members[row], members[col], derive_seed(self.config.seed, "payoff", row, col), episodes, exact)
+            for row, col in missing
+        ]
+        outcomes = self.evaluator.run(jobs)
+        entries = [self._entry(job, outcome) for job, outcome in zip(jobs, outcomes)]
+        self._emit(PayoffsEvaluated(entries=entries))
+
+    def _entry(self, job: MatchJob, outcome: Any) -> PayoffRecord:
+        """A payoff entry; a policy that failed forfeits the matchup (the game's worst payoff)."""
+        mean = float(outcome.mean)
+        if outcome.failure is not None:
+            forfeit = self.evaluator.forfeit()
+            b_failed = isinstance(job.b, PolicyRecord) and outcome.failure.policy == job.b.id
+            mean = -forfeit if b_failed else forfeit
+        return PayoffRecord(
+            row=job.a.id,
+            col=job.b.id,  # type: ignore[union-attr]
+            mean=mean,
+            stderr=float(outcome.stderr),
+            episodes=int(outcome.episodes),
+            seeds=[int(s) for s in outcome.seeds],
+            exact=bool(outcome.exact),
+            failure=outcome.failure,
+        )
+
+    def _evaluate_missing_benchmarks(self) -> None:
+        bots = self.evaluator.bots()
+        if not bots:
+            return
+        episodes = self.config.benchmark_episodes
+        for member in self.state.population:
+            if member.id in self.state.benchmark:
+                continue
+            if self._stop.is_set():
+                return
+            jobs = [
+                MatchJob(member, Bot(bot), derive_seed(self.config.seed, "benchmark", member.id, bot), episodes)
+                for bot in bots
+            ]
+            outcomes = self.evaluator.run(jobs)
+            failure = next((o.failure for o in outcomes if o.failure is not None), None)
+            self._emit(
+                BenchmarkEvaluated(
+                    policy_id=member.id,
+                    per_bot={} if failure else {bot: float(o.mean) for bot, o in zip(bots, outcomes)},
+                    episodes=episodes,
+                    seed=self.config.seed,
+                    failure=failure,
+                )
+            )
+
+    def _meta_before(self, number: int) -> MetaSolved | None:
+        """The meta-strategy the iteration's new policy answered (solved before it joined)."""
+        joined = {m.id for m in self.state.population if m.iteration == number}
+        for meta in reversed(self.state.meta_history):
+            if not joined.intersection(meta.population):
+                return meta
+        return None
+
+    def _solve(self) -> None:
+        ids = self.state.ids
+        matrix = self.state.matrix(ids)
+        if np.isnan(matrix).any():
+            raise CsroError("the payoff matrix has missing entries; cannot solve the meta-game")
+        solution = self._solver()(self.config.solver, matrix)
+        strategy = [float(w) for w in np.asarray(solution.row, dtype=float)]
+        self._emit(
+            MetaSolved(
+                solver=self.config.solver,
+                population=ids,
+                strategy=strategy,
+                value=float(solution.value),
+                nash_conv=float(solution.nash_conv),
+            )
+        )
+
+    def _solver(self) -> MetaSolve:
+        if self._meta_solve is None:
+            from csro_tui.meta.solvers import solve
+
+            self._meta_solve = solve
+        return self._meta_solve
+
+    def _metrics(self, number: int, previous_meta: MetaSolved | None) -> MetricsComputed:
+        meta = self.state.meta
+        assert meta is not None
+        weights = dict(zip(meta.population, meta.strategy))
+        new = [m.id for m in self.state.population if m.iteration == number and number > 0]
+        new_id = new[-1] if new else None
+        exploitability = None
+        if self.evaluator.exact:
+            members = [m for m in self.state.population if weights.get(m.id, 0.0) > 0]
+            exploitability = self.evaluator.exploitability(members, [weights[m.id] for m in members])
+        return MetricsComputed(
+            iteration=number,
+            population_size=len(self.state.population),
+            meta_strategy=weights,
+            meta_nash_conv=meta.nash_conv,
+            new_policy=new_id,
+            new_policy_payoff=payoff_against(self.state, new_id, previous_meta) if new_id else None,
+            exploitability=exploitability,
+            benchmark=benchmark_scores(self.state, weights) if self._benchmark_on else None,
+        )
+
+    # --- settings -------------------------------------------------------------------
+
+    def _benchmark_enabled(self) -> bool:
+        if self.config.benchmark == "off":
+            return False
+        if self.config.benchmark == "on":
+            return True
+        return not self.evaluator.exact and bool(self._bots())
+
+    def _bots(self) -> list[str]:
+        try:
+            return self.evaluator.bots()
+        except Exception:  # a game without a benchmark may raise instead of answering []
+            return []
+
+    def _smoke_episodes(self) -> int:
+        return self.config.smoke_episodes or 2
+
+    def _entry_episodes(self) -> int:
+        if self.config.episodes:
+            return self.config.episodes
+        return int(getattr(self.spec, "default_episodes", 0) or 100)
+
+
+def headline(metrics: MetricsComputed) -> str:
+    """A short text for a table cell."""
+    from csro_tui.sessions.state import headline_metric
+
+    name_value = headline_metric(metrics)
+    if name_value is None or name_value[1] is None or (isinstance(name_value[1], float) and math.isnan(name_value[1])):
+        return "-"
+    return f"{name_value[0]} {name_value[1]:.4f}"

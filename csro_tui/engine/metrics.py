@@ -1,0 +1,61 @@
+"""Per-iteration metrics, computed from the folded state (plus exploitability).
+
+- meta-game NashConv: from the meta-solver.
+- the new policy's expected payoff against the meta-strategy it answered
+  (the one solved before it joined).
+- exploitability of the meta-strategy mixture, for exact games.
+- benchmark scores, for games measured against bots: the mixture's payoff
+  against each bot is the weighted sum of its members' payoffs; PopReturn,
+  PopExpl and AggScore of that, and of the best member (highest AggScore).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csro_tui.sessions.events import MetaSolved
+from csro_tui.sessions.state import SessionState
+
+
+def payoff_against(state: SessionState, policy_id: str, meta: MetaSolved | None) -> float | None:
+    """Expected payoff of `policy_id` against `meta`'s mixture (None without one)."""
+    if meta is None:
+        return None
+    total, weight_sum = 0.0, 0.0
+    for member, weight in zip(meta.population, meta.strategy):
+        value = state.payoff(policy_id, member)
+        if value is None or weight <= 0:
+            continue
+        total += weight * value
+        weight_sum += weight
+    return total / weight_sum if weight_sum > 0 else None
+
+
+def benchmark_scores(state: SessionState, weights: dict[str, float]) -> dict[str, Any] | None:
+    """{"meta": scores of the mixture, "best_member": scores of the best member}."""
+    from csro_tui.evaluation.metrics import population_metrics
+
+    measured = {pid: ev.per_bot for pid, ev in state.benchmark.items() if ev.per_bot and pid in weights}
+    if not measured:
+        return None
+    bots = sorted(set.intersection(*(set(per_bot) for per_bot in measured.values())))
+    if not bots:
+        return None
+    total = sum(weights[pid] for pid in measured)
+    if total > 0:
+        mixture = {bot: sum(weights[pid] * measured[pid][bot] for pid in measured) / total for bot in bots}
+    else:
+        mixture = {bot: sum(measured[pid][bot] for pid in measured) / len(measured) for bot in bots}
+
+    def scores(per_bot: dict[str, float]) -> dict[str, Any]:
+        result = population_metrics({bot: per_bot[bot] for bot in bots})
+        return {
+            "pop_return": result.pop_return,
+            "pop_expl": result.pop_expl,
+            "agg_score": result.agg_score,
+            "per_bot": dict(result.per_opponent),
+        }
+
+    member_scores = {pid: scores(per_bot) for pid, per_bot in measured.items()}
+    best_id = max(member_scores, key=lambda pid: (member_scores[pid]["agg_score"], -state.ids.index(pid)))
+    return {"meta": scores(mixture), "best_member": {"id": best_id, **member_scores[best_id]}}

@@ -1,0 +1,177 @@
+"""Building an engine from a run configuration: a new session, or a resumed one.
+
+Shared by `csro run` and the TUI so both start and resume sessions the
+same way.  Parts can be passed in (a reviewer, an oracle, an evaluator, a
+meta-solver); whatever is not given is made from the configuration.
+"""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+from typing import Any, Mapping
+
+from csro_tui import __version__
+from csro_tui.config import RunConfig
+from csro_tui.engine.evaluator import Evaluator, GameEvaluator
+from csro_tui.engine.loop import Engine, MetaSolve
+from csro_tui.errors import ConfigError
+from csro_tui.oracles.base import Oracle
+from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
+from csro_tui.sessions.state import SessionState, fold
+from csro_tui.sessions.store import LogWarning, SessionStore
+
+# Settings a resumed session may change; the others define the session.
+RESUMABLE_OVERRIDES = frozenset({"iterations", "review", "max_attempts", "workers", "sessions_dir"})
+
+
+def software_versions() -> dict[str, str]:
+    """Versions recorded in session_started (never any credential)."""
+
+    def version(distribution: str) -> str:
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return {
+        "csro_tui": __version__,
+        "python": platform.python_version(),
+        "open_spiel": version("open_spiel"),
+        "numpy": version("numpy"),
+        "scipy": version("scipy"),
+    }
+
+
+def oracle_options(config: RunConfig) -> dict[str, Any]:
+    """What the oracle factory receives: the oracle options plus model and base URL."""
+    options = dict(config.oracle_options)
+    if config.model:
+        options.setdefault("model", config.model)
+    if config.base_url:
+        options.setdefault("base_url", config.base_url)
+    return options
+
+
+def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evaluator | None):
+    if spec is None:
+        from csro_tui.games.registry import get_game
+
+        spec = get_game(config.game)
+    if oracle is None:
+        from csro_tui.oracles.registry import make_oracle
+
+        oracle = make_oracle(config.oracle, oracle_options(config))
+    if evaluator is None:
+        evaluator = GameEvaluator(spec, workers=config.workers)
+    return spec, oracle, evaluator
+
+
+def _check_solver(name: str) -> None:
+    try:
+        from csro_tui.meta.solvers import SOLVERS
+    except ImportError:
+        return
+    if name not in SOLVERS:
+        raise ConfigError(f"unknown meta-solver {name!r}; known solvers: {', '.join(SOLVERS)}")
+
+
+def new_engine(
+    config: RunConfig,
+    *,
+    store: SessionStore | None = None,
+    reviewer: Reviewer | None = None,
+    spec: Any = None,
+    oracle: Oracle | None = None,
+    evaluator: Evaluator | None = None,
+    meta_solve: MetaSolve | None = None,
+    session_id: str | None = None,
+) -> Engine:
+    """An engine for a new session, recorded under `store` (None: not recorded)."""
+    if meta_solve is None:
+        _check_solver(config.solver)
+    reviewer = reviewer or make_reviewer(config.review)
+    spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
+    writer = None
+    if store is not None:
+        writer = store.create(session_id or store.new_session_id(config.game, config.oracle))
+    return Engine(
+        config=config,
+        spec=spec,
+        oracle=oracle,
+        reviewer=reviewer,
+        evaluator=evaluator,
+        writer=writer,
+        meta_solve=meta_solve,
+        versions=software_versions(),
+        session_id=writer.session_id if writer else session_id,
+    )
+
+
+def recorded_config(state: SessionState) -> RunConfig:
+    """The configuration a session was started with (and resumed with since)."""
+    if state.started is None:
+        raise ConfigError("the session has no session_started event")
+    known = {k: v for k, v in state.config.items() if k in RunConfig.__dataclass_fields__}
+    return RunConfig.from_dict(known, source=f"session {state.started.session_id}")
+
+
+def resume_config(state: SessionState, overrides: Mapping[str, Any]) -> RunConfig:
+    """The recorded configuration with the allowed overrides applied.
+
+    Changing what defines the session (game, oracle, solver, seed,
+    episodes...) is refused: its matrix and seeds would no longer agree.
+    """
+    config = recorded_config(state)
+    merged = config.to_dict()
+    for key, value in overrides.items():
+        if value is None or merged.get(key) == value:
+            continue
+        if key not in RESUMABLE_OVERRIDES:
+            raise ConfigError(
+                f"--{key.replace('_', '-')} {value!r} differs from the session's {merged.get(key)!r}; "
+                f"a resumed session may only change {', '.join(sorted(RESUMABLE_OVERRIDES))}"
+            )
+        merged[key] = value
+    return RunConfig.from_dict(merged, source="resumed configuration")
+
+
+def resume_engine(
+    session: str,
+    *,
+    store: SessionStore,
+    overrides: Mapping[str, Any] | None = None,
+    reviewer: Reviewer | None = None,
+    spec: Any = None,
+    oracle: Oracle | None = None,
+    evaluator: Evaluator | None = None,
+    meta_solve: MetaSolve | None = None,
+) -> tuple[Engine, list[LogWarning]]:
+    """An engine that continues a recorded session from its last complete event."""
+    writer, log = store.open_for_append(session)
+    try:
+        state = fold(log.events)
+        config = resume_config(state, overrides or {})
+        if reviewer is None:
+            reviewer = make_reviewer(config.review)
+            if isinstance(reviewer, ScriptReviewer):
+                # The script's first decisions were given before the stop.
+                reviewer.skip(sum(1 for p in state.proposals.values() if p.decision and p.decision.decided_by == reviewer.name))
+        spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
+    except BaseException:
+        writer.close()
+        raise
+    engine = Engine(
+        config=config,
+        spec=spec,
+        oracle=oracle,
+        reviewer=reviewer,
+        evaluator=evaluator,
+        writer=writer,
+        state=state,
+        meta_solve=meta_solve,
+        versions=software_versions(),
+    )
+    if log.torn_offset is not None:
+        engine.mark_resumed_after_torn_line()
+    return engine, log.warnings

@@ -17,9 +17,8 @@ the lowest action id, so the oracle is deterministic.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
 from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
@@ -160,14 +159,14 @@ def _require_exact(spec: "GameSpec") -> None:
 class BestResponseOracle:
     """Proposes the exact best response to the current meta-strategy.
 
-    Tabular policies of population members are cached by source text, so
-    each member goes through the sandbox once per oracle instance.
+    Members are tabularised through their sandbox hosts (the evaluation
+    layer caches the tables by source); the game's decision points are
+    walked once per game and kept.
     """
 
     name = "best-response"
 
     def __init__(self) -> None:
-        self._tabular_cache: dict[tuple[str, str], openspiel_policy.TabularPolicy] = {}
         self._points_cache: dict[str, dict[int, list[DecisionPoint]]] = {}
 
     def propose(self, context: OracleContext) -> Proposal:
@@ -175,12 +174,12 @@ class BestResponseOracle:
         _require_exact(spec)
         members, weights = _weighted_members(context.population, context.meta_strategy)
         if members:
-            opponent = self.mixture(spec, members, weights)
+            opponent = meta_strategy_policy(spec, members, weights)
             against = ", ".join(f"{m.name} {w:.3f}" for m, w in zip(members, weights))
         else:
             opponent = openspiel_policy.UniformRandomPolicy(spec.load())
             against = "the uniform random policy (the population is empty)"
-        points = self._decision_points(spec)
+        points = self.decision_points(spec)
         response = exact_best_response(spec, opponent, points)
         name = f"br-{context.iteration}"
         source = render_decision_tables(
@@ -190,9 +189,7 @@ class BestResponseOracle:
             opponent=[(m.name, w) for m, w in zip(members, weights)] or None,
             points=points,
         )
-        per_seat = "; ".join(
-            f"seat {s.seat}: {s.value:+.4f}" for s in response.seats
-        )
+        per_seat = "; ".join(f"seat {s.seat}: {s.value:+.4f}" for s in response.seats)
         rationale = (
             f"Exact best response to {against}. "
             f"Expected value against it: {per_seat} "
@@ -201,30 +198,24 @@ class BestResponseOracle:
         )
         return Proposal(source=source, oracle=self.name, name=name, rationale=rationale)
 
-    def mixture(
-        self, spec: "GameSpec", members: Sequence[PolicyRecord], weights: Sequence[float]
-    ) -> openspiel_policy.Policy:
-        """The reach-weighted behavioural mixture of `members` with `weights`."""
-        from csro_tui.evaluation.exact import mixture_policy_of_tables
-
-        tables = [self.tabular(spec, member) for member in members]
-        return mixture_policy_of_tables(spec, tables, list(weights))
-
-    def tabular(self, spec: "GameSpec", member: PolicyRecord) -> openspiel_policy.TabularPolicy:
-        """The member's tabular policy (both seats), computed through its sandbox."""
-        from csro_tui.evaluation.exact import tabularize
-        from csro_tui.evaluation.participants import CodePolicy
-
-        key = (spec.name, hashlib.sha256(member.source.encode()).hexdigest())
-        if key not in self._tabular_cache:
-            self._tabular_cache[key] = tabularize(spec, CodePolicy(member.name, member.source))
-        return self._tabular_cache[key]
-
-    def _decision_points(self, spec: "GameSpec") -> dict[int, list[DecisionPoint]]:
-        if spec.name not in self._points_cache:
+    def decision_points(self, spec: "GameSpec") -> dict[int, list[DecisionPoint]]:
+        """Every decision point of each seat (walked once per game string)."""
+        key = str(spec.load())
+        if key not in self._points_cache:
             seats = range(spec.load().num_players())
-            self._points_cache[spec.name] = {seat: decision_points(spec, seat) for seat in seats}
-        return self._points_cache[spec.name]
+            self._points_cache[key] = {seat: decision_points(spec, seat) for seat in seats}
+        return self._points_cache[key]
+
+
+def meta_strategy_policy(
+    spec: "GameSpec", members: Sequence[PolicyRecord], weights: Sequence[float]
+) -> openspiel_policy.TabularPolicy:
+    """The reach-weighted behavioural mixture of `members`, each tabularised in its sandbox."""
+    from csro_tui.evaluation.exact import mixture_policy_of_tables, tabularize
+    from csro_tui.evaluation.participants import CodePolicy
+
+    tables = [tabularize(spec, CodePolicy(m.name, m.source)) for m in members]
+    return mixture_policy_of_tables(spec, tables, list(weights))
 
 
 def _weighted_members(

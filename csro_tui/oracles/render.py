@@ -28,15 +28,12 @@ if TYPE_CHECKING:
 def situation_key(obs):
     """What the policy sees, as a table key: (my card, public card, betting so far).
 
-    The betting is the action names taken so far, oldest first, with rounds
-    separated by " | " ("" before anyone has acted); the public card is None
-    before it is dealt.
+    The betting is the action names so far, oldest first, with rounds
+    separated by "|" (e.g. "Raise Call | Call"), and "" before anyone has
+    acted.  The public card is None until it is dealt (always, in Kuhn poker).
     """
-    betting = obs.get("betting", "")
-    if not isinstance(betting, str):
-        rounds = [betting] if not betting or isinstance(betting[0], str) else betting
-        betting = " | ".join(" ".join(str(action) for action in r) for r in rounds)
-    return (obs.get("card"), obs.get("public_card"), betting)
+    betting = " | ".join(" ".join(actions) for actions in obs["betting"])
+    return (obs["card"], obs.get("public_card"), betting.strip())
 
 
 @dataclass(frozen=True)
@@ -53,26 +50,35 @@ class DecisionPoint:
 def decision_points(spec: "GameSpec", seat: int) -> list[DecisionPoint]:
     """Every decision node of `seat` in the game tree, with its observation.
 
-    Each node is observed through a fresh view of the game spec - the same
-    observation a policy receives there.  Actions the referee takes itself
-    (`spec.auto_action`) are followed, not listed.
+    Each node is observed the way a policy meets it in a hand: a fresh view
+    is shown the seat's own earlier decision nodes on the way, then the node
+    itself (views may keep state within a hand).  Actions the referee takes
+    itself (`spec.auto_action`) are followed, not listed.
     """
     game = spec.load()
     points: list[DecisionPoint] = []
 
-    def walk(state: "pyspiel.State") -> None:
+    def observe(path: list["pyspiel.State"]) -> dict:
+        view = spec.new_view(seat)
+        obs = None
+        for state in path:
+            obs = view.observe(state)
+        return obs
+
+    def walk(state: "pyspiel.State", own_path: list["pyspiel.State"]) -> None:
         if state.is_terminal():
             return
         if state.is_chance_node():
             for action, _ in state.chance_outcomes():
-                walk(state.child(action))
+                walk(state.child(action), own_path)
             return
         auto = spec.auto_action(state)
         if auto is not None:
-            walk(state.child(auto))
+            walk(state.child(auto), own_path)
             return
         if state.current_player() == seat:
-            obs = spec.new_view(seat).observe(state)
+            own_path = [*own_path, state]
+            obs = observe(own_path)
             points.append(
                 DecisionPoint(
                     seat=seat,
@@ -83,18 +89,24 @@ def decision_points(spec: "GameSpec", seat: int) -> list[DecisionPoint]:
                 )
             )
         for action in state.legal_actions():
-            walk(state.child(action))
+            walk(state.child(action), own_path)
 
-    walk(game.new_initial_state())
+    walk(game.new_initial_state(), [])
     return points
 
 
-def key_collisions(points: Sequence[DecisionPoint]) -> dict[Hashable, set[str]]:
-    """Keys shared by more than one OpenSpiel information state (should be none)."""
-    states_by_key: dict[Hashable, set[str]] = {}
+def key_collisions(points: Sequence[DecisionPoint]) -> dict[Hashable, list[dict]]:
+    """Keys shared by decision points that observe different things (should be none).
+
+    Points with equal observations may share a key: no policy can tell them
+    apart (Leduc's two suits of a rank, for example).
+    """
+    observations_by_key: dict[Hashable, list[dict]] = {}
     for point in points:
-        states_by_key.setdefault(point.key, set()).add(point.info_state)
-    return {key: states for key, states in states_by_key.items() if len(states) > 1}
+        seen = observations_by_key.setdefault(point.key, [])
+        if point.obs not in seen:
+            seen.append(point.obs)
+    return {key: seen for key, seen in observations_by_key.items() if len(seen) > 1}
 
 
 @dataclass(frozen=True)
@@ -185,23 +197,23 @@ def _seat_table(
         f"# Seat {table.seat}" + (" acts first." if table.seat == 0 else "."),
         f"SEAT_{table.seat} = {{",
     ]
+    several_rounds = any((point.obs.get("round") or 1) > 1 for point in ordered)
     group = None
     for point, entry in entries:
         if _group_order(point) != group:
             group = _group_order(point)
-            lines.append(f"    # {_group_title(point)}")
+            lines.append(f"    # {_group_title(point, several_rounds)}")
         comment = _values_comment(table.action_values.get(point.key), action_names)
         lines.append(f"{entry:<{width}}  # {comment}" if comment else entry)
     lines.append("}")
     return "\n".join(lines)
 
 
-def _group_title(point: DecisionPoint) -> str:
+def _group_title(point: DecisionPoint, several_rounds: bool) -> str:
     card, public_card, _ = point.key
     title = f"My card {card}"
-    round_number = point.obs.get("round")
-    if round_number is not None:
-        title += f", round {round_number}"
+    if several_rounds:
+        title += f", round {point.obs.get('round') or 1}"
     if public_card is not None:
         title += f", public card {public_card}"
     return title

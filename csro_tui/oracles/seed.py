@@ -5,7 +5,7 @@ earns the most against the current meta-strategy - a cheap, LLM-free way to
 grow a population, and a baseline for the other oracles.
 
 When every seed is already in the population there is nothing left to
-propose: `propose` raises `SeedsExhausted` (a `CsroError`) rather than
+propose: `propose` raises `SeedsExhausted` (an `OracleExhausted`) rather than
 proposing a duplicate, which would only add a copy of an existing row to
 the meta-game.  The engine reports it as the oracle having finished.
 """
@@ -17,13 +17,14 @@ from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.registry import OracleExhausted
 
 # Episodes per (candidate, member) pair when no preview is available; seeds
 # are ranked only roughly, the engine's own preview measures the winner.
 FALLBACK_EPISODES = 200
 
 
-class SeedsExhausted(CsroError):
+class SeedsExhausted(OracleExhausted):
     """Every seed policy of the game is already in the population."""
 
 

@@ -275,15 +275,24 @@ def tabular_policy(
 
 
 def _tabularize_bot(spec: "GameSpec", participant: BotPolicy) -> os_policy.TabularPolicy:
+    """A tabular benchmark bot as a table: its OpenSpiel policy if it offers
+    one, else the distribution its agent reports at every information state."""
     tables = game_tables(spec)
     bot = find_bot(spec, participant.name)
-    table = copy.copy(tables.template)
-    agents = {}
-    for row, state in enumerate(tables.template.states):
-        player = int(tables.row_player[row])
+    accessor = getattr(bot, "tabular_policy", None)
+    known = accessor(spec.load()) if accessor is not None else None
+    agents: dict[int, Any] = {}
+
+    def distribution(state, player: int):
+        if known is not None:
+            return known.action_probabilities(state, player)
         if player not in agents:
             agents[player] = bot.make(player, TABULARIZE_SEED)
-        probabilities = agents[player].action_probabilities(state)
+        return agents[player].action_probabilities(state)
+
+    table = copy.copy(tables.template)
+    for row, state in enumerate(tables.template.states):
+        probabilities = distribution(state, int(tables.row_player[row]))
         if probabilities is None:
             raise CsroError(f"benchmark bot {participant.name} has no table, so no exact evaluation")
         table.action_probability_array[row] = 0.0

@@ -1,0 +1,200 @@
+"""`csro eval POLICY --game G`: one policy against the game's benchmark population.
+
+POLICY is a policy file, `seed:NAME` (one of the game's seed policies) or a
+benchmark bot's name.  Code is validated first (issues are printed with
+their line numbers, exit 2); then every benchmark member is played (or
+computed exactly, for Kuhn and Leduc) with seats swapped, and the result is
+a table of per-opponent payoffs with PopReturn, PopExpl and AggScore, or
+with --json one machine-readable object.  A policy failure ends the command
+with one line and exit 1.
+
+The helpers here (`load_game`, `load_participant`, `job_progress`) are
+shared with `csro crosstable`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from csro_tui.evaluation.participants import Participant
+    from csro_tui.games.base import GameSpec
+
+EXIT_POLICY_FAILED = 1
+EXIT_INVALID = 2
+MAX_ISSUES_SHOWN = 20
+
+
+class InvalidPolicy(Exception):
+    """Validation issues were printed; the command exits with EXIT_INVALID."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate a policy against a game's benchmark population",
+        description=(
+            "Play POLICY (a file, seed:NAME or a benchmark bot) against every member of "
+            "the game's benchmark population, seats swapped, and report per-opponent "
+            "payoffs with PopReturn, PopExpl and AggScore (exploitability where exact)."
+        ),
+    )
+    parser.add_argument("policy", metavar="POLICY", help="policy file, seed:NAME, or a benchmark bot name")
+    parser.add_argument("--game", required=True, help="game name, e.g. rrps, kuhn_poker, leduc_poker, repeated_leduc")
+    parser.add_argument("--episodes", type=positive_int, help="episodes per opponent (default: the game's)")
+    parser.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
+    parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.set_defaults(func=run)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from csro_tui.evaluation.exact import exploitability
+    from csro_tui.evaluation.metrics import population_metrics
+    from csro_tui.evaluation.participants import benchmark_participants
+    from csro_tui.evaluation.runner import MatchJob, evaluate_matchups
+
+    spec = load_game(args.game)
+    try:
+        participant = load_participant(spec, args.policy)
+    except InvalidPolicy:
+        return EXIT_INVALID
+    episodes = args.episodes or spec.default_episodes
+    opponents = benchmark_participants(spec)
+    jobs = [MatchJob(participant, opponent, episodes, args.seed) for opponent in opponents]
+    with job_progress(f"{participant.name} vs {spec.name} benchmark", len(jobs), quiet=args.json) as advance:
+        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance)
+
+    failed = next((result for result in results if result.failure is not None), None)
+    if failed is not None:
+        if args.json:
+            print(json.dumps(_report(spec, participant, episodes, args.seed, results, None, None), indent=2))
+        print(f"csro: error: {failed.failure.summary()} (against {failed.b})", file=sys.stderr)
+        return EXIT_POLICY_FAILED
+
+    metrics = population_metrics({result.b: result.mean for result in results})
+    expl = exploitability(spec, participant) if spec.exact else None
+    if args.json:
+        print(json.dumps(_report(spec, participant, episodes, args.seed, results, metrics, expl), indent=2))
+    else:
+        _print_tables(spec, participant, episodes, results, metrics, expl)
+    return 0
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def load_game(name: str) -> "GameSpec":
+    from csro_tui.games.registry import get_game
+
+    return get_game(name)
+
+
+def load_participant(spec: "GameSpec", reference: str) -> "Participant":
+    """Resolve a reference; print validation issues and raise InvalidPolicy."""
+    from csro_tui.evaluation.participants import CodePolicy, resolve_participant
+    from csro_tui.policies.validation import validate_source
+
+    participant = resolve_participant(spec, reference)
+    if isinstance(participant, CodePolicy):
+        issues = validate_source(participant.source)
+        if issues:
+            print(f"csro: error: {reference} is not a valid policy ({len(issues)} issue(s)):", file=sys.stderr)
+            for issue in issues[:MAX_ISSUES_SHOWN]:
+                print(f"{reference}:{issue.line}:{issue.col}: {issue.message}", file=sys.stderr)
+            if len(issues) > MAX_ISSUES_SHOWN:
+                print(f"... and {len(issues) - MAX_ISSUES_SHOWN} more", file=sys.stderr)
+            raise InvalidPolicy(reference)
+    return participant
+
+
+@contextmanager
+def job_progress(description: str, total: int, *, quiet: bool = False) -> Iterator:
+    """A rich progress bar on stderr; yields the runner's progress callback.
+
+    Shown only when stderr is a terminal, so pipes and tests stay clean.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet or not console.is_terminal,
+    ) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda done, _total: progress.update(task, completed=done)
+
+
+def isolation_description() -> str:
+    """The sandbox's isolation mode, for a footer line."""
+    try:
+        from csro_tui.policies.sandbox import isolation_mode
+    except ImportError:
+        return "unknown (no sandbox module)"
+    return str(isolation_mode())
+
+
+def format_payoff(mean: float, stderr: float, exact: bool) -> str:
+    return f"{mean:+.4f}" if exact else f"{mean:+.4f} ± {stderr:.4f}"
+
+
+# ---------------------------------------------------------------- output
+
+
+def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
+    return {
+        "game": spec.name,
+        "policy": participant.name,
+        "exact": bool(spec.exact),
+        "episodes": None if spec.exact else episodes,
+        "seed": seed,
+        "isolation": isolation_description(),
+        "results": [result.to_dict() for result in results],
+        "metrics": metrics.to_dict() if metrics else None,
+        "exploitability": expl,
+    }
+
+
+def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    how = "exact" if spec.exact else f"{episodes} episodes per opponent, seats swapped"
+    table = Table(title=f"{participant.name} vs the {spec.title} benchmark ({how})")
+    table.add_column("opponent")
+    table.add_column("mean return" if spec.exact else "mean ± stderr", justify="right")
+    for result in results:
+        table.add_row(result.b, format_payoff(result.mean, result.stderr, result.exact))
+    console.print(table)
+
+    summary = Table(show_header=False)
+    summary.add_column("metric")
+    summary.add_column("value", justify="right")
+    summary.add_row("PopReturn", f"{metrics.pop_return:+.4f}")
+    summary.add_row("PopExpl", f"{metrics.pop_expl:+.4f}")
+    summary.add_row("AggScore", f"{metrics.agg_score:+.4f}")
+    if expl is not None:
+        summary.add_row("exploitability", f"{expl:.6f}")
+    console.print(summary)
+    console.print(f"isolation: {isolation_description()}", style="dim")

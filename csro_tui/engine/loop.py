@@ -146,6 +146,7 @@ class Engine:
         self._subscribers: list[Subscriber] = []
         self._stop = threading.Event()
         self._resumed_torn_line = False
+        self._opened = False  # this engine has recorded session_started/resumed
 
     # --- observing and steering (any thread) ---------------------------------
 
@@ -168,6 +169,10 @@ class Engine:
     @property
     def stop_requested(self) -> bool:
         return self._stop.is_set()
+
+    def clear_stop(self) -> None:
+        """Forget a stop request, so the next `run` goes ahead."""
+        self._stop.clear()
 
     def snapshot(self) -> SessionState:
         """A consistent copy of the state, safe to read on another thread."""
@@ -203,9 +208,16 @@ class Engine:
 
     # --- running --------------------------------------------------------------
 
-    def run(self, iterations: int | None = None) -> RunOutcome:
+    def run(self, iterations: int | None = None, *, close: bool = True) -> RunOutcome:
         """Run until `iterations` oracle iterations are complete in total (default:
-        the configuration's), a stop is requested, or the oracle has nothing more."""
+        the configuration's), a stop is requested, or the oracle has nothing more.
+
+        With `close` (the default) the session is then recorded as closed;
+        pass False to call `run` again later (the TUI's "one more
+        iteration"), and `close()` at the end.  A run after a close records
+        a `session_resumed`.  Errors are recorded (session_closed "error")
+        and raised.
+        """
         target = self.config.iterations if iterations is None else iterations
         message = ""
         try:
@@ -225,8 +237,14 @@ class Engine:
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
         if reason == "completed" and not message:
             message = f"{self.state.completed_iterations} iterations"
-        self._close(reason, message)
+        if close:
+            self._close(reason, message)
         return RunOutcome(reason, message, self.state)
+
+    def close(self, reason: str = "completed", message: str = "") -> None:
+        """Record the session as closed (after `run(close=False)`); idempotent."""
+        if self.state.closed is None:
+            self._close(reason, message)
 
     # --- events ---------------------------------------------------------------
 
@@ -256,6 +274,10 @@ class Engine:
     # --- beginning and resuming -------------------------------------------------
 
     def _begin(self) -> None:
+        """Record the session's start, or its resumption, once per opening."""
+        if self._opened and self.state.closed is None:
+            return
+        self._opened = True
         if self.state.started is None:
             self._emit(
                 SessionStarted(
@@ -343,8 +365,9 @@ class Engine:
                 proposal_id = asked
             outcome, final_id = self._gate(proposal_id)
             if outcome is Gated.ACCEPTED:
-                self._join(final_id)
-                self._integrate(number)
+                if not self._stop.is_set():  # else the next run joins it (accepted_pending)
+                    self._join(final_id)
+                    self._integrate(number)
                 return None
         return None
 
@@ -572,12 +595,20 @@ class Engine:
         Each step checks what the state still lacks, so a resumed session
         finishes exactly the steps a crash left undone.
         """
-        self._evaluate_missing_payoffs()
+        steps = [self._evaluate_missing_payoffs]
         if self._benchmark_on:
-            self._evaluate_missing_benchmarks()
+            steps.append(self._evaluate_missing_benchmarks)
+        for step in steps:
+            if self._stop.is_set():
+                return
+            step()
+        if self._stop.is_set():
+            return
         previous_meta = self._meta_before(number)
         if not self.state.meta_is_current:
             self._solve()
+        if self._stop.is_set():
+            return
         if self.state.metrics_for(number) is None:
             self._emit(self._metrics(number, previous_meta))
         new = [m.id for m in self.state.population if m.iteration == number and number > 0]

@@ -55,6 +55,7 @@ class CsroApp(App[None]):
         self.live = None  # the live run, once started
         self.reviewer: QueueReviewer | None = None
         self.dashboard: DashboardScreen | None = None
+        self.latest = DashboardData()
         self._work: Worker | None = None
 
     # ------------------------------------------------------------------ start
@@ -86,63 +87,67 @@ class CsroApp(App[None]):
 
     def start_session(self, options: LaunchOptions) -> None:
         self.options = options
-        self.dashboard = DashboardScreen(DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver))
+        self.latest = DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver)
+        self.dashboard = DashboardScreen(self.latest)
         self.push_screen(self.dashboard)
         self.reviewer = QueueReviewer(self._review_from_thread, self.backend.to_engine_decision)
-        self._set_work(f"starting {options.game} session…")
-        self._run_worker(self._start_run, options, iterations=options.iterations or 0)
+        self._set_work(f"starting a {options.game} session: evaluating the seed population…")
+        self._run_worker(self._start_run, options, options.iterations or 0)
 
     def _start_run(self, options: LaunchOptions, iterations: int) -> None:
         self.live = self.backend.start_run(options, self.reviewer, self._event_from_thread)
-        self._refresh_from_thread()
+        self.call_from_thread(self.notify, f"Session {self.live.session_id} started.")
         if iterations:
             self._iterate(iterations)
 
     # ------------------------------------------------------------------ live run
-    def _run_worker(self, target, *args, **kwargs) -> None:
+    def _run_worker(self, target, *args) -> None:
         def job() -> None:
+            message = None
             try:
-                target(*args, **kwargs)
+                message = target(*args)
             except Exception as error:  # noqa: BLE001 - every error becomes a notification
-                if not get_current_worker().is_cancelled:
-                    self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
-            finally:
-                self.call_from_thread(self._set_work, "idle")
-                self.call_from_thread(self._refresh)
+                self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
+            data = self.live.data() if self.live is not None else None
+            self.call_from_thread(self._work_done, data, message)
 
         self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine")
 
-    def _iterate(self, count: int) -> None:
-        worker = get_current_worker()
-        for i in range(count):
-            if worker.is_cancelled or self.live is None or self.live.cancelled:
-                break
-            self.call_from_thread(self._set_work, f"iteration {i + 1}/{count}: oracle working…")
-            self.live.iterate()
+    def _work_done(self, data: DashboardData | None, message: str | None) -> None:
+        if data is not None:
+            self._show(data)
+        self._set_work("idle")
+        if message:
+            self.notify(message)
 
-    def _event_from_thread(self, event: Any) -> None:
-        """Engine subscriber: runs on the engine thread."""
-        self.call_from_thread(self._on_engine_event, event)
+    def _iterate(self, count: int) -> str | None:
+        """Runs on the engine worker's thread."""
+        if self.reviewer is not None:
+            self.reviewer.reset()
+        self.call_from_thread(self._set_work, f"running {count} iteration{'s' if count > 1 else ''}: oracle working…")
+        return self.live.iterate(count) if self.live is not None else None
 
-    def _on_engine_event(self, event: Any) -> None:
-        if self.live is not None:
-            activity = self.backend.describe_activity(event)
-            if activity:
-                self._set_work(activity)
-        self._refresh()
+    def _event_from_thread(self, event: Any, data: DashboardData) -> None:
+        """Engine subscriber: runs on the engine's thread, hands over to the UI."""
+        self.call_from_thread(self._on_engine_event, event, data)
 
-    def _refresh_from_thread(self) -> None:
-        self.call_from_thread(self._refresh)
+    def _on_engine_event(self, event: Any, data: DashboardData) -> None:
+        activity = self.backend.describe_activity(event)
+        if activity:
+            self._set_work(activity)
+        self._show(data)
 
-    def _refresh(self) -> None:
-        if self.live is not None and self.dashboard is not None:
-            self.dashboard.show(self.live.data())
+    def _show(self, data: DashboardData) -> None:
+        self.latest = data
+        if self.dashboard is not None and self.dashboard.is_mounted:
+            self.dashboard.show(data)
 
     def _set_work(self, text: str) -> None:
         if self.dashboard is not None and self.dashboard.is_mounted:
             self.dashboard.set_work(text)
 
     def _review_from_thread(self, review: Any) -> None:
+        """Reviewer callback: runs on the engine's thread."""
         info = self.backend.review_info(review)
         self.call_from_thread(self._show_review, info)
 
@@ -150,9 +155,10 @@ class CsroApp(App[None]):
         self._set_work(f"waiting for your review of {info.name}")
 
         def decided(decision: ReviewDecision | None) -> None:
+            decision = decision or ReviewDecision("cancel")
             if self.reviewer is not None:
-                self.reviewer.answer(decision or ReviewDecision("cancel"))
-                self._set_work(f"{(decision or ReviewDecision('cancel')).kind}: engine working…")
+                self.reviewer.answer(decision)
+            self._set_work(f"{decision.kind}: engine working…")
 
         self.push_screen(ReviewScreen(info), decided)
 
@@ -179,6 +185,8 @@ class CsroApp(App[None]):
             self.live.cancel()
         if self.reviewer is not None:
             self.reviewer.cancel()
+        if isinstance(self.screen, ReviewScreen):
+            self.screen.dismiss(ReviewDecision("cancel"))
         if self._work is not None:
             self._work.cancel()
         self._set_work("cancelling…")
@@ -202,9 +210,9 @@ class CsroApp(App[None]):
     def action_play(self, member_id: str | None = None) -> None:
         from csro_tui.tui.screens.play import PlayScreen
 
-        data = self.live.data() if self.live is not None else DashboardData()
+        data = self.latest
         game = self.options.game if self.options else data.game
-        self.push_screen(PlayScreen(self.backend, game, data, preselect=member_id, live=self.live))
+        self.push_screen(PlayScreen(self.backend, game, data, preselect=member_id, live=self.live, seed=data.games_played))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

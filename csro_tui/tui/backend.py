@@ -16,10 +16,13 @@ LLM_ORACLE_PREFIX = "llm"
 
 
 class Backend:
-    def __init__(self, sessions_dir: Path | str = "sessions") -> None:
+    def __init__(self, sessions_dir: Path | str = "sessions", *, engine_parts: dict[str, Any] | None = None) -> None:
         from csro_tui.sessions.store import SessionStore
 
         self.store = SessionStore(Path(sessions_dir))
+        # Parts handed to `new_engine` instead of those made from the
+        # configuration (spec, oracle, evaluator, meta_solve): tests use fakes.
+        self.engine_parts = dict(engine_parts or {})
 
     # ---------------------------------------------------------------- choices
     def choices(self) -> StartChoices:
@@ -63,8 +66,22 @@ class Backend:
         return adapt.dashboard_data(fold(events[:step]))
 
     # ---------------------------------------------------------------- live runs
-    def start_run(self, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any], None]) -> "LiveRun":
+    def start_run(self, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any, DashboardData], None]) -> "LiveRun":
         return LiveRun.start(self, options, reviewer, on_event)
+
+    @staticmethod
+    def game_spec(name: str) -> Any:
+        from csro_tui.games.registry import get_game
+
+        return get_game(name)
+
+    @staticmethod
+    def record_game(live: "LiveRun | None", record: dict[str, Any]) -> bool:
+        """Record a game played on the play screen; False when no session is live."""
+        if live is None:
+            return False
+        live.record_game(record)
+        return True
 
     review_info = staticmethod(adapt.review_info)
     to_engine_decision = staticmethod(adapt.engine_decision)
@@ -98,10 +115,63 @@ def session_summary(info: Any) -> str:
 
 
 class LiveRun:
-    """A session the engine is running; filled in when the engine lands."""
+    """A session the engine is running, seen from the app.
 
-    cancelled = False
+    Every method blocks (the engine evaluates, asks the oracle, waits for the
+    reviewer, writes the log) except `cancel`, so the app calls them from a
+    thread worker.  The subscriber gets each event with the dashboard as it
+    is after that event, folded on the engine's thread, not the UI's.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
 
     @classmethod
-    def start(cls, backend: Backend, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any], None]) -> "LiveRun":
-        raise NotImplementedError("the engine is not available yet")
+    def start(
+        cls, backend: Backend, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
+    ) -> "LiveRun":
+        from csro_tui.config import load_run_config
+        from csro_tui.engine import new_engine
+
+        flags = {
+            "game": options.game,
+            "oracle": options.oracle,
+            "model": options.model,
+            "base_url": options.base_url,
+            "solver": options.meta_solver,
+            "episodes": options.episodes,
+            "seed": options.seed,
+            "sessions_dir": str(backend.store.root),
+        }
+        config = load_run_config(flags)
+        engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
+        run = cls(engine)
+        engine.subscribe(lambda event: on_event(event, run.data()))
+        engine.run(0)  # the seeds join, are evaluated and solved; no oracle call yet
+        return run
+
+    @property
+    def session_id(self) -> str:
+        return self.engine.session_id
+
+    @property
+    def cancelled(self) -> bool:
+        return self.engine.stop_requested
+
+    def iterate(self, count: int = 1) -> str:
+        """Run `count` more oracle iterations (each reviewed); the outcome's message."""
+        if self.engine.stop_requested:
+            # a cancelled run must not stop the next one before it starts
+            self.engine._stop.clear()  # noqa: SLF001 - see the report: Engine needs clear_stop()
+        target = self.engine.state.completed_iterations + count
+        outcome = self.engine.run(target)
+        return f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason
+
+    def cancel(self) -> None:
+        self.engine.request_stop()
+
+    def data(self) -> DashboardData:
+        return adapt.dashboard_data(self.engine.snapshot())
+
+    def record_game(self, record: dict[str, Any]) -> None:
+        self.engine.record_game(**record)

@@ -103,6 +103,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         Binding("E", "edit_external", "Edit in $EDITOR", id="review.edit_external", show=False),
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("g", "regenerate", "Regenerate", id="review.regenerate"),
+        Binding("c", "app.cancel_work", "Stop the run", id="review.cancel"),
         Binding("question_mark", "app.help", "Help", id="review.help"),
     ]
 

@@ -20,7 +20,9 @@ class MetricCurve(Static):
         if not data.metric_history:
             return Text(f"{title}: no values yet", style="dim")
         values = [v for _, v in data.metric_history][-self.MAX_POINTS :]
-        rows = block_plot(values, self.HEIGHT)
+        # few points: widen each column so the curve reads as a curve
+        repeat = max(1, min(4, 40 // len(values)))
+        rows = block_plot([v for v in values for _ in range(repeat)], self.HEIGHT)
         high, low = f"{max(values):.4g}", f"{min(values):.4g}"
         pad = max(len(high), len(low))
         text = Text()

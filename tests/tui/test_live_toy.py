@@ -1,0 +1,107 @@
+"""The live flow over the engine's toy parts (no processes): fast and exact.
+
+The same flow runs on real Kuhn poker with the best-response oracle in
+test_live_kuhn.py; this one pins the app's wiring: start screen, engine in a
+worker, review screen per proposal, decisions back to the engine, dashboard
+and session log in step.
+"""
+
+from __future__ import annotations
+
+from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from csro_tui.sessions.state import fold
+from csro_tui.tui.app import CsroApp
+from csro_tui.tui.backend import Backend
+from csro_tui.tui.screens.dashboard import DashboardScreen
+from csro_tui.tui.screens.editor import EditorScreen
+from csro_tui.tui.screens.review import ReviewScreen
+from csro_tui.tui.screens.start import StartScreen
+from csro_tui.tui.widgets.meta_bars import MetaBars
+from csro_tui.tui.widgets.population_table import PopulationTable
+from tests.tui.helpers import notifications, wait_until
+
+
+class ToySpec:
+    name = "toy"
+
+    def seed_policies(self) -> dict[str, str]:
+        return {"weak": toy_policy(0.1)}
+
+
+def toy_app(tmp_path):
+    oracle = climbing_oracle(0.1)
+    backend = Backend(
+        tmp_path,
+        engine_parts={"spec": ToySpec(), "oracle": oracle, "evaluator": ToyEvaluator(), "meta_solve": best_member_solve},
+    )
+    return CsroApp(sessions_dir=tmp_path, backend=backend), oracle
+
+
+def population(app) -> list[str]:
+    table = app.screen.query_one(PopulationTable)
+    return [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+
+
+async def review(pilot, app):
+    await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "a review")
+    return app.screen
+
+
+async def idle(pilot, app):
+    await wait_until(pilot, lambda: not app._busy() and isinstance(app.screen, DashboardScreen), "the engine to finish")
+
+
+async def test_three_reviews_accept_edit_reject(tmp_path):
+    app, oracle = toy_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, StartScreen), "the start screen")
+        await pilot.press("ctrl+n")
+        await idle(pilot, app)
+        assert population(app) == ["weak"]
+
+        # 1: accept
+        await pilot.press("n")
+        screen = await review(pilot, app)
+        assert screen.info.name == "climb-1" and screen.info.valid
+        await pilot.press("a")
+        await idle(pilot, app)
+        assert population(app) == ["weak", "climb-1"]
+
+        # 2: edit (a stronger policy), reviewed again, then accept
+        await pilot.press("n")
+        screen = await review(pilot, app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), "the editor")
+        app.screen.query_one("#editor-area").text = toy_policy(0.9)
+        await pilot.press("ctrl+s")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen is not screen, "the edit's review"
+        )
+        assert "STRENGTH = 0.9" in app.screen.info.source
+        await pilot.press("a")
+        await idle(pilot, app)
+        assert population(app) == ["weak", "climb-1", "climb-2"]
+        bars = str(app.screen.query_one(MetaBars).render())
+        assert "climb-2" in bars and "100.0%" in bars  # the strongest takes all the weight
+
+        # 3: reject with a reason; the oracle's next attempt gets it
+        await pilot.press("n")
+        await review(pilot, app)
+        await pilot.press("r")
+        await pilot.press(*"too timid")
+        await pilot.press("enter")
+        await review(pilot, app)  # attempt 2 of iteration 3
+        assert oracle.contexts[-1].rejections[-1][1] == "too timid"
+        await pilot.press("c")  # stop the run from the review screen
+        await idle(pilot, app)
+        assert population(app) == ["weak", "climb-1", "climb-2"]
+        assert not any("Error" in n for n in notifications(app))
+        session_id = app.live.session_id
+
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert [m.name for m in state.population] == ["weak", "climb-1", "climb-2"]
+    assert state.member(state.ids[2]).source == toy_policy(0.9)
+    decisions = [(p.decision.action, p.decision.reason) for p in state.proposals.values() if p.decision]
+    assert decisions[:3] == [("accept", ""), ("edit", ""), ("accept", "")]
+    assert ("reject", "too timid") in decisions
+    assert state.meta_strategy[state.ids[2]] == 1.0

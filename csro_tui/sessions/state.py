@@ -248,7 +248,9 @@ class SessionState:
         """The latest meta-strategy, by policy id (members added since weigh 0)."""
         weights = dict.fromkeys(self.ids, 0.0)
         if self.meta is not None:
-            weights.update(zip(self.meta.population, self.meta.strategy))
+            for policy_id, weight in zip(self.meta.population, self.meta.strategy):
+                if policy_id in weights:
+                    weights[policy_id] = weight
         return weights
 
     @property

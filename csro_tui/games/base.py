@@ -1,0 +1,215 @@
+"""What the rest of csro-tui needs to know about one game.
+
+A `GameSpec` wraps an OpenSpiel game with everything the CSRO loop needs
+around it (docs/ARCHITECTURE.md, Contract 3):
+
+- `new_view(player)` builds an `ObservationView`, which turns OpenSpiel states
+  into the JSON observation one code policy receives (only what that player
+  may know);
+- `benchmark()` lists trusted `BenchmarkBot`s (RRPS competition bots, CFR+,
+  always-call, ...) that run in the referee's process;
+- `seed_policies()` returns hand-written policy modules to start populations;
+- `rules_text` / `observation_text` explain the game and the observation to
+  people and to the LLM.
+
+Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`,
+`generic`); `csro_tui.games.registry.get_game` builds them from a name.
+"""
+
+from __future__ import annotations
+
+import random
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+import pyspiel
+
+if TYPE_CHECKING:  # OpenSpiel's python policies are only needed for typing here
+    from open_spiel.python import policy as openspiel_policy
+
+
+class ObservationView:
+    """One player's view of one episode: OpenSpiel state -> JSON observation.
+
+    A view is created per (episode, player) and may keep state between calls
+    (move histories in repeated games).  The referee calls `observe` only when
+    the player must act.  The returned dict is JSON-serialisable and always
+    has "legal_actions" (list of int).
+    """
+
+    def __init__(self, player: int) -> None:
+        self.player = player
+
+    def observe(self, state: pyspiel.State) -> dict:
+        raise NotImplementedError
+
+
+class BotAgent(Protocol):
+    """A benchmark bot playing one seat of one episode."""
+
+    def step(self, state: pyspiel.State) -> int:
+        """Choose an action for this agent's player at `state`."""
+        ...
+
+    def action_probabilities(self, state: pyspiel.State) -> dict[int, float] | None:
+        """The distribution `step` samples from (tabular bots), else None."""
+        ...
+
+
+DistributionFn = Callable[[pyspiel.State], dict[int, float]]
+
+
+def sample_action(distribution: dict[int, float], rng: random.Random) -> int:
+    """Draw one action from {action: probability} with `rng` (deterministic order)."""
+    actions = sorted(distribution)
+    threshold = rng.random() * sum(distribution[a] for a in actions)
+    cumulative = 0.0
+    for action in actions:
+        cumulative += distribution[action]
+        if threshold < cumulative:
+            return action
+    # Rounding can leave threshold == total; the last positive action is right.
+    return next(a for a in reversed(actions) if distribution[a] > 0)
+
+
+class TabularAgent:
+    """A bot defined by a distribution per state; samples with a seeded rng."""
+
+    def __init__(self, player: int, seed: int, distribution: DistributionFn) -> None:
+        self.player = player
+        self._distribution = distribution
+        self._rng = random.Random(seed)
+
+    def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
+        return self._distribution(state)
+
+    def step(self, state: pyspiel.State) -> int:
+        return sample_action(self._distribution(state), self._rng)
+
+
+class BenchmarkBot:
+    """A named, trusted opponent from a game's benchmark population.
+
+    `make(player, seed)` returns a fresh `BotAgent` for one episode.
+    `tabular_policy(game)` returns the bot as an OpenSpiel python policy for
+    exact evaluation, or None when the bot is not tabular.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        make_agent: Callable[[int, int], BotAgent],
+        tabular: Callable[[pyspiel.Game], "openspiel_policy.Policy"] | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self._make_agent = make_agent
+        self._tabular = tabular
+
+    def make(self, player: int, seed: int) -> BotAgent:
+        """A fresh agent for `player` in one episode, seeded with `seed`."""
+        return self._make_agent(player, seed)
+
+    @property
+    def is_tabular(self) -> bool:
+        return self._tabular is not None
+
+    def tabular_policy(self, game: pyspiel.Game) -> "openspiel_policy.Policy | None":
+        """This bot as an OpenSpiel policy over `game` (both seats), or None."""
+        return self._tabular(game) if self._tabular is not None else None
+
+    def __repr__(self) -> str:
+        return f"BenchmarkBot({self.name!r})"
+
+
+def uniform_distribution(legal_actions: list[int]) -> dict[int, float]:
+    """Equal probability on every legal action."""
+    return {a: 1.0 / len(legal_actions) for a in legal_actions}
+
+
+class GameSpec:
+    """Everything csro-tui knows about one game (see module docstring).
+
+    Subclasses set the class attributes and implement `new_view` and
+    `benchmark`.  `name` round-trips through `registry.get_game`; a spec
+    pickles as its name, so worker processes rebuild it from the registry.
+    """
+
+    name: str
+    title: str
+    game_string: str  # what pyspiel.load_game receives
+    rules_text: str
+    observation_text: str
+    exact: bool = False  # small enough to tabularise (Kuhn, Leduc)
+    default_episodes: int = 100
+    # How population metrics weigh the benchmark bots: "uniform" = every bot
+    # counts the same (PopReturn is the plain mean over bots, as in OpenSpiel's
+    # roshambo_population_example.py).
+    benchmark_weighting: str = "uniform"
+    seed_dir: str = ""  # folder under games/seeds/ holding this game's seeds
+
+    def __init__(self) -> None:
+        self._game: pyspiel.Game | None = None
+        self.params: dict[str, Any] = {}
+
+    def load(self) -> pyspiel.Game:
+        """The OpenSpiel game, loaded once per spec."""
+        if self._game is None:
+            self._game = pyspiel.load_game(self.game_string)
+        return self._game
+
+    def action_names(self) -> list[str]:
+        """Name of every action id (index = id)."""
+        game = self.load()
+        return [game.action_to_string(0, a) for a in range(game.num_distinct_actions())]
+
+    def game_info(self) -> dict:
+        """The `game` dict a policy receives (Contract 1), minus player and seed."""
+        game = self.load()
+        return {
+            "name": self.name,
+            "num_players": game.num_players(),
+            "num_actions": game.num_distinct_actions(),
+            "action_names": self.action_names(),
+            "rules": self.rules_text,
+            "params": dict(self.params),
+        }
+
+    def new_view(self, player: int) -> ObservationView:
+        raise NotImplementedError
+
+    def auto_action(self, state: pyspiel.State) -> int | None:
+        """An action the referee applies itself (no policy is asked), or None."""
+        return None
+
+    def benchmark(self) -> list[BenchmarkBot]:
+        raise NotImplementedError
+
+    def benchmark_bot(self, name: str) -> BenchmarkBot:
+        """The benchmark bot called `name` (KeyError if there is none)."""
+        for bot in self.benchmark():
+            if bot.name == name:
+                return bot
+        raise KeyError(f"{self.name} has no benchmark bot {name!r}")
+
+    def seed_policies(self) -> dict[str, str]:
+        """Hand-written seed policies: file stem -> policy module source."""
+        folder = resources.files("csro_tui.games").joinpath("seeds", self.seed_dir)
+        if not self.seed_dir or not folder.is_dir():
+            return {}
+        return {
+            entry.name.removesuffix(".py"): entry.read_text(encoding="utf-8")
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(".py") and not entry.name.startswith("_")
+        }
+
+    def __reduce__(self):
+        # Specs hold a loaded pyspiel game; rebuilding from the name is cheaper
+        # and keeps worker processes on the same registry code path.
+        from csro_tui.games.registry import get_game
+
+        return (get_game, (self.name,))
+
+    def __repr__(self) -> str:
+        return f"<GameSpec {self.name}>"

@@ -1,0 +1,14 @@
+"""Uniform random (hand-written seed policy for any OpenSpiel game, not LLM-generated).
+
+Every legal action with equal probability. Returns the distribution; the
+referee samples from it.
+"""
+
+
+class Policy:
+    def __init__(self, player, game):
+        self.player = player
+
+    def act(self, obs):
+        legal = obs["legal_actions"]
+        return {action: 1 / len(legal) for action in legal}

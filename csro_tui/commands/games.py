@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 # How many benchmark names to list before summarising the rest.
-NAMES_SHOWN = 4
+NAMES_SHOWN = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -24,10 +24,10 @@ import ctypes
 import math
 import random
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+import pyspiel
 
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
 from csro_tui.evaluation.results import MatchResult
@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 # host_factory(source, game_info, name=..., limits=...) -> a PolicyHost-like object
 HostFactory = Callable[..., Any]
+
+TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+SIMULTANEOUS = int(pyspiel.PlayerId.SIMULTANEOUS)
+CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 # Used when neither the caller nor the sandbox limits give one; generous,
 # because a match of thousands of episodes is legitimately long.
@@ -99,15 +103,19 @@ def sample_chance(state, rng: random.Random) -> int:
     return action
 
 
-@dataclass
 class _Episode:
-    id: int
-    state: Any
-    rng: random.Random
-    seat_of_a: int
-    views: list  # per seat: ObservationView for a code side, else None
-    agents: list  # per seat: BotAgent for a bot side, else None
-    pending: list = field(default_factory=lambda: [None, None])
+    """One live episode: its state, generator, seats and per-seat players."""
+
+    __slots__ = ("id", "state", "rng", "seat_of_a", "views", "agents", "pending")
+
+    def __init__(self, id: int, state, rng: random.Random, seat_of_a: int, views: list, agents: list):
+        self.id = id
+        self.state = state
+        self.rng = rng
+        self.seat_of_a = seat_of_a
+        self.views = views  # per seat: ObservationView for a code side, else None
+        self.agents = agents  # per seat: BotAgent for a bot side, else None
+        self.pending = [0, 0]  # the actions chosen this step, per seat
 
 
 class _Side:
@@ -145,7 +153,7 @@ def play_match(
     pairs = (episodes + 1) // 2
     limit = _match_time_limit(match_seconds, limits)
     sides = [_Side(a, spec), _Side(b, spec)]
-    factory = host_factory or _default_host_factory()
+    factory = host_factory or (_default_host_factory() if any(side.is_code for side in sides) else None)
     seeds = episode_seeds(seed, pairs)
     seed_native_rng(seed)
     returns: list[float | None] = [None] * (2 * pairs)
@@ -227,64 +235,86 @@ def _new_episodes(spec, sides: list[_Side], seeds: list[int]) -> list[_Episode]:
 
 
 def _play_lockstep(spec, sides, live, returns, limit, progress) -> None:
+    """Advance every live episode one decision per iteration (see module doc).
+
+    Kept lean on purpose: this loop runs once per move of every episode, so
+    each state is asked for its current player once and everything else is
+    plain list work.
+    """
     deadline = time.monotonic() + limit
-    auto_action = spec.auto_action
+    auto_action = spec.auto_action if _overrides_auto_action(spec) else None
     total = len(live)
     done = 0
-    side_of_seat_for_a = ((0, 1), (1, 0))  # [seat_of_a][seat] -> side index
+    code_a, code_b = sides[0].is_code, sides[1].is_code
     while live:
-        requests: list[list[tuple[_Episode, int]]] = [[], []]
-        still_live = []
-        finished = []
+        # Per code side: the batch for its host and where each answer goes.
+        batches: tuple[list, list] = ([], [])
+        targets: tuple[list, list] = ([], [])
+        moving: list[tuple[_Episode, int]] = []  # (episode, acting player or SIMULTANEOUS)
+        finished: list[int] = []
         for episode in live:
             state = episode.state
-            # Chance and automatic actions need no player; resolve them first.
-            while True:
-                if state.is_chance_node():
-                    state.apply_action(sample_chance(state, episode.rng))
-                    continue
-                if state.is_terminal():
-                    break
+            player = state.current_player()
+            if player == CHANCE:
+                player = _settle_chance(state, episode.rng)
+            if auto_action is not None and player != TERMINAL:
                 action = auto_action(state)
-                if action is None:
-                    break
-                state.apply_action(action)
-            if state.is_terminal():
+                while action is not None:
+                    state.apply_action(action)
+                    player = _settle_chance(state, episode.rng)
+                    action = None if player == TERMINAL else auto_action(state)
+            if player == TERMINAL:
                 returns[episode.id] = state.returns()[episode.seat_of_a]
                 finished.append(episode.id)
                 continue
-            still_live.append(episode)
-            seats = (0, 1) if state.is_simultaneous_node() else (state.current_player(),)
-            side_of_seat = side_of_seat_for_a[episode.seat_of_a]
-            for seat in seats:
+            moving.append((episode, player))
+            for seat in ((0, 1) if player == SIMULTANEOUS else (player,)):
                 agent = episode.agents[seat]
                 if agent is not None:
                     episode.pending[seat] = agent.step(state)
                 else:
-                    requests[side_of_seat[seat]].append((episode, seat))
-        for side_index, side_requests in enumerate(requests):
-            if side_requests:
-                _ask_host(sides[side_index], side_requests)
-        for episode in still_live:
-            state = episode.state
-            pending = episode.pending
-            if state.is_simultaneous_node():
-                state.apply_actions(pending)
+                    side_index = 0 if seat == episode.seat_of_a else 1
+                    batches[side_index].append((episode.id, episode.views[seat].observe(state)))
+                    targets[side_index].append((episode, seat))
+        if code_a and batches[0]:
+            _ask_host(sides[0], batches[0], targets[0])
+        if code_b and batches[1]:
+            _ask_host(sides[1], batches[1], targets[1])
+        for episode, player in moving:
+            if player == SIMULTANEOUS:
+                episode.state.apply_actions(episode.pending)
             else:
-                state.apply_action(pending[state.current_player()])
+                episode.state.apply_action(episode.pending[player])
         if finished:
             _end_episodes(sides, finished)
             done += len(finished)
             if progress is not None:
                 progress(done, total)
-        live = still_live
+            live = [episode for episode, _ in moving]
         if live and time.monotonic() > deadline:
             raise _overrun(sides, limit)
 
 
-def _ask_host(side: _Side, side_requests: list[tuple[_Episode, int]]) -> None:
+def _settle_chance(state, rng: random.Random) -> int:
+    """Resolve chance nodes; the player to act next (or TERMINAL/SIMULTANEOUS)."""
+    player = state.current_player()
+    while player == CHANCE:
+        state.apply_action(sample_chance(state, rng))
+        player = state.current_player()
+    return player
+
+
+def _overrides_auto_action(spec) -> bool:
+    """False when the spec keeps GameSpec's no-op, so the loop can skip the call."""
+    try:
+        from csro_tui.games.base import GameSpec
+    except ImportError:
+        return True
+    return getattr(type(spec), "auto_action", None) is not GameSpec.auto_action
+
+
+def _ask_host(side: _Side, batch: list, targets: list) -> None:
     """One round trip: every observation this side needs now, in one batch."""
-    batch = [(episode.id, episode.views[seat].observe(episode.state)) for episode, seat in side_requests]
     started = time.monotonic()
     try:
         answers = side.host.act(batch)
@@ -292,8 +322,8 @@ def _ask_host(side: _Side, side_requests: list[tuple[_Episode, int]]) -> None:
         raise _blame(error, side) from None
     finally:
         side.busy_seconds += time.monotonic() - started
-    for (episode, seat), answer in zip(side_requests, answers):
-        episode.pending[seat] = answer if isinstance(answer, int) else sample(answer, episode.rng)
+    for (episode, seat), answer in zip(targets, answers):
+        episode.pending[seat] = answer if answer.__class__ is int else sample(answer, episode.rng)
 
 
 def _end_episodes(sides: list[_Side], episode_ids: list[int]) -> None:

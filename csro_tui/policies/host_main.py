@@ -1,0 +1,766 @@
+"""Policy host: the child process that runs one untrusted policy module.
+
+Started by `csro_tui.policies.sandbox.PolicyHost` as
+`python -s -S -P host_main.py`, possibly inside bubblewrap.  STDLIB ONLY, and
+it never imports csro_tui: it starts fast and the policy cannot reach the
+application's code.  Everything it needs (allowed imports, limits, forbidden
+names) arrives as data in the first message.
+
+Protocol: one JSON object per line, both ways, over the stdin/stdout pipes,
+which are moved to private descriptors at once so the policy's prints can
+neither flood nor corrupt the channel.  The first request is `init`; then
+`new` (construct episodes), `act` (one batch of observations) and `end`.
+Every reply echoes the request's `seq`.  A failure reply has `ok: false`,
+a category (crash, memory, forbidden, timeout), a one-line message, the
+policy's traceback and the tail of what it printed; the parent then kills us.
+
+Before the policy loads, in this order: resource limits, imports of the
+modules the policy names, dropping root to nobody, the parent-death signal,
+captured output, restricted builtins and an audit hook that blocks processes,
+network, file writes, reads outside the Python installation, ctypes, frame
+introspection and imports outside the allowlist.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # never write .pyc files into the installation
+
+import builtins  # noqa: E402
+import json  # noqa: E402
+import linecache  # noqa: E402
+import numbers  # noqa: E402
+import operator  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import signal  # noqa: E402
+import traceback  # noqa: E402
+import types  # noqa: E402
+
+# Mutable host state lives in closures and locals, not here, so a policy that
+# somehow reached this module's globals would find little to tamper with.
+_MAX_DIST_ENTRIES = 100_000
+_EXIT_AFTER_FAILURE = 3
+
+
+class ForbiddenOperation(BaseException):
+    """Raised into policy code for a blocked operation.
+
+    A BaseException, so `except Exception:` in the policy does not swallow
+    it; the violation is also recorded, so it is reported even if it is.
+    """
+
+
+class _ProtocolError(Exception):
+    """The parent sent something this host cannot act on."""
+
+
+class _OutputTail:
+    """A stand-in for sys.stdout/sys.stderr that keeps only a bounded tail."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, limit: int) -> None:
+        self._limit = max(limit, 0)
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self._limit:
+            piece = text[-self._limit :]
+            self._parts.append(piece)
+            self._size += len(piece)
+            if self._size > 2 * self._limit:
+                joined = "".join(self._parts)[-self._limit :]
+                self._parts = [joined]
+                self._size = len(joined)
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def tail(self) -> str:
+        return "".join(self._parts)[-self._limit :] if self._limit else ""
+
+
+class _Channel:
+    """Line-delimited JSON over two private file descriptors."""
+
+    def __init__(self, in_fd: int, out_fd: int) -> None:
+        self._reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
+        self._out_fd = out_fd
+
+    def receive(self):
+        line = self._reader.readline()
+        if not line:
+            return None
+        return json.loads(line)
+
+    def send(self, message) -> None:
+        data = json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+        view = memoryview(data)
+        while view:
+            written = os.write(self._out_fd, view)
+            view = view[written:]
+
+
+def _set_limit(which: int, value) -> None:
+    """Set soft and hard limit to `value` (never above an existing hard limit)."""
+    if value is None:
+        return
+    _soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def _apply_limits(limits: dict) -> None:
+    _set_limit(resource.RLIMIT_CORE, 0)
+    if limits.get("memory_bytes"):
+        _set_limit(resource.RLIMIT_AS, int(limits["memory_bytes"]))
+    if limits.get("cpu_seconds"):
+        cpu = int(limits["cpu_seconds"])
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        # SIGXCPU at the soft limit ends the process; the hard limit (SIGKILL)
+        # one second later is only a backstop.
+        new_hard = cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, new_hard), new_hard))
+    if limits.get("max_file_bytes") is not None:
+        _set_limit(resource.RLIMIT_FSIZE, int(limits["max_file_bytes"]))
+    if limits.get("max_open_files"):
+        _set_limit(resource.RLIMIT_NOFILE, int(limits["max_open_files"]))
+
+
+def _drop_privileges(uid: int, gid: int) -> None:
+    """As root, become uid/gid for good, so RLIMIT_NPROC and file permissions apply."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != gid:
+        raise OSError("could not drop privileges")
+
+
+def _load_ctypes():
+    """Import ctypes while the installation is still readable (before the drop)."""
+    try:
+        import ctypes
+
+        return ctypes
+    except ImportError:
+        return None
+
+
+def _set_parent_death_signal(ctypes) -> None:
+    """Die with the parent even while the policy spins (Linux prctl).
+
+    Must run after dropping privileges: changing credentials clears it.
+    """
+    if ctypes is None:
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: exec can never gain privileges
+    except Exception:
+        pass  # not Linux: the parent's kill on close still applies
+
+
+def _is_dunder(name) -> bool:
+    return isinstance(name, str) and len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _describe(value, limit: int = 120) -> str:
+    """repr() of plain data only: the audit hook must never run policy code."""
+    kind = type(value)
+    if kind is tuple:
+        text = "(" + ", ".join(_describe(item, limit) for item in value[:4]) + ")"
+    elif kind in (str, bytes, int, float, bool, type(None)):
+        text = repr(value)
+    else:
+        text = "<object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _safe_str(error: BaseException) -> str:
+    try:
+        return str(error)
+    except BaseException:  # noqa: BLE001 - a policy-defined __str__ may raise anything
+        return "<unprintable>"
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, bool) or type(value).__name__ in ("bool", "bool_")
+
+
+class _Guard:
+    """Runtime rules for policy code: restricted builtins plus an audit hook.
+
+    The audit hook cannot be removed once installed.  Rules that depend on
+    who is calling look for frames whose globals are the policy module's, so
+    the interpreter, numpy and the host itself keep working normally.
+    """
+
+    # Blocked whoever asks, once armed: the host needs none of these.
+    ALWAYS_BLOCKED = frozenset(
+        {
+            "os.system",
+            "os.exec",
+            "os.posix_spawn",
+            "os.spawn",
+            "os.fork",
+            "os.forkpty",
+            "os.kill",
+            "os.killpg",
+            "os.putenv",
+            "os.unsetenv",
+            "os.remove",
+            "os.rename",
+            "os.rmdir",
+            "os.mkdir",
+            "os.chmod",
+            "os.chown",
+            "os.link",
+            "os.symlink",
+            "os.truncate",
+            "os.utime",
+            "os.chdir",
+            "os.chflags",
+            "os.lchflags",
+            "os.setxattr",
+            "os.removexattr",
+            "os.listxattr",
+            "os.getxattr",
+            "os.startfile",
+            "subprocess.Popen",
+            "pty.spawn",
+            "signal.pthread_kill",
+            "sys.addaudithook",
+            "sys.settrace",
+            "sys.setprofile",
+            "sys._current_frames",
+            "sys._current_exceptions",
+            "gc.get_objects",
+            "gc.get_referrers",
+            "gc.get_referents",
+            "code.__new__",
+            "function.__new__",
+            "builtins.input",
+            "builtins.breakpoint",
+            "resource.setrlimit",
+            "resource.prlimit",
+            "mmap.__new__",
+            "tempfile.mkstemp",
+            "tempfile.mkdtemp",
+            "webbrowser.open",
+        }
+    )
+    ALWAYS_BLOCKED_PREFIXES = ("socket.", "ctypes.", "shutil.", "fcntl.", "syslog.", "urllib.", "http.", "ftplib.",
+                               "smtplib.", "poplib.", "imaplib.", "nntplib.", "telnetlib.", "sqlite3.", "winreg.",
+                               "_winapi.", "msvcrt.", "cpython.")
+    # Modules whose (first) import is blocked whoever asks, once armed.
+    DENIED_MODULES = frozenset(
+        {"ctypes", "_ctypes", "subprocess", "_posixsubprocess", "socket", "_socket", "multiprocessing",
+         "_multiprocessing", "pty", "mmap", "fcntl", "select", "selectors", "asyncio", "_asyncio"}
+    )
+    # Blocked when called directly by policy code (libraries may use them).
+    POLICY_CALLER_BLOCKED = frozenset(
+        {"exec", "compile", "sys._getframe", "marshal.loads", "marshal.load", "marshal.dumps", "pickle.find_class"}
+    )
+    FRAME_ATTRIBUTES = frozenset({"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_code", "__code__", "gi_code",
+                                  "cr_code", "ag_code"})
+    WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+    def __init__(self, config: dict) -> None:
+        self.allowed_imports = frozenset(config["allowed_imports"])
+        self.forbidden_builtins = frozenset(config["forbidden_builtins"])
+        self.forbidden_attributes = frozenset(config["forbidden_attributes"])
+        self.allowed_dunder_attributes = frozenset(config["allowed_dunder_attributes"])
+        self.recursion_cap = int(config.get("recursion_limit", 10_000))
+        self.violations: list[str] = []
+        self.policy_globals: dict = {}
+        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *config.get("site_dirs", [])}
+        self.read_roots = tuple(sorted({os.path.realpath(root).rstrip("/") + "/" for root in roots if root}))
+
+    # -- recording -----------------------------------------------------------
+
+    def forbid(self, what: str):
+        message = f"blocked {what}"
+        self.violations.append(message)
+        raise ForbiddenOperation(message)
+
+    # -- restricted builtins ---------------------------------------------------
+
+    def make_builtins(self) -> dict:
+        safe = dict(builtins.__dict__)
+        for key in ("__loader__", "__spec__", "__package__", "__doc__"):
+            safe.pop(key, None)
+        for name in self.forbidden_builtins:
+            safe[name] = self._stub(name)
+        guard = self
+        real_import = builtins.__import__
+
+        def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+            if level:
+                guard.forbid(f"relative import of {name!r}")
+            if not isinstance(name, str) or (
+                name.split(".")[0] not in guard.allowed_imports and name != "__future__"
+            ):
+                guard.forbid(f"import of {name!r} (allowed: {', '.join(sorted(guard.allowed_imports))})")
+            for item in fromlist or ():
+                if _is_dunder(item) or item in guard.forbidden_attributes:
+                    guard.forbid(f"import of {item!r} from {name!r}")
+            return real_import(name, globals, locals, fromlist, level)
+
+        def attribute_name_check(function: str, name) -> None:
+            if not isinstance(name, str):
+                return  # the real builtin raises TypeError
+            if (_is_dunder(name) and name not in guard.allowed_dunder_attributes) or name in guard.forbidden_attributes:
+                guard.forbid(f"{function}() of the attribute {name!r}")
+
+        real_getattr, real_setattr, real_delattr = builtins.getattr, builtins.setattr, builtins.delattr
+
+        def guarded_getattr(obj, name, *default):
+            attribute_name_check("getattr", name)
+            return real_getattr(obj, name, *default)
+
+        def guarded_setattr(obj, name, value):
+            attribute_name_check("setattr", name)
+            return real_setattr(obj, name, value)
+
+        def guarded_delattr(obj, name):
+            attribute_name_check("delattr", name)
+            return real_delattr(obj, name)
+
+        safe["__import__"] = guarded_import
+        safe["getattr"] = guarded_getattr
+        safe["setattr"] = guarded_setattr
+        safe["delattr"] = guarded_delattr
+        return safe
+
+    def _stub(self, name: str):
+        guard = self
+
+        def forbidden(*_args, **_kwargs):
+            guard.forbid(f"use of {name}()")
+
+        forbidden.__name__ = name
+        return forbidden
+
+    # -- process-wide patches --------------------------------------------------
+
+    def patch_modules(self) -> None:
+        """Cap the recursion limit and freeze signal handling."""
+        guard = self
+        real_setrecursionlimit = sys.setrecursionlimit
+
+        def capped_setrecursionlimit(limit):
+            real_setrecursionlimit(min(int(limit), guard.recursion_cap))
+
+        sys.setrecursionlimit = capped_setrecursionlimit
+        import _signal
+
+        for module in (signal, _signal):
+            for name in ("signal", "setitimer", "alarm", "pthread_sigmask", "siginterrupt", "set_wakeup_fd",
+                         "sigwait", "sigwaitinfo", "sigtimedwait", "pause", "raise_signal"):
+                if hasattr(module, name):
+                    setattr(module, name, self._stub(f"signal.{name}"))
+
+    # -- audit hook ------------------------------------------------------------
+
+    def install_hook(self) -> None:
+        guard = self
+        getframe = sys._getframe
+        busy = [False]
+        always_blocked = self.ALWAYS_BLOCKED
+        always_prefixes = self.ALWAYS_BLOCKED_PREFIXES
+        policy_caller_blocked = self.POLICY_CALLER_BLOCKED
+        frame_attributes = self.FRAME_ATTRIBUTES
+        denied_modules = self.DENIED_MODULES
+        allowed_imports = self.allowed_imports
+        write_flags = self.WRITE_FLAGS
+        read_roots = self.read_roots
+
+        def frame_at(depth: int):
+            try:
+                return getframe(depth + 1)
+            except ValueError:
+                return None
+
+        def called_by_policy(depth: int) -> bool:
+            frame = frame_at(depth + 1)
+            return frame is not None and frame.f_globals is guard.policy_globals
+
+        def policy_on_stack(frame) -> bool:
+            policy_globals = guard.policy_globals
+            while frame is not None:
+                if frame.f_globals is policy_globals:
+                    return True
+                frame = frame.f_back
+            return False
+
+        def import_initiator(frame):
+            """The frame that asked for an import, past importlib's own frames."""
+            while frame is not None:
+                module = frame.f_globals.get("__name__", "")
+                if not (module.startswith("importlib") or module.startswith("_frozen_importlib")):
+                    return frame
+                frame = frame.f_back
+            return None
+
+        def outside_roots(path) -> bool:
+            # Only plain paths are resolved: a policy object's __fspath__
+            # must never run inside the hook.
+            if type(path) not in (str, bytes):
+                return True
+            try:
+                real = os.path.realpath(os.fsdecode(path))
+            except Exception:
+                return True
+            return not (real + "/").startswith(read_roots)
+
+        # check() runs two frames below the code that raised the event
+        # (check <- hook <- trigger), hence the depth 2 below.
+        def check(event: str, args) -> None:
+            if event == "object.__getattr__":
+                name = args[1]
+                if (type(name) is not str or name in frame_attributes) and called_by_policy(2):
+                    guard.forbid(f"access to the attribute {_describe(name)}")
+                return
+            if event in always_blocked or event.startswith(always_prefixes):
+                guard.forbid(f"{event}{_describe(args, 100)}")
+            if event in policy_caller_blocked:
+                if called_by_policy(2):
+                    guard.forbid(f"{event}() called by policy code")
+                return
+            if event == "open":
+                path, mode, flags = args
+                writing = (type(mode) is str and any(c in mode for c in "wax+")) or (
+                    type(flags) is int and flags & write_flags
+                )
+                if writing:
+                    guard.forbid(f"open({_describe(path)}) for writing")
+                if type(path) not in (str, bytes):
+                    guard.forbid(f"open({_describe(path)}): only plain paths may be opened")
+                if outside_roots(path) and policy_on_stack(frame_at(2)):
+                    guard.forbid(f"open({_describe(path)}) outside the Python installation")
+                return
+            if event in ("os.listdir", "os.scandir"):
+                path = args[0] if args else "."
+                if outside_roots("." if path is None else path) and policy_on_stack(frame_at(2)):
+                    guard.forbid(f"{event}({_describe(path)})")
+                return
+            if event == "import":
+                name = args[0]
+                top = name.split(".")[0] if type(name) is str else ""
+                if top in denied_modules:
+                    guard.forbid(f"import of {_describe(name)}")
+                if top not in allowed_imports:
+                    initiator = import_initiator(frame_at(2))
+                    if initiator is not None and initiator.f_globals is guard.policy_globals:
+                        guard.forbid(f"import of {_describe(name)}")
+                return
+
+        def hook(event, args):
+            if busy[0]:
+                return
+            busy[0] = True
+            try:
+                check(event, args)
+            finally:
+                busy[0] = False
+
+        sys.addaudithook(hook)
+
+
+def _encode_key(key):
+    if _is_bool(key):
+        return {"type": "bool"}
+    try:
+        return operator.index(key)
+    except TypeError:
+        return {"type": type(key).__name__}
+
+
+def _encode_probability(value):
+    if _is_bool(value):
+        return {"type": "bool"}
+    if isinstance(value, numbers.Real):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return {"type": type(value).__name__}
+
+
+def _encode_answer(answer):
+    """Turn what act() returned into JSON that keeps its type visible.
+
+    Action ids (int, numpy integers) become ints; dicts become
+    {"dist": [[key, probability], ...]}; anything else {"type": name}, which
+    the parent reports as malformed.
+    """
+    if type(answer) is int:
+        return answer
+    if _is_bool(answer):
+        return {"type": "bool"}
+    if isinstance(answer, dict):
+        if len(answer) > _MAX_DIST_ENTRIES:
+            return {"type": f"dict with {len(answer)} entries"}
+        return {"dist": [[_encode_key(k), _encode_probability(v)] for k, v in dict.items(answer)]}
+    if isinstance(answer, (str, bytes, float, complex)):
+        return {"type": type(answer).__name__}
+    try:
+        return operator.index(answer)
+    except TypeError:
+        return {"type": type(answer).__name__}
+
+
+class _Host:
+    """Loads the policy once and serves its episodes."""
+
+    def __init__(self, channel: _Channel, config: dict, guard: _Guard, output: _OutputTail) -> None:
+        self.channel = channel
+        self.guard = guard
+        self.output = output
+        self.filename = config["policy_filename"]
+        self.game_json = json.dumps(config["game_info"])
+        self.instances: dict = {}
+        self.lists: dict = {}  # episode id -> {observation key -> reconstructed list}
+        self.policy_class = None
+        # Freed on MemoryError so the failure can still be reported.
+        self.reserve = bytearray(1 << 20)
+
+    # -- failures --------------------------------------------------------------
+
+    def _policy_traceback(self, error: BaseException) -> tuple[str, str]:
+        """(traceback text from the first policy frame, 'line N, in f')."""
+        try:
+            summary = traceback.TracebackException.from_exception(error, capture_locals=False)
+            frames = list(summary.stack)
+            first = next((i for i, f in enumerate(frames) if f.filename == self.filename), None)
+            policy_frames = [f for f in frames if f.filename == self.filename]
+            where = f"{self.filename} line {policy_frames[-1].lineno}, in {policy_frames[-1].name}" if policy_frames else ""
+            kept = frames[first:] if first is not None else []
+            text = "Traceback (most recent call last):\n" if kept else ""
+            text += "".join(traceback.StackSummary.from_list(kept).format())
+            text += "".join(summary.format_exception_only())
+            return text, where
+        except BaseException:  # noqa: BLE001 - formatting must never hide the real failure
+            return f"{type(error).__name__}: {_safe_str(error)}", ""
+
+    def failure(self, seq, error: BaseException, phase: str) -> dict:
+        if isinstance(error, MemoryError):
+            self.reserve = None
+        text, where = self._policy_traceback(error)
+        detail = f" ({where})" if where else ""
+        if self.guard.violations:
+            category, message = "forbidden", f"{self.guard.violations[0]} in {phase}{detail}"
+        elif isinstance(error, ForbiddenOperation):
+            category, message = "forbidden", f"{error} in {phase}{detail}"
+        elif isinstance(error, MemoryError):
+            category, message = "memory", f"ran out of memory in {phase}{detail}"
+        elif isinstance(error, RecursionError):
+            category, message = "crash", f"RecursionError in {phase}{detail}: {error}"
+        else:
+            text_of_error = _safe_str(error).strip()
+            first = text_of_error.splitlines()[0] if text_of_error else ""
+            name = type(error).__name__
+            category, message = "crash", f"{name}{': ' + first if first else ''} in {phase}{detail}"
+        return {
+            "seq": seq,
+            "ok": False,
+            "category": category,
+            "message": message,
+            "traceback": text,
+            "output": self.output.tail(),
+        }
+
+    def violation(self, seq, phase: str) -> dict:
+        return {
+            "seq": seq,
+            "ok": False,
+            "category": "forbidden",
+            "message": f"{self.guard.violations[0]} in {phase} (the policy caught the error, but it still counts)",
+            "traceback": "",
+            "output": self.output.tail(),
+        }
+
+    # -- operations ------------------------------------------------------------
+
+    def load(self, seq, source: str) -> dict:
+        module = types.ModuleType("policy")
+        module.__dict__["__builtins__"] = self.guard.make_builtins()
+        self.guard.policy_globals = module.__dict__
+        # Modules such as dataclasses look the policy's module up by name.
+        sys.modules["policy"] = module
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        try:
+            code = compile(source, self.filename, "exec", dont_inherit=True)
+            exec(code, module.__dict__)
+        except BaseException as error:  # noqa: BLE001 - policy code may raise anything
+            return self.failure(seq, error, "module load")
+        if self.guard.violations:
+            return self.violation(seq, "module load")
+        policy_class = module.__dict__.get("Policy")
+        if not isinstance(policy_class, type):
+            return {
+                "seq": seq,
+                "ok": False,
+                "category": "crash",
+                "message": "the module does not define `class Policy`",
+                "traceback": "",
+                "output": self.output.tail(),
+            }
+        self.policy_class = policy_class
+        return {"seq": seq, "ok": True}
+
+    def new_episodes(self, seq, episodes) -> dict:
+        episode = None
+        try:
+            for episode, player, seed in episodes:
+                game = json.loads(self.game_json)
+                game["player"] = player
+                game["seed"] = seed
+                self.instances[episode] = self.policy_class(player, game)
+                self.lists[episode] = {}
+        except BaseException as error:  # noqa: BLE001
+            return self.failure(seq, error, f"Policy.__init__ (episode {episode})")
+        if self.guard.violations:
+            return self.violation(seq, f"Policy.__init__ (episode {episode})")
+        return {"seq": seq, "ok": True}
+
+    def _reconstruct(self, episode, obs: dict, deltas: dict) -> None:
+        """Put the full lists back into obs from the appended suffixes."""
+        old = self.lists.get(episode, {})
+        kept = {}
+        for key, (start, suffix) in deltas.items():
+            if start:
+                full = old.get(key)
+                if full is None or len(full) != start:
+                    raise _ProtocolError(f"list {key!r} of episode {episode} is out of step")
+                full.extend(suffix)
+            else:
+                full = suffix
+            kept[key] = full
+            # The policy gets its own copy: mutating it must not corrupt the
+            # next reconstruction.
+            obs[key] = full[:]
+        self.lists[episode] = kept
+
+    def act(self, seq, requests) -> dict:
+        answers = []
+        instances = self.instances
+        episode = None
+        for episode, obs, deltas in requests:
+            instance = instances.get(episode)
+            if instance is None:
+                raise _ProtocolError(f"act for unknown episode {episode}")
+            if deltas:
+                self._reconstruct(episode, obs, deltas)
+            elif self.lists.get(episode):
+                self.lists[episode] = {}
+            try:
+                answers.append(_encode_answer(instance.act(obs)))
+            except BaseException as error:  # noqa: BLE001 - policy code may raise anything
+                return self.failure(seq, error, f"act (episode {episode})")
+        if self.guard.violations:
+            return self.violation(seq, f"act (episode {episode})")
+        return {"seq": seq, "ok": True, "answers": answers}
+
+    def end_episodes(self, seq, episode_ids) -> dict:
+        try:
+            for episode in episode_ids:
+                self.instances.pop(episode, None)
+                self.lists.pop(episode, None)
+        except BaseException as error:  # noqa: BLE001 - __del__ in policy code
+            return self.failure(seq, error, "end of episode")
+        if self.guard.violations:
+            return self.violation(seq, "end of episode")
+        return {"seq": seq, "ok": True}
+
+    def serve(self) -> None:
+        while True:
+            message = self.channel.receive()
+            if message is None:
+                return  # the parent closed the channel
+            seq = message.get("seq")
+            op = message.get("op")
+            try:
+                if op == "act":
+                    reply = self.act(seq, message["reqs"])
+                elif op == "new":
+                    reply = self.new_episodes(seq, message["eps"])
+                elif op == "end":
+                    reply = self.end_episodes(seq, message["ids"])
+                else:
+                    raise _ProtocolError(f"unknown operation {op!r}")
+            except (_ProtocolError, ValueError, KeyError, TypeError) as error:
+                reply = {"seq": seq, "ok": False, "category": "crash",
+                         "message": f"sandbox protocol error: {type(error).__name__}: {error}",
+                         "traceback": "", "output": ""}
+            self.channel.send(reply)
+            if not reply["ok"]:
+                os._exit(_EXIT_AFTER_FAILURE)
+
+
+def main() -> None:
+    # Move the protocol off fds 0/1 at once; 0 and 1 become /dev/null, 2 stays
+    # the crash log the parent reads if the interpreter itself dies.
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    channel = _Channel(in_fd, out_fd)
+    config = channel.receive()
+    if config is None:
+        return
+    seq = config.get("seq")
+    try:
+        sys.path.extend(config.get("site_dirs", []))
+        _apply_limits(config["limits"])
+        for name in config.get("preimport", []):
+            try:
+                __import__(name)
+            except Exception:
+                pass  # the policy's own import reports the problem
+        if config["limits"].get("max_processes"):
+            _set_limit(resource.RLIMIT_NPROC, int(config["limits"]["max_processes"]))
+        ctypes = _load_ctypes()
+        drop = config.get("drop_to")
+        if drop and os.geteuid() == 0:
+            _drop_privileges(int(drop[0]), int(drop[1]))
+        _set_parent_death_signal(ctypes)
+        del ctypes
+        output = _OutputTail(int(config.get("output_tail_chars", 2000)))
+        sys.stdout = sys.stderr = output
+        guard = _Guard(config)
+        guard.patch_modules()
+        host = _Host(channel, config, guard, output)
+        guard.install_hook()
+    except Exception as error:  # the host could not even be set up
+        channel.send({"seq": seq, "ok": False, "category": "crash",
+                      "message": f"sandbox setup failed: {type(error).__name__}: {error}",
+                      "traceback": traceback.format_exc(), "output": ""})
+        os._exit(_EXIT_AFTER_FAILURE)
+    reply = host.load(seq, config["source"])
+    channel.send(reply)
+    if not reply["ok"]:
+        os._exit(_EXIT_AFTER_FAILURE)
+    host.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,759 @@
+"""The sandbox, parent side: run one policy's code in an isolated child process.
+
+`PolicyHost` starts `host_main.py` (stdlib only) in a fresh process with a
+minimal environment, its own process group and temporary working directory,
+and talks to it in line-delimited JSON over pipes.  Isolation comes in two
+strengths (`isolation_mode()`):
+
+- "bubblewrap": the child runs under `bwrap` with no network, its own PID,
+  IPC and UTS namespaces, a private /tmp, and read-only binds of only what
+  the interpreter needs (never /work, the sessions directory or $HOME).
+- "rlimits": no namespaces; the child relies on resource limits, dropping
+  root, and the runtime guard alone.
+
+Both modes apply, inside the child and before the policy loads: resource
+limits (address space, CPU seconds, processes, file size, open files, no
+core dumps), dropping root to nobody (so the process limit and file
+permissions apply), and an audit hook plus restricted builtins that block
+imports outside the allowlist, file writes, reads outside the Python
+installation, processes, sockets, signals, ctypes and frame introspection.
+
+Deadlines: the child must be ready `init_timeout` seconds after it is
+spawned; a batch of n requests (constructing n episodes, or n `act` calls)
+must be answered within `batch_timeout + n * move_timeout` seconds.  Every
+reply is checked; any failure kills the host's whole process group and is
+raised as a `PolicyFailure`, again on every later call.
+
+Lists in observations (except `legal_actions`) are sent as appended
+suffixes: per episode and key, the host remembers what the child holds.  A
+list that is the same object as last time is assumed to have only grown (its
+length and last known element are checked); a different list object is
+compared with the child's copy and sent in full unless it extends it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from csro_tui.errors import ConfigError
+from csro_tui.policies.contract import ALLOWED_IMPORTS
+from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.policies.validation import (
+    ALLOWED_DUNDER_ATTRIBUTES,
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_BUILTINS,
+    POLICY_FILENAME,
+    imported_modules,
+)
+
+HOST_SCRIPT = Path(__file__).with_name("host_main.py")
+SANDBOX_ENV_VAR = "CSRO_SANDBOX"
+# Where the host script is mounted inside bubblewrap: the directory holding
+# our own code is never visible to the policy.
+_SANDBOX_SCRIPT = "/csro-host/host_main.py"
+_NOBODY = (65534, 65534)
+# Environment variables passed through when set: some CPUs need them for
+# OpenBLAS (inside numpy) not to crash.
+_PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# Modules the host loads before dropping root in rlimits mode: after the drop
+# the Python installation may be unreadable (e.g. pyenv under /root), so
+# anything an allowed module imports lazily must already be loaded.
+_NUMPY_SUBMODULES = ("numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial")
+_LAZY_STDLIB = ("heapq", "weakref", "copy", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
+# Categories the child may report itself; anything else is malformed.
+_CHILD_CATEGORIES = {
+    "crash": FailureCategory.CRASH,
+    "memory": FailureCategory.MEMORY,
+    "forbidden": FailureCategory.FORBIDDEN,
+    "timeout": FailureCategory.TIMEOUT,
+}
+_MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "out of memory", "Out of memory", "memory allocation")
+_TEXT_LIMIT = 20_000  # longest message or traceback accepted from the child
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits of one policy host.
+
+    init_timeout: seconds from spawn until the module is loaded (interpreter
+        start, imports such as numpy at ~0.3 s, module-level code).
+    move_timeout: seconds allowed per request in a batch.
+    batch_timeout: fixed part of every batch deadline; a batch of n requests
+        must be answered within batch_timeout + n * move_timeout seconds.
+    memory_mb: address-space limit (RLIMIT_AS) of the host process.
+    cpu_seconds: CPU time for the host's whole lifetime (RLIMIT_CPU).
+    max_processes: RLIMIT_NPROC (counts threads; the host needs no more).
+    max_file_bytes: RLIMIT_FSIZE, largest file the host could write.
+    max_open_files: RLIMIT_NOFILE.
+    max_message_bytes: longest reply line accepted from the host.
+    output_tail_chars: how much of the policy's printed output is kept for
+        failure reports.
+    recursion_limit: cap on sys.setrecursionlimit inside the host.
+    """
+
+    init_timeout: float = 10.0
+    move_timeout: float = 1.0
+    batch_timeout: float = 2.0
+    memory_mb: int = 1024
+    cpu_seconds: int = 600
+    max_processes: int = 1
+    max_file_bytes: int = 1 << 20
+    max_open_files: int = 64
+    max_message_bytes: int = 64 << 20
+    output_tail_chars: int = 2000
+    recursion_limit: int = 10_000
+
+    def __post_init__(self) -> None:
+        for field_name in ("init_timeout", "move_timeout", "batch_timeout"):
+            value = getattr(self, field_name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"SandboxLimits.{field_name} must be a positive number of seconds, not {value!r}")
+        for field_name in ("memory_mb", "cpu_seconds", "max_processes", "max_open_files", "max_message_bytes"):
+            value = getattr(self, field_name)
+            if not (isinstance(value, int) and value > 0):
+                raise ValueError(f"SandboxLimits.{field_name} must be a positive integer, not {value!r}")
+        for field_name in ("max_file_bytes", "output_tail_chars", "recursion_limit"):
+            value = getattr(self, field_name)
+            if not (isinstance(value, int) and value >= 0):
+                raise ValueError(f"SandboxLimits.{field_name} must be a non-negative integer, not {value!r}")
+
+    def batch_deadline(self, requests: int) -> float:
+        """Seconds allowed for a batch of `requests` requests."""
+        return self.batch_timeout + max(requests, 1) * self.move_timeout
+
+
+# -- isolation mode -------------------------------------------------------------
+
+
+def isolation_mode() -> str:
+    """"bubblewrap" or "rlimits": how policy hosts are isolated here.
+
+    CSRO_SANDBOX=rlimits forces the fallback; CSRO_SANDBOX=bubblewrap
+    requires bubblewrap (ConfigError if it does not work); unset or "auto"
+    uses bubblewrap when a probe run succeeds (probed once per process).
+    """
+    wanted = os.environ.get(SANDBOX_ENV_VAR, "auto").strip().lower()
+    if wanted == "rlimits":
+        return "rlimits"
+    if wanted in ("bubblewrap", "bwrap"):
+        problem = bubblewrap_problem()
+        if problem:
+            raise ConfigError(f"{SANDBOX_ENV_VAR}={wanted} but bubblewrap does not work here: {problem}")
+        return "bubblewrap"
+    if wanted in ("", "auto"):
+        return "rlimits" if bubblewrap_problem() else "bubblewrap"
+    raise ConfigError(f"{SANDBOX_ENV_VAR} must be auto, bubblewrap or rlimits, not {wanted!r}")
+
+
+@lru_cache(maxsize=1)
+def bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot run our hosts here, or None if it can (cached)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bwrap is not installed"
+    work = tempfile.mkdtemp(prefix="csro-probe-")
+    try:
+        command = _bubblewrap_command(bwrap, work) + ["-s", "-S", "-c", "import sys"]
+        try:
+            result = subprocess.run(
+                command, env=_child_env(), capture_output=True, timeout=20, stdin=subprocess.DEVNULL
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"probe failed: {error}"
+        if result.returncode != 0:
+            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+            return f"probe exited with {result.returncode}: {lines[-1] if lines else 'no message'}"
+        return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def describe_isolation() -> str:
+    """One line for the CLI and README: which protections are active."""
+    try:
+        mode = isolation_mode()
+    except ConfigError as error:
+        return f"policy sandbox misconfigured: {error}"
+    user = "runs as nobody" if os.geteuid() == 0 else "runs as the current user"
+    common = f"{user}; memory/CPU/process/file limits; audit hook blocks imports, files, processes, network"
+    if mode == "bubblewrap":
+        return (
+            "policy sandbox: bubblewrap (no network, own PID/IPC namespaces, private /tmp, "
+            f"read-only Python install only); {common}"
+        )
+    reason = bubblewrap_problem() or f"{SANDBOX_ENV_VAR}=rlimits"
+    return f"policy sandbox: rlimits only ({reason}; install bubblewrap for namespaces); {common}"
+
+
+def _child_env() -> dict[str, str]:
+    env = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    for name in _PASSTHROUGH_ENV:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def _site_dirs() -> list[str]:
+    """Directories the child adds to sys.path (it starts with -S)."""
+    paths = sysconfig.get_paths()
+    dirs = [paths["purelib"], paths["platlib"]]
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("numpy")
+        if spec is not None and spec.origin:
+            dirs.append(str(Path(spec.origin).parent.parent))
+    except (ImportError, ValueError):
+        pass
+    unique: list[str] = []
+    for directory in dirs:
+        if directory and os.path.isdir(directory) and directory not in unique:
+            unique.append(directory)
+    return unique
+
+
+def _python_roots() -> list[str]:
+    """Everything the interpreter reads: installation prefixes and site dirs."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_site_dirs()}
+    expanded = set()
+    for root in roots:
+        if root and os.path.exists(root):
+            expanded.add(os.path.abspath(root))
+            expanded.add(os.path.realpath(root))
+    # A nested root is covered by its parent's bind.
+    ordered = sorted(expanded)
+    return [r for r in ordered if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in ordered)]
+
+
+def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
+    """bwrap arguments up to and including the interpreter path."""
+    args = [bwrap, "--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:
+        # Without a user namespace, so the host really is root inside and can
+        # drop to nobody (a user namespace would map only uid 0).
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    else:
+        args += ["--unshare-all"]
+    made_dirs: set[str] = set()
+
+    def ensure_parents(target: str) -> None:
+        # bwrap would create missing parents with restrictive modes (an
+        # unreadable /root), so create them world-traversable first.
+        parent = os.path.dirname(target.rstrip("/"))
+        chain = []
+        while parent not in ("", "/") and parent not in made_dirs:
+            chain.append(parent)
+            parent = os.path.dirname(parent)
+        for directory in reversed(chain):
+            args.extend(["--perms", "0755", "--dir", directory])
+            made_dirs.add(directory)
+
+    for system_dir in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(system_dir):
+            args += ["--symlink", os.readlink(system_dir), system_dir]
+        elif os.path.isdir(system_dir):
+            args += ["--ro-bind", system_dir, system_dir]
+        made_dirs.add(system_dir)
+    for etc_file in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
+        if os.path.exists(etc_file):
+            args += ["--ro-bind", etc_file, etc_file]
+    for root in _python_roots():
+        if root == "/usr" or root.startswith("/usr/"):
+            continue
+        ensure_parents(root)
+        args += ["--ro-bind", root, root]
+        made_dirs.add(root)
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    made_dirs.add("/tmp")
+    ensure_parents(_SANDBOX_SCRIPT)
+    args += ["--ro-bind", str(HOST_SCRIPT), _SANDBOX_SCRIPT]
+    ensure_parents(work_dir)
+    args += ["--bind", work_dir, work_dir, "--chdir", work_dir, sys.executable]
+    return args
+
+
+# -- the host -------------------------------------------------------------------
+
+
+class _HostDied(Exception):
+    """The child closed the channel or could not be written to."""
+
+
+class _HostSilent(Exception):
+    """The child missed its deadline."""
+
+
+class PolicyHost:
+    """One sandboxed process running one policy for many concurrent episodes.
+
+    Not thread-safe: use one host from one thread.  Calls start the host if
+    needed.  Any failure kills the host and raises a `PolicyFailure`; the
+    same failure is raised again by every later call.
+    """
+
+    def __init__(
+        self, source: str, game_info: dict, *, name: str = "policy", limits: SandboxLimits | None = None
+    ) -> None:
+        if not isinstance(source, str):
+            raise TypeError(f"policy source must be str, not {type(source).__name__}")
+        try:
+            json.dumps(game_info)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"game_info must be JSON-serialisable: {error}") from None
+        self.source = source
+        self.game_info = game_info
+        self.name = name
+        self.limits = limits or SandboxLimits()
+        self.failure: PolicyFailure | None = None
+        self.mode: str | None = None
+        self._process: subprocess.Popen | None = None
+        self._temp_dir: str | None = None
+        self._closed = False
+        self._seq = 0
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._poll_in: select.poll | None = None
+        self._poll_out: select.poll | None = None
+        # episode id -> {observation key -> (last list object, the child's copy)}
+        self._episodes: dict[int, dict[str, tuple[list, list]]] = {}
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def __enter__(self) -> PolicyHost:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def start(self) -> None:
+        """Spawn the host and load the module (no-op when already running)."""
+        self._check_usable()
+        if self._process is not None:
+            return
+        self.mode = isolation_mode()
+        deadline = time.monotonic() + self.limits.init_timeout
+        self._temp_dir = tempfile.mkdtemp(prefix="csro-host-")
+        work_dir = os.path.join(self._temp_dir, "work")
+        os.mkdir(work_dir, 0o700)
+        drop_to = list(_NOBODY) if os.geteuid() == 0 else None
+        if drop_to:
+            os.chown(work_dir, *_NOBODY)
+        log_path = os.path.join(self._temp_dir, "host.log")
+        if self.mode == "bubblewrap":
+            command = _bubblewrap_command(shutil.which("bwrap") or "bwrap", work_dir)
+            script = _SANDBOX_SCRIPT
+        else:
+            command = [sys.executable]
+            script = str(HOST_SCRIPT)
+        # -S: no site module (faster start, no .pth code, our editable install
+        # stays invisible); the child adds the site dirs it needs itself.
+        command += ["-s", "-S", "-P", script]
+        with open(log_path, "wb") as log:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=work_dir,
+                env=_child_env(),
+                start_new_session=True,
+                close_fds=True,
+            )
+        os.set_blocking(self._process.stdin.fileno(), False)
+        self._poll_in = select.poll()
+        self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
+        self._poll_out = select.poll()
+        self._poll_out.register(self._process.stdin.fileno(), select.POLLOUT)
+        preimport = sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
+        if drop_to and self.mode == "rlimits":
+            preimport = sorted(ALLOWED_IMPORTS - {"numpy"}) + list(_LAZY_STDLIB) + preimport
+            if "numpy" in preimport:
+                preimport += list(_NUMPY_SUBMODULES)
+        config = {
+            "op": "init",
+            "source": self.source,
+            "game_info": self.game_info,
+            "policy_filename": POLICY_FILENAME,
+            "allowed_imports": sorted(ALLOWED_IMPORTS),
+            "forbidden_builtins": sorted(FORBIDDEN_BUILTINS),
+            "forbidden_attributes": sorted(FORBIDDEN_ATTRIBUTES),
+            "allowed_dunder_attributes": sorted(ALLOWED_DUNDER_ATTRIBUTES),
+            "preimport": preimport,
+            "site_dirs": _site_dirs(),
+            "drop_to": drop_to,
+            "recursion_limit": self.limits.recursion_limit,
+            "output_tail_chars": self.limits.output_tail_chars,
+            "limits": {
+                "memory_bytes": self.limits.memory_mb << 20,
+                "cpu_seconds": self.limits.cpu_seconds,
+                "max_processes": self.limits.max_processes,
+                "max_file_bytes": self.limits.max_file_bytes,
+                "max_open_files": self.limits.max_open_files,
+            },
+        }
+        self._call(config, deadline, "loading the module")
+
+    def new_episodes(self, episodes: list[tuple[int, int, int]]) -> None:
+        """Construct `Policy(player, game)` for each (episode_id, player, seed)."""
+        self.start()
+        batch = []
+        for entry in episodes:
+            try:
+                episode, player, seed = entry
+            except (TypeError, ValueError):
+                raise ValueError(f"an episode must be (episode_id, player, seed), not {entry!r}") from None
+            for label, value in (("episode id", episode), ("player", player), ("seed", seed)):
+                if type(value) is not int:
+                    raise ValueError(f"{label} must be an int, not {value!r}")
+            if episode in self._episodes or any(episode == b[0] for b in batch):
+                raise ValueError(f"episode {episode} is already running on this host")
+            batch.append([episode, player, seed])
+        if not batch:
+            return
+        deadline = time.monotonic() + self.limits.batch_deadline(len(batch))
+        self._call({"op": "new", "eps": batch}, deadline, f"constructing {len(batch)} episode(s)")
+        for episode, _player, _seed in batch:
+            self._episodes[episode] = {}
+
+    def act(self, requests: list[tuple[int, dict]]) -> list[int | dict[int, float]]:
+        """One round trip for the whole batch; answers in request order.
+
+        Each answer is a legal action id, or a distribution over legal
+        actions normalised to sum to 1.
+        """
+        self.start()
+        if not requests:
+            return []
+        encoded = []
+        legal_lists = []
+        for entry in requests:
+            try:
+                episode, obs = entry
+            except (TypeError, ValueError):
+                raise ValueError(f"a request must be (episode_id, obs), not {type(entry).__name__}") from None
+            sent = self._episodes.get(episode)
+            if sent is None:
+                raise ValueError(f"episode {episode!r} is not running on this host; call new_episodes first")
+            if not isinstance(obs, dict) or not isinstance(obs.get("legal_actions"), (list, tuple)):
+                raise ValueError(f"the observation of episode {episode} must be a dict with a legal_actions list")
+            encoded.append(self._encode_observation(episode, obs, sent))
+            legal_lists.append(obs["legal_actions"])
+        deadline = time.monotonic() + self.limits.batch_deadline(len(requests))
+        reply = self._call({"op": "act", "reqs": encoded}, deadline, f"act for {len(requests)} episode(s)")
+        answers = reply.get("answers")
+        if not isinstance(answers, list) or len(answers) != len(requests):
+            count = len(answers) if isinstance(answers, list) else "no"
+            self._fail(FailureCategory.MALFORMED, f"host sent {count} answers for {len(requests)} requests")
+        return [
+            self._check_answer(answer, legal, episode)
+            for answer, legal, (episode, _obs) in zip(answers, legal_lists, requests)
+        ]
+
+    def end_episodes(self, episode_ids: list[int]) -> None:
+        """Drop the episodes' policy instances (unknown ids are ignored)."""
+        self._check_usable()
+        known = [episode for episode in episode_ids if episode in self._episodes]
+        if not known or self._process is None:
+            return
+        for episode in known:
+            del self._episodes[episode]
+        deadline = time.monotonic() + self.limits.batch_deadline(1)
+        self._call({"op": "end", "ids": known}, deadline, "ending episodes")
+
+    def close(self) -> None:
+        """Kill the host's process group, reap it and remove its temp dir."""
+        self._closed = True
+        self._kill()
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the host (bwrap's in bubblewrap mode), or None."""
+        return self._process.pid if self._process is not None else None
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+        if self._closed:
+            raise RuntimeError(f"policy host {self.name!r} is closed")
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is None or process.returncode is not None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def _fail(self, category: FailureCategory, message: str, traceback_text: str = "") -> None:
+        self.failure = PolicyFailure(category, message, traceback_text, self.name)
+        self._kill()
+        raise self.failure
+
+    def _call(self, message: dict, deadline: float, what: str) -> dict:
+        """Send one request, wait for its reply; fail the host on any problem."""
+        self._check_usable()
+        self._seq += 1
+        message["seq"] = self._seq
+        try:
+            data = json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"cannot send {what} to the policy host: {error}") from None
+        try:
+            self._write(data, deadline)
+            line = self._read_line(deadline)
+        except _HostSilent:
+            self._fail(FailureCategory.TIMEOUT, self._timeout_message(what, deadline))
+        except _HostDied:
+            self._fail(*self._death_report(what))
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            self._fail(FailureCategory.MALFORMED, f"host sent a reply that is not JSON while {what}")
+        if not isinstance(reply, dict) or reply.get("seq") != self._seq or not isinstance(reply.get("ok"), bool):
+            self._fail(FailureCategory.MALFORMED, f"host sent a reply out of protocol while {what}")
+        if not reply["ok"]:
+            self._fail(*self._child_failure(reply))
+        return reply
+
+    def _timeout_message(self, what: str, deadline: float) -> str:
+        return f"no answer in time while {what} (limits: init {self.limits.init_timeout:g} s, " \
+               f"{self.limits.batch_timeout:g} s + {self.limits.move_timeout:g} s per request)"
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        fd = self._process.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _HostSilent from None
+                events = self._poll_out.poll(remaining * 1000)
+                if any(flag & (select.POLLERR | select.POLLHUP) for _fd, flag in events):
+                    raise _HostDied from None
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                raise _HostDied from None
+            view = view[written:]
+
+    def _read_line(self, deadline: float) -> bytes:
+        fd = self._process.stdout.fileno()
+        buffer = self._buffer
+        limit = self.limits.max_message_bytes
+        while True:
+            end = buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(buffer)
+            if len(buffer) > limit:
+                self._fail(FailureCategory.MALFORMED, f"host sent a reply longer than {limit} bytes")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _HostSilent
+            if not self._poll_in.poll(remaining * 1000):
+                raise _HostSilent
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise _HostDied
+            buffer += chunk
+
+    def _log_tail(self, chars: int = 1500) -> str:
+        if self._temp_dir is None:
+            return ""
+        try:
+            with open(os.path.join(self._temp_dir, "host.log"), "rb") as log:
+                log.seek(0, os.SEEK_END)
+                log.seek(max(0, log.tell() - chars))
+                return log.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def _death_report(self, what: str) -> tuple[FailureCategory, str, str]:
+        """Classify a host that stopped talking: by signal, exit code and log."""
+        process = self._process
+        try:
+            process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            self._kill()
+        code = process.returncode
+        log = self._log_tail()
+        signal_number = -code if code < 0 else (code - 128 if self.mode == "bubblewrap" and code > 128 else 0)
+        if signal_number:
+            try:
+                signal_name = signal.Signals(signal_number).name
+            except ValueError:
+                signal_name = f"signal {signal_number}"
+            if signal_number == signal.SIGXCPU:
+                return (
+                    FailureCategory.TIMEOUT,
+                    f"used up its CPU time limit of {self.limits.cpu_seconds} s while {what}",
+                    log,
+                )
+            if signal_number == signal.SIGKILL or any(hint in log for hint in _MEMORY_HINTS):
+                return (
+                    FailureCategory.MEMORY,
+                    f"host was killed ({signal_name}) while {what}, probably out of memory "
+                    f"(limit {self.limits.memory_mb} MB)",
+                    log,
+                )
+            hint = " (too deep recursion?)" if signal_number == signal.SIGSEGV else ""
+            return FailureCategory.CRASH, f"host crashed with {signal_name} while {what}{hint}", log
+        if any(hint in log for hint in _MEMORY_HINTS):
+            return (
+                FailureCategory.MEMORY,
+                f"host ran out of memory while {what} (limit {self.limits.memory_mb} MB)",
+                log,
+            )
+        last = log.splitlines()[-1] if log else "no message"
+        return FailureCategory.CRASH, f"host exited with code {code} while {what}: {last}", log
+
+    def _child_failure(self, reply: dict) -> tuple[FailureCategory, str, str]:
+        category = _CHILD_CATEGORIES.get(reply.get("category"))
+        message = reply.get("message")
+        traceback_text = reply.get("traceback", "")
+        output = reply.get("output", "")
+        if category is None or not all(isinstance(v, str) for v in (message, traceback_text, output)):
+            return FailureCategory.MALFORMED, "host sent a failure report out of protocol", ""
+        message = message[:_TEXT_LIMIT] or "no message"
+        if category is FailureCategory.MEMORY:
+            message += f" (limit {self.limits.memory_mb} MB)"
+        traceback_text = traceback_text[:_TEXT_LIMIT]
+        if output:
+            traceback_text += f"\n--- last output of the policy ---\n{output[-self.limits.output_tail_chars:]}"
+        return category, message, traceback_text
+
+    # -- observations and answers ------------------------------------------------
+
+    @staticmethod
+    def _encode_observation(episode: int, obs: dict, sent: dict[str, tuple[list, list]]) -> list:
+        """[episode, plain values, {key: [start, appended items]}] for the child."""
+        plain = {}
+        deltas = {}
+        kept = {}
+        for key, value in obs.items():
+            if type(value) is not list or key == "legal_actions":
+                plain[key] = value
+                continue
+            previous = sent.get(key)
+            start = 0
+            if previous is not None:
+                last_object, mirror = previous
+                known = len(mirror)
+                if len(value) >= known:
+                    if value is last_object:
+                        extends = known == 0 or value[known - 1] == mirror[-1]
+                    else:
+                        extends = value[:known] == mirror
+                    if extends:
+                        start = known
+            if start:
+                suffix = value[start:]
+                mirror.extend(suffix)
+            else:
+                suffix = value
+                mirror = list(value)
+            kept[key] = (value, mirror)
+            deltas[key] = [start, suffix]
+        sent.clear()
+        sent.update(kept)
+        return [episode, plain, deltas or 0]
+
+    def _check_answer(self, answer, legal, episode: int) -> int | dict[int, float]:
+        if type(answer) is int:
+            if answer not in legal:
+                self._fail(
+                    FailureCategory.ILLEGAL_ACTION,
+                    f"act returned action {answer}, which is not legal (legal: {_brief_list(legal)}) "
+                    f"in episode {episode}",
+                )
+            return answer
+        if isinstance(answer, dict) and set(answer) == {"dist"} and isinstance(answer["dist"], list):
+            return self._check_distribution(answer["dist"], legal, episode)
+        if isinstance(answer, dict) and set(answer) == {"type"} and isinstance(answer["type"], str):
+            self._fail(
+                FailureCategory.MALFORMED,
+                f"act returned a {answer['type'][:60]}; expected an action id (int) or a dict "
+                f"{{action id: probability}} (episode {episode})",
+            )
+        self._fail(FailureCategory.MALFORMED, f"host sent an answer out of protocol (episode {episode})")
+
+    def _check_distribution(self, pairs: list, legal, episode: int) -> dict[int, float]:
+        where = f"(episode {episode})"
+        if not pairs:
+            self._fail(FailureCategory.MALFORMED, f"act returned an empty distribution {where}")
+        legal_set = set(legal)
+        result: dict[int, float] = {}
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                self._fail(FailureCategory.MALFORMED, f"host sent an answer out of protocol {where}")
+            key, probability = pair
+            if type(key) is not int:
+                kind = key.get("type") if isinstance(key, dict) else None
+                self._fail(
+                    FailureCategory.MALFORMED,
+                    f"distribution key of type {str(kind)[:60]} is not an action id {where}",
+                )
+            if type(probability) not in (int, float):
+                kind = probability.get("type") if isinstance(probability, dict) else None
+                self._fail(
+                    FailureCategory.MALFORMED,
+                    f"probability of action {key} is a {str(kind)[:60]}, not a number {where}",
+                )
+            if not math.isfinite(probability):
+                self._fail(FailureCategory.MALFORMED, f"probability of action {key} is {probability} {where}")
+            if probability < 0:
+                self._fail(FailureCategory.MALFORMED, f"probability of action {key} is negative ({probability}) {where}")
+            if key not in legal_set:
+                if probability == 0:
+                    continue  # zero weight on an illegal action changes nothing
+                self._fail(
+                    FailureCategory.ILLEGAL_ACTION,
+                    f"act gave probability {probability:g} to action {key}, which is not legal "
+                    f"(legal: {_brief_list(legal)}) {where}",
+                )
+            result[key] = float(probability)
+        total = math.fsum(result.values())
+        if not abs(total - 1.0) <= 1e-6:
+            self._fail(FailureCategory.MALFORMED, f"probabilities sum to {total:.9g}, not 1 {where}")
+        return {key: probability / total for key, probability in result.items()}
+
+
+def _brief_list(values, limit: int = 12) -> str:
+    values = list(values)
+    shown = ", ".join(str(v) for v in values[:limit])
+    return f"[{shown}{', ...' if len(values) > limit else ''}]"

@@ -12,6 +12,7 @@ drive its screens with them too.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import threading
 from dataclasses import dataclass, field
@@ -43,6 +44,30 @@ def strength(source: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+@functools.lru_cache(maxsize=256)
+def _toy_issues(source: str) -> tuple[dict[str, Any], ...]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return ({"line": error.lineno or 0, "col": error.offset or 0, "message": f"syntax error: {error.msg}"},)
+    if not any(isinstance(node, ast.ClassDef) and node.name == "Policy" for node in tree.body):
+        return ({"line": 1, "col": 0, "message": "no class Policy"},)
+    return ()
+
+
+@dataclass
+class ToySpec:
+    """Enough of a `GameSpec` for the engine: a name and seed policies."""
+
+    name: str = "toy"
+    exact: bool = True
+    default_episodes: int = 10
+    seeds: dict[str, str] = field(default_factory=lambda: {"zero": toy_policy(0.0), "weak": toy_policy(-0.5)})
+
+    def seed_policies(self) -> dict[str, str]:
+        return dict(self.seeds)
+
+
 @dataclass
 class ToyResult:
     mean: float
@@ -64,13 +89,7 @@ class ToyEvaluator:
         self._lock = threading.Lock()
 
     def static_issues(self, source: str) -> list[dict[str, Any]]:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError as error:
-            return [{"line": error.lineno or 0, "col": error.offset or 0, "message": f"syntax error: {error.msg}"}]
-        if not any(isinstance(node, ast.ClassDef) and node.name == "Policy" for node in tree.body):
-            return [{"line": 1, "col": 0, "message": "no class Policy"}]
-        return []
+        return [dict(issue) for issue in _toy_issues(source)]
 
     def run(self, jobs: Sequence[MatchJob]) -> list[ToyResult]:
         with self._lock:

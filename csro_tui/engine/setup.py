@@ -7,6 +7,7 @@ meta-solver); whatever is not given is made from the configuration.
 
 from __future__ import annotations
 
+import functools
 import platform
 from importlib import metadata
 from typing import Any, Mapping
@@ -27,6 +28,11 @@ RESUMABLE_OVERRIDES = frozenset({"iterations", "review", "max_attempts", "worker
 
 def software_versions() -> dict[str, str]:
     """Versions recorded in session_started (never any credential)."""
+    return dict(_software_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _software_versions() -> dict[str, str]:
 
     def version(distribution: str) -> str:
         try:

@@ -144,8 +144,9 @@ def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
 class SessionWriter:
     """Appends events to one session's log; safe to call from several threads."""
 
-    def __init__(self, directory: Path, *, next_seq: int = 1) -> None:
+    def __init__(self, directory: Path, *, next_seq: int = 1, fsync: bool = True) -> None:
         self.directory = Path(directory)
+        self.fsync = fsync
         self.path = self.directory / EVENTS_FILE
         self._next_seq = next_seq
         self._lock = threading.Lock()
@@ -165,7 +166,8 @@ class SessionWriter:
             line = json.dumps(to_record(event), ensure_ascii=False, default=str, allow_nan=False)
             self._file.write(line.encode("utf-8") + b"\n")
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if self.fsync:
+                os.fsync(self._file.fileno())
             self._next_seq += 1
             return event
 
@@ -177,7 +179,8 @@ class SessionWriter:
         with open(temporary, "w", encoding="utf-8") as handle:
             handle.write(policy.source)
             handle.flush()
-            os.fsync(handle.fileno())
+            if self.fsync:
+                os.fsync(handle.fileno())
         os.replace(temporary, target)
         return target
 
@@ -220,8 +223,11 @@ class SessionInfo:
 class SessionStore:
     """All sessions under one root directory."""
 
-    def __init__(self, root: Path | str | None = None) -> None:
+    def __init__(self, root: Path | str | None = None, *, fsync: bool = True) -> None:
         self.root = Path(root) if root is not None else default_sessions_root()
+        # Flushing to the disk per event is what makes a crash lose at most one
+        # event; only tests that write thousands of events turn it off.
+        self.fsync = fsync
 
     def session_dir(self, session_id: str) -> Path:
         return self.root / session_id
@@ -258,7 +264,7 @@ class SessionStore:
             raise SessionError(f"{directory}: a session with this id already exists") from None
         except OSError as error:
             raise SessionError(f"{directory}: cannot create the session directory ({error.strerror})") from None
-        return SessionWriter(directory)
+        return SessionWriter(directory, fsync=self.fsync)
 
     def read(self, ref: str | Path) -> SessionLog:
         return read_log(self.resolve(ref) / EVENTS_FILE)
@@ -282,7 +288,7 @@ class SessionStore:
             with open(path, "ab") as handle:
                 handle.write(b"\n")
                 os.fsync(handle.fileno())
-        return SessionWriter(directory, next_seq=len(log.events) + 1), log
+        return SessionWriter(directory, next_seq=len(log.events) + 1, fsync=self.fsync), log
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every session under the root, newest first; unreadable ones carry `error`."""

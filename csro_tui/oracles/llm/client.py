@@ -1,0 +1,929 @@
+"""The one way the LLM oracles talk to a model: a bounded, recorded chat client.
+
+`LLMClient.complete(messages, purpose=...)` streams a chat completion from any
+OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, LM Studio ...)
+through the official `openai` SDK.  The retry policy is ours, not the SDK's:
+bounded retries with backoff on 429 (honouring Retry-After), 5xx, connection
+errors, timeouts and streams cut before they finished; no retry on 401/403/404
+or other rejected requests.  Every call, failed ones included, becomes an
+`LLMCall` record (JSON-serialisable, never containing the API key) kept on the
+client, so the UI can show usage and the session log can replay it later
+(`csro_tui.oracles.llm.recorded.RecordedLLM`).
+
+Failures raise `LLMError` with a `kind` and a one-line message.  Settings
+come from `LLMConfig.from_sources` (defaults < config file < env < flags).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import random
+import socket
+import threading
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from csro_tui.errors import ConfigError, CsroError, SessionError
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+# Sent to servers that do not check keys (local servers), because the SDK
+# refuses to run without one.
+LOCAL_PLACEHOLDER_KEY = "not-needed"
+
+# Approximate public list prices, USD per million tokens (input, output), used
+# only for the cost estimate when the endpoint is OpenAI and no price is
+# configured.  Unknown models get no estimate rather than a guessed one.
+KNOWN_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "o3-mini": (1.10, 4.40),
+    "o4-mini": (1.10, 4.40),
+}
+
+# Longest wait we accept from a Retry-After header: the retry budget stays
+# bounded even if a server asks for minutes.
+MAX_RETRY_AFTER_S = 60.0
+
+# Request parameters some servers or models reject; on a 400 naming one of
+# them the client adapts the request once and remembers it for later calls.
+_ADAPTABLE_PARAMS = ("stream_options", "max_tokens", "temperature")
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (characters / 4), for budgets and missing usage."""
+    return (len(text) + 3) // 4
+
+
+def is_openai_url(base_url: str) -> bool:
+    """True when `base_url` points at OpenAI's own API (which needs a key)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == "openai.com" or host.endswith(".openai.com")
+
+
+def public_url(base_url: str) -> str:
+    """`base_url` without credentials or query string, safe to show and record."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+# --------------------------------------------------------------------- config
+@dataclass(frozen=True)
+class LLMConfig:
+    """How to reach the model and how patient to be with it."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None  # None -> OPENAI_BASE_URL env, else OpenAI
+    api_key: str | None = field(default=None, repr=False)  # None -> OPENAI_API_KEY; never recorded
+    temperature: float = 0.7
+    max_tokens: int = 4096
+    timeout: float = 120.0  # seconds to connect, and at most between two received chunks
+    max_retries: int = 3
+    concurrency: int = 4
+    input_price_per_mtok: float | None = None
+    output_price_per_mtok: float | None = None
+    stream: bool = True  # False: one plain request per attempt (for servers without streaming)
+
+    @classmethod
+    def from_sources(
+        cls,
+        flags: Mapping[str, Any] | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> "LLMConfig":
+        """Merge settings: defaults < config file < environment < flags.
+
+        The config file is TOML with an `[llm]` table whose keys are the
+        field names (`model = "qwen2.5-coder"`, `base_url = "http://..."`).
+        Environment: OPENAI_BASE_URL, OPENAI_API_KEY, and CSRO_LLM_<FIELD>
+        for every field (CSRO_LLM_MODEL, CSRO_LLM_TEMPERATURE, ...).  Flags
+        are field names (dashes allowed) mapped to values; None means unset.
+        Bad values raise `ConfigError` naming where they came from.
+        """
+        values: dict[str, Any] = {}
+        if config_file is not None:
+            values.update(_read_config_file(Path(config_file)))
+        for name, raw in _env_settings(env if env is not None else os.environ).items():
+            values[name] = _coerce(name, raw, f"environment variable {_ENV_NAMES[name][0]}")
+        for key, raw in (flags or {}).items():
+            name = key.replace("-", "_")
+            if name not in _FIELD_TYPES:
+                raise ConfigError(f"unknown LLM setting {key!r}; known: {', '.join(_FIELD_TYPES)}")
+            if raw is not None:
+                values[name] = _coerce(name, raw, f"--{name.replace('_', '-')}")
+        config = cls(**values)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        """Raise `ConfigError` if any value is out of range."""
+        checks = [
+            (bool(self.model.strip()), "model must not be empty"),
+            (0.0 <= self.temperature <= 2.0, f"temperature must be in [0, 2], got {self.temperature}"),
+            (self.max_tokens > 0, f"max_tokens must be positive, got {self.max_tokens}"),
+            (self.timeout > 0, f"timeout must be positive, got {self.timeout}"),
+            (self.max_retries >= 0, f"max_retries must be 0 or more, got {self.max_retries}"),
+            (self.concurrency >= 1, f"concurrency must be at least 1, got {self.concurrency}"),
+        ]
+        for price_name in ("input_price_per_mtok", "output_price_per_mtok"):
+            price = getattr(self, price_name)
+            checks.append((price is None or price >= 0, f"{price_name} must be 0 or more, got {price}"))
+        if self.base_url is not None:
+            parts = urlsplit(self.base_url)
+            checks.append(
+                (
+                    parts.scheme in ("http", "https") and bool(parts.hostname),
+                    f"base_url must look like http://host:port/v1, got {public_url(self.base_url)!r}",
+                )
+            )
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+
+    def resolved_base_url(self, env: Mapping[str, str] | None = None) -> str:
+        """The endpoint actually used: base_url, else OPENAI_BASE_URL, else OpenAI."""
+        env = os.environ if env is None else env
+        return (self.base_url or env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
+
+    def prices(self, base_url: str) -> tuple[float | None, float | None]:
+        """(input, output) USD per million tokens: configured, else known OpenAI list price."""
+        known = KNOWN_PRICES_PER_MTOK.get(self.model) if is_openai_url(base_url) else None
+        input_price = self.input_price_per_mtok if self.input_price_per_mtok is not None else (known or (None, None))[0]
+        output_price = self.output_price_per_mtok if self.output_price_per_mtok is not None else (known or (None, None))[1]
+        return input_price, output_price
+
+
+_FIELD_TYPES: dict[str, str] = {
+    "model": "str",
+    "base_url": "str?",
+    "api_key": "str?",
+    "temperature": "float",
+    "max_tokens": "int",
+    "timeout": "float",
+    "max_retries": "int",
+    "concurrency": "int",
+    "input_price_per_mtok": "float?",
+    "output_price_per_mtok": "float?",
+    "stream": "bool",
+}
+
+# Environment variables per field, in order of preference.
+_ENV_NAMES: dict[str, tuple[str, ...]] = {
+    name: (f"CSRO_LLM_{name.upper()}",) for name in _FIELD_TYPES
+} | {
+    "base_url": ("OPENAI_BASE_URL", "CSRO_LLM_BASE_URL"),
+    "api_key": ("OPENAI_API_KEY", "CSRO_LLM_API_KEY"),
+}
+
+
+def _env_settings(env: Mapping[str, str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name, env_names in _ENV_NAMES.items():
+        for env_name in env_names:
+            value = env.get(env_name)
+            if value is not None and value.strip() != "":
+                found[name] = value.strip()
+                break
+    return found
+
+
+def _coerce(name: str, raw: Any, source: str) -> Any:
+    """Convert a flag, env string or TOML value to the field's type."""
+    kind = _FIELD_TYPES[name]
+    shown = "<hidden>" if name == "api_key" else repr(raw)
+    try:
+        if kind.endswith("?") and (raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "none"))):
+            return None
+        base = kind.rstrip("?")
+        if base == "str":
+            if not isinstance(raw, str):
+                raise ValueError
+            return raw
+        if base == "bool":
+            if isinstance(raw, bool):
+                return raw
+            if isinstance(raw, str) and raw.strip().lower() in ("1", "true", "yes", "on"):
+                return True
+            if isinstance(raw, str) and raw.strip().lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if isinstance(raw, bool):  # True is an int in Python, never a number here
+            raise ValueError
+        if base == "int":
+            if isinstance(raw, float) and not raw.is_integer():
+                raise ValueError
+            return int(raw)
+        value = float(raw)
+        if not math.isfinite(value):
+            raise ValueError
+        return value
+    except (TypeError, ValueError):
+        wanted = {"str": "a string", "bool": "true or false", "int": "an integer", "float": "a number"}
+        raise ConfigError(f"{source}: {name} must be {wanted[kind.rstrip('?')]}, got {shown}") from None
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read config file {path}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
+    table = document.get("llm", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"config file {path}: 'llm' must be a table ([llm])")
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        if key not in _FIELD_TYPES:
+            raise ConfigError(f"config file {path}: unknown key [llm] {key}; known: {', '.join(_FIELD_TYPES)}")
+        values[key] = _coerce(key, raw, f"config file {path}")
+    return values
+
+
+# --------------------------------------------------------------------- records
+@dataclass
+class LLMCall:
+    """The record of one `complete` call (all its attempts), success or not.
+
+    `latency_s` is the wall time of the whole call, retries and waits
+    included.  Token counts are the server's usage summed over attempts; when
+    a server reports none they are estimated (characters / 4) and
+    `usage_estimated` is True.  `error`/`error_kind` are set on failure.
+    """
+
+    purpose: str
+    model: str
+    base_url: str
+    messages: list[dict[str, Any]]
+    response: str
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    cost_usd: float | None
+    attempts: int
+    error: str | None
+    error_kind: str | None = None
+    usage_estimated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy."""
+        data = asdict(self)
+        data["messages"] = [dict(m) for m in self.messages]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "LLMCall":
+        """Rebuild a record written by `to_dict`; raises SessionError if malformed."""
+        if not isinstance(data, Mapping):
+            raise SessionError(f"LLM call record must be an object, got {type(data).__name__}")
+        required = {"purpose", "model", "base_url", "messages", "response", "attempts"}
+        missing = sorted(required - set(data))
+        if missing:
+            raise SessionError(f"LLM call record is missing {', '.join(missing)}")
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        defaults = {
+            "finish_reason": None,
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "latency_s": 0.0,
+            "cost_usd": None,
+            "error": None,
+        }
+        for key, default in defaults.items():
+            values.setdefault(key, default)
+        messages = values["messages"]
+        if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
+            raise SessionError("LLM call record: messages must be a list of objects")
+        if not isinstance(values["response"], str) or not isinstance(values["purpose"], str):
+            raise SessionError("LLM call record: purpose and response must be strings")
+        values["messages"] = [dict(m) for m in messages]
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class LLMUsage:
+    """Totals over a client's calls, for the UI's usage display."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None  # None until some call had a known price
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def usage_of(calls: Iterable[LLMCall]) -> LLMUsage:
+    """Sum calls into an `LLMUsage`."""
+    count = failed = prompt = completion = 0
+    cost: float | None = None
+    for call in calls:
+        count += 1
+        failed += call.error is not None
+        prompt += call.prompt_tokens or 0
+        completion += call.completion_tokens or 0
+        if call.cost_usd is not None:
+            cost = (cost or 0.0) + call.cost_usd
+    return LLMUsage(count, failed, prompt, completion, cost)
+
+
+class LLMError(CsroError):
+    """An LLM call that failed, with a one-line message and a `kind`.
+
+    Kinds: "no_key", "unreachable", "auth", "rate_limit", "timeout",
+    "truncated" (stream cut before it finished), "bad_response" (not an
+    understandable completion, or a replay that diverged), "server_error"
+    (5xx), "bad_request" (the server rejected the request: 400/404/422, e.g.
+    an unknown model) and "cancelled".  `call` is the record of the failed
+    call when there was one.
+    """
+
+    KINDS = (
+        "no_key",
+        "unreachable",
+        "auth",
+        "rate_limit",
+        "timeout",
+        "truncated",
+        "bad_response",
+        "server_error",
+        "bad_request",
+        "cancelled",
+    )
+
+    def __init__(self, kind: str, message: str, *, call: LLMCall | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.call = call
+
+
+class LLMBackend(Protocol):
+    """What an oracle needs: `LLMClient` (live) and `RecordedLLM` (replay) both fit."""
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        purpose: str,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> LLMCall: ...
+
+    @property
+    def calls(self) -> list[LLMCall]: ...
+
+    @property
+    def usage(self) -> LLMUsage: ...
+
+
+# --------------------------------------------------------------------- client
+class _AttemptFailed(Exception):
+    """One attempt failed; `retryable` says whether another may help."""
+
+    def __init__(
+        self, kind: str, message: str, *, retryable: bool, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+@dataclass
+class _Attempt:
+    """What one attempt produced so far (kept when it fails halfway)."""
+
+    text: str = ""
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    got_data: bool = False  # any chunk or body parsed from the server
+
+
+class LLMClient:
+    """A thread-safe chat client over the `openai` SDK with our retry policy.
+
+    `sleep(seconds)` replaces the wait between attempts (tests use it to see
+    the waits without sleeping); `retry_base_delay` is the first backoff,
+    doubled per retry up to `retry_max_delay`.
+    """
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        retry_base_delay: float = 1.0,
+        retry_max_delay: float = 30.0,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        config.validate()
+        self.config = config
+        self.base_url = config.resolved_base_url()
+        if not urlsplit(self.base_url).hostname:
+            raise ConfigError(f"base_url must look like http://host:port/v1, got {public_url(self.base_url)!r}")
+        self.public_base_url = public_url(self.base_url)
+        key = config.api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is None:
+            if is_openai_url(self.base_url):
+                raise LLMError(
+                    "no_key",
+                    "no API key: set OPENAI_API_KEY, or --base-url for a local server (Ollama, vLLM, llama.cpp)",
+                )
+            key = LOCAL_PLACEHOLDER_KEY
+        # Strings that must never appear in messages or records.
+        self._secrets = [s for s in (key, config.api_key) if s and s != LOCAL_PLACEHOLDER_KEY and len(s) >= 6]
+        self._input_price, self._output_price = config.prices(self.base_url)
+        self._retry_base_delay = retry_base_delay
+        self._retry_max_delay = retry_max_delay
+        self._sleep = sleep
+
+        import openai  # deferred: importing the SDK takes about a second
+
+        self._openai = openai
+        # max_retries=0: the SDK must not retry behind our back; our policy is bounded.
+        self._sdk = openai.OpenAI(
+            api_key=key, base_url=self.base_url, timeout=config.timeout, max_retries=0
+        )
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._lock = threading.Lock()
+        self._calls: list[LLMCall] = []
+        self._unsupported_params: set[str] = set()
+
+    # ---------------------------------------------------------------- public
+    @property
+    def calls(self) -> list[LLMCall]:
+        """Every call made so far, failed ones included (a copy)."""
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def usage(self) -> LLMUsage:
+        """Totals over `calls`."""
+        return usage_of(self.calls)
+
+    def list_models(self) -> list[str]:
+        """Model ids the server offers (GET /models), one attempt: a connection check."""
+        try:
+            return sorted(model.id for model in self._sdk.models.list())
+        except Exception as error:  # noqa: BLE001 - mapped to a one-line LLMError
+            failure = self._classify(error, _Attempt(), cancel=None)
+            raise LLMError(failure.kind, failure.message) from None
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        purpose: str,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> LLMCall:
+        """Ask for one chat completion; returns its record or raises `LLMError`.
+
+        `on_text` receives the reply received so far (the whole text, not a
+        delta, so a retry simply starts it over).  `cancel` aborts between
+        chunks, during backoff waits, and while waiting for a concurrency
+        slot; a request still waiting for the server's first byte ends at the
+        latest at `timeout`.  finish_reason "length" is returned, not raised:
+        the caller decides what to do with a reply cut by max_tokens.
+        """
+        checked = check_messages(messages)
+        started = time.monotonic()
+        attempts = 0
+        prompt_total = completion_total = 0
+        estimated = False
+        failure: _AttemptFailed | None = None
+        attempt = _Attempt()
+        while True:
+            attempts += 1
+            attempt = _Attempt()
+            try:
+                self._attempt(checked, attempt, on_text, cancel)
+                failure = None
+            except _AttemptFailed as error:
+                failure = error
+            prompt, completion, guessed = self._attempt_usage(checked, attempt)
+            prompt_total += prompt or 0
+            completion_total += completion or 0
+            estimated = estimated or guessed
+            if failure is None:
+                break
+            if not failure.retryable or attempts > self.config.max_retries:
+                break
+            if not self._wait_before_retry(attempts, failure.retry_after, cancel):
+                failure = _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
+                break
+
+        used_tokens = prompt_total + completion_total > 0
+        call = LLMCall(
+            purpose=purpose,
+            model=self.config.model,
+            base_url=self.public_base_url,
+            messages=checked,
+            response=attempt.text,
+            finish_reason=attempt.finish_reason if failure is None else None,
+            prompt_tokens=prompt_total if used_tokens else None,
+            completion_tokens=completion_total if used_tokens else None,
+            latency_s=time.monotonic() - started,
+            cost_usd=self._cost(prompt_total, completion_total) if used_tokens else None,
+            attempts=attempts,
+            error=None,
+            usage_estimated=estimated,
+        )
+        if failure is not None:
+            message = self._redact(failure.message)
+            if failure.retryable and attempts > 1:
+                message = f"{message} (gave up after {attempts} attempts)"
+            call.error = message
+            call.error_kind = failure.kind
+        with self._lock:
+            self._calls.append(call)
+        if failure is not None:
+            raise LLMError(call.error_kind or failure.kind, call.error or failure.message, call=call)
+        return call
+
+    # ---------------------------------------------------------------- attempt
+    def _attempt(
+        self,
+        messages: list[dict[str, Any]],
+        attempt: _Attempt,
+        on_text: Callable[[str], None] | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        if not self._acquire_slot(cancel):
+            raise _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
+        try:
+            # A rejected optional parameter is dropped and the request sent
+            # again at once; each parameter is adapted at most once.
+            for _ in range(len(_ADAPTABLE_PARAMS) + 1):
+                try:
+                    if self.config.stream:
+                        self._stream_once(messages, attempt, on_text, cancel)
+                    else:
+                        self._request_once(messages, attempt, on_text)
+                    return
+                except Exception as error:  # noqa: BLE001 - every failure is classified
+                    param = self._rejected_param(error)
+                    if param is None:
+                        raise self._classify(error, attempt, cancel) from None
+                    with self._lock:
+                        self._unsupported_params.add(param)
+            raise _AttemptFailed("bad_request", "the server rejected every request variant", retryable=False)
+        finally:
+            self._slots.release()
+
+    def _request_params(self, stream: bool) -> dict[str, Any]:
+        with self._lock:
+            unsupported = set(self._unsupported_params)
+        params: dict[str, Any] = {"model": self.config.model}
+        if "temperature" not in unsupported:
+            params["temperature"] = self.config.temperature
+        # Newer OpenAI models take max_completion_tokens instead.
+        params["max_completion_tokens" if "max_tokens" in unsupported else "max_tokens"] = self.config.max_tokens
+        if stream:
+            params["stream"] = True
+            if "stream_options" not in unsupported:
+                params["stream_options"] = {"include_usage": True}
+        return params
+
+    def _stream_once(
+        self,
+        messages: list[dict[str, Any]],
+        attempt: _Attempt,
+        on_text: Callable[[str], None] | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        attempt.text, attempt.finish_reason, attempt.got_data = "", None, False
+        stream = self._sdk.chat.completions.create(messages=messages, **self._request_params(stream=True))
+        with _CloseOnCancel(cancel, stream):
+            try:
+                for chunk in stream:
+                    attempt.got_data = True
+                    if cancel is not None and cancel.is_set():
+                        raise _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
+                    usage = getattr(chunk, "usage", None)
+                    if usage is not None:
+                        attempt.prompt_tokens = usage.prompt_tokens
+                        attempt.completion_tokens = usage.completion_tokens
+                    for choice in chunk.choices or ():
+                        if choice.index != 0:
+                            continue
+                        delta = choice.delta.content if choice.delta is not None else None
+                        if delta:
+                            attempt.text += delta
+                            if on_text is not None:
+                                on_text(attempt.text)
+                        if choice.finish_reason:
+                            attempt.finish_reason = choice.finish_reason
+            finally:
+                stream.close()
+        if cancel is not None and cancel.is_set():
+            raise _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
+        if attempt.finish_reason is None:
+            if not attempt.got_data:
+                raise _AttemptFailed(
+                    "bad_response",
+                    f"LLM server at {self.public_base_url} sent no completion data "
+                    "(is it an OpenAI-compatible /v1 endpoint?)",
+                    retryable=False,
+                )
+            raise _AttemptFailed(
+                "truncated",
+                f"the reply from {self.public_base_url} stopped before it finished",
+                retryable=True,
+            )
+
+    def _request_once(
+        self,
+        messages: list[dict[str, Any]],
+        attempt: _Attempt,
+        on_text: Callable[[str], None] | None,
+    ) -> None:
+        completion = self._sdk.chat.completions.create(messages=messages, **self._request_params(stream=False))
+        if isinstance(completion, (str, bytes)) or not getattr(completion, "choices", None):
+            raise _AttemptFailed(
+                "bad_response", f"LLM server at {self.public_base_url} sent no completion", retryable=False
+            )
+        attempt.got_data = True
+        choice = completion.choices[0]
+        attempt.text = (choice.message.content if choice.message is not None else None) or ""
+        attempt.finish_reason = choice.finish_reason
+        if completion.usage is not None:
+            attempt.prompt_tokens = completion.usage.prompt_tokens
+            attempt.completion_tokens = completion.usage.completion_tokens
+        if on_text is not None:
+            on_text(attempt.text)
+
+    # ---------------------------------------------------------------- errors
+    def _rejected_param(self, error: Exception) -> str | None:
+        """The optional request parameter a 400/422 complains about, if any (and not yet adapted)."""
+        openai = self._openai
+        if not isinstance(error, (openai.BadRequestError, openai.UnprocessableEntityError)):
+            return None
+        text = f"{getattr(error, 'param', '') or ''} {getattr(error, 'message', '')}"
+        with self._lock:
+            unsupported = set(self._unsupported_params)
+        for param in _ADAPTABLE_PARAMS:
+            if param not in unsupported and (getattr(error, "param", None) == param or f"'{param}'" in text):
+                return param
+        return None
+
+    def _classify(self, error: Exception, attempt: _Attempt, cancel: threading.Event | None) -> _AttemptFailed:
+        """Map an SDK/transport exception to a one-line failure and a retry decision."""
+        openai = self._openai
+        url = self.public_base_url
+        if isinstance(error, _AttemptFailed):
+            return error
+        if cancel is not None and cancel.is_set():
+            return _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
+        if isinstance(error, openai.APITimeoutError):
+            if attempt.got_data:
+                return _AttemptFailed(
+                    "truncated", f"the reply from {url} stalled for {self.config.timeout:g} s", retryable=True
+                )
+            return _AttemptFailed(
+                "timeout", f"LLM server at {url} did not answer within {self.config.timeout:g} s", retryable=True
+            )
+        if isinstance(error, openai.APIConnectionError):
+            if attempt.got_data:
+                return _AttemptFailed("truncated", f"the connection to {url} dropped mid-reply", retryable=True)
+            cause = error.__cause__
+            if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
+                return _AttemptFailed("unreachable", f"LLM server at {url} refused the connection", retryable=True)
+            return _AttemptFailed(
+                "unreachable", f"LLM server at {url} could not be reached ({_one_line(cause or error)})", retryable=True
+            )
+        if isinstance(error, openai.APIStatusError):
+            return self._classify_status(error)
+        if isinstance(error, openai.APIResponseValidationError):
+            return _AttemptFailed("bad_response", f"LLM server at {url} sent an unexpected reply", retryable=False)
+        if isinstance(error, openai.APIError):
+            # An error event inside an otherwise fine stream: the server failed mid-reply.
+            return _AttemptFailed(
+                "server_error", f"LLM server at {url} reported an error: {_one_line(error.message)}", retryable=True
+            )
+        if isinstance(error, (ValueError, TypeError, AttributeError, KeyError)):
+            # JSON that does not decode, or data that is not a completion.
+            return _AttemptFailed(
+                "bad_response", f"LLM server at {url} sent a reply that is not valid JSON or not a completion",
+                retryable=False,
+            )
+        return _AttemptFailed("bad_response", f"LLM call to {url} failed: {_one_line(error)}", retryable=False)
+
+    def _classify_status(self, error: Any) -> _AttemptFailed:
+        url = self.public_base_url
+        status = error.status_code
+        server_message = _one_line(_error_message(error))
+        if status == 401:
+            return _AttemptFailed("auth", "authentication failed (401): check OPENAI_API_KEY", retryable=False)
+        if status == 403:
+            return _AttemptFailed(
+                "auth", f"permission denied (403) for model {self.config.model!r}: check the key's access",
+                retryable=False,
+            )
+        if status == 429:
+            if getattr(error, "code", None) == "insufficient_quota":
+                return _AttemptFailed("rate_limit", "quota exceeded (429): check your plan and billing", retryable=False)
+            return _AttemptFailed(
+                "rate_limit", f"rate limited (429) by {url}", retryable=True,
+                retry_after=_retry_after(error.response.headers),
+            )
+        if status == 404:
+            return _AttemptFailed(
+                "bad_request",
+                f"not found (404) at {url}: check the model name {self.config.model!r} "
+                "and that the base URL ends in /v1",
+                retryable=False,
+            )
+        if status in (408, 409) or status >= 500:
+            return _AttemptFailed(
+                "server_error", f"LLM server at {url} failed ({status}): {server_message}", retryable=True,
+                retry_after=_retry_after(error.response.headers),
+            )
+        return _AttemptFailed("bad_request", f"LLM server at {url} rejected the request ({status}): {server_message}",
+                              retryable=False)
+
+    # ---------------------------------------------------------------- helpers
+    def _acquire_slot(self, cancel: threading.Event | None) -> bool:
+        if cancel is None:
+            self._slots.acquire()
+            return True
+        while not self._slots.acquire(timeout=0.05):
+            if cancel.is_set():
+                return False
+        if cancel.is_set():
+            self._slots.release()
+            return False
+        return True
+
+    def _wait_before_retry(self, attempts: int, retry_after: float | None, cancel: threading.Event | None) -> bool:
+        """Wait before the next attempt; False if cancelled meanwhile."""
+        if retry_after is not None:
+            delay = min(max(retry_after, 0.0), MAX_RETRY_AFTER_S)
+        else:
+            backoff = self._retry_base_delay * 2 ** (attempts - 1)
+            delay = min(backoff, self._retry_max_delay) * random.uniform(0.75, 1.25)
+        if self._sleep is not None:
+            self._sleep(delay)
+        elif cancel is not None:
+            cancel.wait(delay)
+        else:
+            time.sleep(delay)
+        return not (cancel is not None and cancel.is_set())
+
+    def _attempt_usage(self, messages: list[dict[str, Any]], attempt: _Attempt) -> tuple[int | None, int | None, bool]:
+        """Tokens one attempt used: the server's numbers, else an estimate if it produced text."""
+        if attempt.prompt_tokens is not None or attempt.completion_tokens is not None:
+            return attempt.prompt_tokens, attempt.completion_tokens, False
+        if not attempt.got_data:
+            return None, None, False
+        prompt = sum(estimate_tokens(str(m.get("content", ""))) + 4 for m in messages)
+        return prompt, estimate_tokens(attempt.text), True
+
+    def _cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self._input_price is None or self._output_price is None:
+            return None
+        return (prompt_tokens * self._input_price + completion_tokens * self._output_price) / 1_000_000
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+class _CloseOnCancel:
+    """Close a stream from a watcher thread when `cancel` is set, so a read
+    blocked on a silent server ends at once instead of at the timeout."""
+
+    def __init__(self, cancel: threading.Event | None, stream: Any) -> None:
+        self._cancel = cancel
+        self._stream = stream
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _watch(self) -> None:
+        assert self._cancel is not None
+        while not self._done.is_set():
+            if self._cancel.wait(0.05):
+                self._interrupt()
+                return
+
+    def _interrupt(self) -> None:
+        # Closing a socket does not wake a thread blocked reading it; shutting
+        # it down does.  Best effort: the reader re-checks the cancel anyway.
+        response = getattr(self._stream, "response", None)
+        try:
+            network_stream = response.extensions.get("network_stream")
+            sock = network_stream.get_extra_info("socket") if network_stream is not None else None
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except Exception:  # noqa: BLE001 - see above
+            pass
+        try:
+            response.close()
+        except Exception:  # noqa: BLE001 - see above
+            pass
+
+    def __enter__(self) -> "_CloseOnCancel":
+        if self._cancel is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="llm-cancel-watch")
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def check_messages(messages: Any) -> list[dict[str, Any]]:
+    """Copy chat messages, raising LLMError on anything that is not one."""
+    if not isinstance(messages, list) or not messages:
+        raise LLMError("bad_request", "messages must be a non-empty list of {role, content} objects")
+    checked = []
+    for index, message in enumerate(messages):
+        if (
+            not isinstance(message, Mapping)
+            or message.get("role") not in ("system", "user", "assistant")
+            or not isinstance(message.get("content"), str)
+        ):
+            raise LLMError(
+                "bad_request", f"message {index} must have role system/user/assistant and text content"
+            )
+        checked.append({"role": message["role"], "content": message["content"]})
+    return checked
+
+
+def _error_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return str(getattr(error, "message", "") or error)
+
+
+def _one_line(value: object, limit: int = 200) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds a Retry-After(-ms) header asks for, or None."""
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is None:
+                continue
+            seconds = email.utils.mktime_tz(parsed) - time.time()
+        if math.isfinite(seconds):
+            return max(seconds, 0.0)
+    return None
+
+
+__all__ = [
+    "KNOWN_PRICES_PER_MTOK",
+    "LLMBackend",
+    "LLMCall",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "LLMUsage",
+    "OPENAI_BASE_URL",
+    "check_messages",
+    "estimate_tokens",
+    "is_openai_url",
+    "public_url",
+    "usage_of",
+]

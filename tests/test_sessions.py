@@ -66,6 +66,7 @@ def one_of_each() -> list:
         started(),
         SessionResumed(overrides={"iterations": 5}, versions={"python": "3.12"}, discarded_torn_line=True),
         IterationStarted(iteration=1),
+        PolicyAdded(policy=PolicyRecord("p0", "seed", "src0", "seed")),
         OracleFailed(iteration=1, attempt=1, error="boom", traceback="tb"),
         ProposalCreated(proposal_id="i1.1", iteration=1, attempt=2, proposal=proposal),
         ProposalValidated(proposal_id="i1.1", valid=False, issues=[{"line": 3, "col": 1, "message": "m"}],
@@ -134,11 +135,11 @@ def test_torn_last_line_is_reported_and_skipped(tmp_path):
     store = SessionStore(tmp_path)
     path = write_session(store)
     complete = path.read_bytes()
-    path.write_bytes(complete + b'{"v": 1, "seq": 17, "ts": "x", "type": "game_pl')
+    path.write_bytes(complete + b'{"v": 1, "seq": 18, "ts": "x", "type": "game_pl')
     log = store.read("s")
-    assert len(log.events) == 16
+    assert len(log.events) == 17
     (warning,) = log.warnings
-    assert warning.line == 17 and "incomplete last line" in str(warning) and str(path) in str(warning)
+    assert warning.line == 18 and "incomplete last line" in str(warning) and str(path) in str(warning)
 
 
 def test_resuming_cuts_the_torn_line_off_and_keeps_it_aside(tmp_path):
@@ -220,8 +221,8 @@ def test_a_session_can_be_named_by_path(tmp_path):
     store = SessionStore(tmp_path)
     path = write_session(store)
     elsewhere = SessionStore(tmp_path / "other")
-    assert len(elsewhere.read(str(path)).events) == 16
-    assert len(elsewhere.read(str(path.parent)).events) == 16
+    assert len(elsewhere.read(str(path)).events) == 17
+    assert len(elsewhere.read(str(path.parent)).events) == 17
 
 
 def test_creating_an_existing_session_is_refused(tmp_path):
@@ -247,7 +248,7 @@ def test_list_sessions_summarises_and_flags_unreadable_ones(tmp_path):
     (tmp_path / "bad" / EVENTS_FILE).write_text("not json\n")
     infos = {info.id: info for info in store.list_sessions()}
     good, bad = infos["good"], infos["bad"]
-    assert (good.game, good.oracle, good.iterations, good.population_size) == ("kuhn_poker", "best-response", 1, 1)
+    assert (good.game, good.oracle, good.iterations, good.population_size) == ("kuhn_poker", "best-response", 1, 2)
     assert good.best_metric == ("exploitability", 0.1) and good.closed == "completed"
     assert bad.error and "line 1" in bad.error
 
@@ -257,15 +258,20 @@ def test_fold_tracks_population_proposals_and_steps():
     for seq, event in enumerate(events, start=1):
         event.seq = seq
     state = fold(events)
-    assert [m.id for m in state.population] == ["p1"]
+    assert [m.id for m in state.population] == ["p0", "p1"]
     assert state.proposals["i1.1"].decision.action == "edit"
     assert state.proposals["i1.1"].policy_id == "p1"
     assert state.payoff("p0", "p1") == -0.5 and state.payoff("p1", "p1") == 0.0
-    assert state.meta_strategy == {"p1": 0.75}  # only members: p0 is not one here
+    assert state.meta_strategy == {"p0": 0.25, "p1": 0.75}
+    assert state.matrix().tolist() == [[0.0, -0.5], [0.5, 0.0]]
+    assert state.missing_payoffs() == []
     assert state.config["iterations"] == 5  # the resume's override
     assert state.games[0].opponent == "human"
-    earlier = state.at(8)
-    assert earlier.step == 8 and earlier.population == [] and earlier.proposals["i1.1"].decision is not None
+    earlier = state.at(9)
+    assert earlier.step == 9 and [m.id for m in earlier.population] == ["p0"]
+    assert earlier.proposals["i1.1"].decision is not None and earlier.missing_payoffs() == []
+    assert state.at(10).missing_payoffs() == [("p1", "p0")]
+    assert state.at(8).proposals["i1.1"].decision is None
     assert state.at(0).step == 0
     with pytest.raises(SessionError, match="outside this session"):
         state.at(99)

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from csro_tui.errors import SessionError
+from csro_tui.meta.metagame import MetaGame, PayoffEntry
 from csro_tui.oracles.base import PolicyRecord, Proposal
 from csro_tui.sessions.events import (
     BenchmarkEvaluated,
@@ -83,7 +84,9 @@ class SessionState:
     closed: SessionClosed | None = None
     population: list[PolicyRecord] = field(default_factory=list)
     policy_proposal: dict[str, str] = field(default_factory=dict)  # policy id -> proposal id
-    payoffs: dict[tuple[str, str], PayoffRecord] = field(default_factory=dict)
+    payoffs: dict[tuple[str, str], PayoffRecord] = field(default_factory=dict)  # as evaluated
+    # The same entries as the meta-game's incremental antisymmetric matrix.
+    metagame: MetaGame = field(default_factory=MetaGame, compare=False, repr=False)
     benchmark: dict[str, BenchmarkEvaluated] = field(default_factory=dict)
     meta: MetaSolved | None = None
     meta_history: list[MetaSolved] = field(default_factory=list)
@@ -168,12 +171,27 @@ class SessionState:
         if any(member.id == event.policy.id for member in self.population):
             raise SessionError(f"event {event.seq}: policy {event.policy.id!r} added twice")
         self.population.append(event.policy)
+        self.metagame.add_policy(event.policy.id)
         if event.proposal_id is not None:
             self._proposal(event, event.proposal_id).policy_id = event.policy.id
             self.policy_proposal[event.policy.id] = event.proposal_id
 
     def _on_payoffs_evaluated(self, event: PayoffsEvaluated) -> None:
         for entry in event.entries:
+            try:
+                self.metagame.set_entry(
+                    PayoffEntry(
+                        row=entry.row,
+                        col=entry.col,
+                        mean=entry.mean,
+                        stderr=entry.stderr,
+                        episodes=entry.episodes,
+                        seeds=list(entry.seeds),
+                        exact=entry.exact,
+                    )
+                )
+            except (KeyError, ValueError) as error:
+                raise SessionError(f"event {event.seq}: bad payoff entry {entry.row} vs {entry.col}: {error}") from None
             self.payoffs[(entry.row, entry.col)] = entry
 
     def _on_benchmark_evaluated(self, event: BenchmarkEvaluated) -> None:
@@ -212,25 +230,15 @@ class SessionState:
         return next((m for m in self.population if m.id == policy_id), None)
 
     def payoff(self, row: str, col: str) -> float | None:
-        """M[row][col]; the matrix is antisymmetric, so (col, row) answers too."""
-        if row == col:
-            entry = self.payoffs.get((row, col))
-            return entry.mean if entry is not None else 0.0
-        if (row, col) in self.payoffs:
-            return self.payoffs[(row, col)].mean
-        if (col, row) in self.payoffs:
-            return -self.payoffs[(col, row)].mean
-        return None
+        """M[row][col] (the matrix is antisymmetric); None if not evaluated yet."""
+        if row not in self.metagame or col not in self.metagame:
+            return None
+        entry = self.metagame.entry(row, col)
+        return entry.mean if entry is not None else None
 
     def missing_payoffs(self) -> list[tuple[str, str]]:
         """Pairs (newer, older) of members whose matchup has not been evaluated."""
-        ids = self.ids
-        return [
-            (ids[i], ids[j])
-            for i in range(len(ids))
-            for j in range(i)
-            if self.payoff(ids[i], ids[j]) is None
-        ]
+        return self.metagame.missing_pairs()
 
     def matrix(self, ids: list[str] | None = None) -> np.ndarray:
         """The meta-game payoff matrix over `ids` (default: the population); NaN where missing."""

@@ -59,6 +59,8 @@ class _ObservationKeyedBestResponse(openspiel_best_response.BestResponsePolicy):
         key_of_history: Mapping[str, Hashable],
     ) -> None:
         self._key_of_history = key_of_history
+        self._values: dict[str, float] = {}  # history_str -> value under the response
+        self._actions: dict[Hashable, int] = {}  # key -> chosen action
         # key -> {action: expected value once there}, None where never reached.
         self.action_values: dict[Hashable, dict[int, float] | None] = {}
         super().__init__(game, player_id, policy)
@@ -70,29 +72,35 @@ class _ObservationKeyedBestResponse(openspiel_best_response.BestResponsePolicy):
             infosets.setdefault(key, []).append((node, cf_prob))
         return infosets
 
-    @openspiel_best_response._memoize_method(key_fn=lambda state: state.history_str())
     def value(self, state):
-        if state.is_terminal():
-            return state.player_return(self._player_id)
-        if state.current_player() == self._player_id:
-            key = self._key_of_history[state.history_str()]
-            return self.q_value(state, self.best_response_action(key))
-        return sum(p * self.q_value(state, a) for a, p in self.transitions(state) if p > 0)
+        """The responder's expected return from `state` on."""
+        history = state.history_str()
+        if history not in self._values:
+            if state.is_terminal():
+                value = state.player_return(self._player_id)
+            elif state.current_player() == self._player_id:
+                key = self._key_of_history[history]
+                value = self.q_value(state, self.best_response_action(key))
+            else:
+                value = sum(p * self.q_value(state, a) for a, p in self.transitions(state) if p > 0)
+            self._values[history] = value
+        return self._values[history]
 
-    @openspiel_best_response._memoize_method()
     def best_response_action(self, key):
         """The lowest-id action among those with the highest counterfactual value."""
-        nodes = self.infosets[key]
-        values = {
-            action: sum(cf_prob * self.q_value(node, action) for node, cf_prob in nodes)
-            for action in sorted(nodes[0][0].legal_actions(self._player_id))
-        }
-        reach = sum(cf_prob for _, cf_prob in nodes)
-        self.action_values[key] = (
-            {a: v / reach for a, v in values.items()} if reach > 0 else None
-        )
-        best = max(values.values())
-        return next(a for a, v in values.items() if v >= best - TIE_TOLERANCE)
+        if key not in self._actions:
+            nodes = self.infosets[key]
+            values = {
+                action: sum(cf_prob * self.q_value(node, action) for node, cf_prob in nodes)
+                for action in sorted(nodes[0][0].legal_actions(self._player_id))
+            }
+            reach = sum(cf_prob for _, cf_prob in nodes)
+            self.action_values[key] = (
+                {a: v / reach for a, v in values.items()} if reach > 0 else None
+            )
+            best = max(values.values())
+            self._actions[key] = next(a for a, v in values.items() if v >= best - TIE_TOLERANCE)
+        return self._actions[key]
 
     def action_probabilities(self, state, player_id=None):
         key = self._key_of_history[state.history_str()]
@@ -107,6 +115,10 @@ def seat_best_response(
 ) -> SeatTable:
     """The exact best response in `seat` to `opponent` (a policy for the other seat).
 
+    Situations the opponent never lets happen do not affect the value, so
+    every action ties there; rather than fold a king by tie-breaking, the
+    table plays a best response to a uniform random opponent in them (all
+    situations below one are unreached too, so this is consistent).
     `points` are the seat's decision points (from `decision_points`); pass
     them in to avoid walking the game tree again.
     """
@@ -117,8 +129,20 @@ def seat_best_response(
     response = _ObservationKeyedBestResponse(game, seat, opponent, key_of_history)
     value = response.value(game.new_initial_state())
     actions = {point.key: response.best_response_action(point.key) for point in points}
+    action_values = dict(response.action_values)
+    unreached = frozenset(key for key, values in action_values.items() if values is None)
+    if unreached:
+        uniform = openspiel_policy.UniformRandomPolicy(game)
+        fallback = _ObservationKeyedBestResponse(game, seat, uniform, key_of_history)
+        for key in unreached:
+            actions[key] = fallback.best_response_action(key)
+            action_values[key] = fallback.action_values[key]
     return SeatTable(
-        seat=seat, value=float(value), actions=actions, action_values=response.action_values
+        seat=seat,
+        value=float(value),
+        actions=actions,
+        action_values=action_values,
+        unreached=unreached,
     )
 
 

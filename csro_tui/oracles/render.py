@@ -116,9 +116,11 @@ class SeatTable:
     seat: int
     value: float  # expected return of this seat's table against the opponent
     actions: Mapping[Hashable, int]  # situation key -> action id
-    # situation key -> {action id: expected value once there}; None where the
-    # opponent (or chance) never lets the game get there.
-    action_values: Mapping[Hashable, Mapping[int, float] | None] = field(default_factory=dict)
+    # situation key -> {action id: expected value once there}.
+    action_values: Mapping[Hashable, Mapping[int, float]] = field(default_factory=dict)
+    # Situations the opponent never lets happen; their actions and values are
+    # against a uniform random opponent instead.
+    unreached: frozenset = frozenset()
 
 
 def render_decision_tables(
@@ -176,7 +178,9 @@ def _docstring(
         "One decision table per seat maps what the policy sees - (my card,\n"
         "public card, betting so far) - to the action to take.  The comment on\n"
         "each line gives every action's expected value from that situation on;\n"
-        "ties went to the lowest action id.\n"
+        "ties went to the lowest action id.  Where the opponent never lets a\n"
+        "situation happen (\"unreached\"), the table answers a uniform random\n"
+        "opponent instead.\n"
         '"""'
     )
 
@@ -193,8 +197,9 @@ def _seat_table(
         for point in ordered
     ]
     width = max(len(entry) for _, entry in entries)
+    first_mover = "mine" if table.seat == 0 else "the opponent's"
     lines = [
-        f"# Seat {table.seat}" + (" acts first." if table.seat == 0 else "."),
+        f"# Seat {table.seat}: the first move of each betting round is {first_mover}.",
         f"SEAT_{table.seat} = {{",
     ]
     several_rounds = any((point.obs.get("round") or 1) > 1 for point in ordered)
@@ -203,7 +208,9 @@ def _seat_table(
         if _group_order(point) != group:
             group = _group_order(point)
             lines.append(f"    # {_group_title(point, several_rounds)}")
-        comment = _values_comment(table.action_values.get(point.key), action_names)
+        comment = _values_comment(
+            table.action_values.get(point.key), point.key in table.unreached, action_names
+        )
         lines.append(f"{entry:<{width}}  # {comment}" if comment else entry)
     lines.append("}")
     return "\n".join(lines)
@@ -219,10 +226,13 @@ def _group_title(point: DecisionPoint, several_rounds: bool) -> str:
     return title
 
 
-def _values_comment(values: Mapping[int, float] | None, action_names: Sequence[str]) -> str:
-    if values is None:
-        return "never reached against this opponent"
-    return ", ".join(f"{action_names[a]} {v:+.3f}" for a, v in sorted(values.items()))
+def _values_comment(
+    values: Mapping[int, float] | None, unreached: bool, action_names: Sequence[str]
+) -> str:
+    if not values:
+        return ""
+    text = ", ".join(f"{action_names[a]} {v:+.3f}" for a, v in sorted(values.items()))
+    return f"unreached; vs uniform: {text}" if unreached else text
 
 
 _RANKS = "23456789TJQKA"

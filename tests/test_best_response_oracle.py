@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
-from scipy.optimize import linprog
 
 from csro_tui.errors import CsroError
 from csro_tui.evaluation.exact import (
@@ -22,6 +21,7 @@ from csro_tui.evaluation.exact import (
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.games.poker import parse_leduc_info_state
 from csro_tui.games.registry import get_game
+from csro_tui.meta.solvers import solve
 from csro_tui.oracles.base import OracleContext, PolicyRecord
 from csro_tui.oracles.best_response import (
     BestResponseOracle,
@@ -29,6 +29,7 @@ from csro_tui.oracles.best_response import (
     make_best_response_oracle,
     seat_best_response,
 )
+from csro_tui.oracles.registry import OracleExhausted
 from csro_tui.oracles.render import decision_points, key_collisions, situation_key
 from csro_tui.policies.validation import validate_source
 
@@ -59,6 +60,23 @@ class Policy:
         if obs["card"] == "Q":
             return 1 if facing_bet else 0
         return 0 if facing_bet else {0: 0.3, 1: 0.7}
+'''
+
+# A Nash equilibrium of Kuhn poker (the one where player 0 never bets first).
+KUHN_NASH = '''
+class Policy:
+    def __init__(self, player, game):
+        self.player = player
+
+    def act(self, obs):
+        card = obs["card"]
+        if obs["to_call"] > 0:
+            return {"J": 0, "Q": {0: 2 / 3, 1: 1 / 3}, "K": 1}[card]
+        if self.player == 1 and card == "K":
+            return 1
+        if self.player == 1 and card == "J":
+            return {0: 2 / 3, 1: 1 / 3}
+        return 0
 '''
 
 # Raises a pair or a K (mixing in calls), folds J to a bet 60% of the time.
@@ -280,27 +298,19 @@ def test_unreached_situations_answer_a_uniform_opponent(kuhn, oracle):
     assert '"Bet",' in line and "unreached; vs uniform:" in line and "Bet +2.000" in line
 
 
+def test_an_equilibrium_meta_strategy_finishes_the_oracle(kuhn, oracle):
+    nash = table_of(kuhn, "nash", KUHN_NASH)
+    assert policy_exploitability(kuhn, nash) < 1e-12
+    with pytest.raises(OracleExhausted, match="exact equilibrium"):
+        oracle.propose(context(kuhn, [member("nash", KUHN_NASH)], [1.0]))
+
+
 def test_games_without_exact_evaluation_are_refused(oracle):
     with pytest.raises(CsroError, match="exact evaluation"):
         oracle.propose(context(get_game("rrps"), [], []))
 
 
 # ---------------------------------------------------------------- PSRO loop
-
-
-def symmetric_nash(matrix: np.ndarray) -> np.ndarray:
-    """A maximin strategy of the symmetric zero-sum game `matrix` (row payoffs)."""
-    size = len(matrix)
-    # Variables x_1..x_n, v: maximise v s.t. (M^T x)_j >= v, sum x = 1, x >= 0.
-    objective = np.zeros(size + 1)
-    objective[-1] = -1.0
-    upper = np.hstack([-matrix.T, np.ones((size, 1))])
-    equal = np.hstack([np.ones((1, size)), np.zeros((1, 1))])
-    bounds = [(0, None)] * size + [(None, None)]
-    result = linprog(objective, A_ub=upper, b_ub=np.zeros(size), A_eq=equal, b_eq=[1.0], bounds=bounds)
-    assert result.success
-    weights = np.clip(result.x[:size], 0, None)
-    return weights / weights.sum()
 
 
 @pytest.mark.parametrize("seed_name", sorted(get_game("kuhn_poker").seed_policies()))
@@ -318,7 +328,7 @@ def test_psro_with_exact_best_responses_solves_kuhn(kuhn, seed_name, capsys):
         for i in range(size):
             for j in range(size):
                 matrix[i, j] = np.mean(seat_values(kuhn, tables[i], tables[j]))
-        weights = symmetric_nash(matrix)
+        weights = solve("nash", matrix).row
         mixture = mixture_policy_of_tables(kuhn, tables, list(weights))
         curve.append(policy_exploitability(kuhn, mixture))
         if curve[-1] < 0.01:

@@ -7,11 +7,15 @@ response per seat - seat 0 against the mixture's seat-1 behaviour and seat 1
 against its seat-0 behaviour - and renders both decision tables into one
 readable policy module (`csro_tui.oracles.render`).
 
+When the meta-strategy already is an exact equilibrium (exploitability at
+round-off level) the oracle raises `OracleExhausted`: the run is over.
+
 Information sets are keyed by what a policy sees (`situation_key(obs)`),
 not by OpenSpiel's information-state strings: a code policy cannot tell
 apart two states with the same observation, so its best response must not
 either.  Where the observation is as fine as OpenSpiel's information state
-(Kuhn, Leduc) the result is exactly OpenSpiel's best response.  Ties go to
+(Kuhn; Leduc up to suits, which never matter) the result is exactly
+OpenSpiel's best response.  Ties go to
 the lowest action id, so the oracle is deterministic.
 """
 
@@ -25,6 +29,7 @@ from open_spiel.python.algorithms import best_response as openspiel_best_respons
 
 from csro_tui.errors import CsroError
 from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.registry import OracleExhausted
 from csro_tui.oracles.render import (
     DecisionPoint,
     SeatTable,
@@ -41,6 +46,11 @@ if TYPE_CHECKING:
 # treated as tied, so float noise in the sums cannot flip the choice away
 # from the lowest action id.
 TIE_TOLERANCE = 1e-12
+
+# A meta-strategy no best response beats by more than this is an exact
+# equilibrium of the game: another best response would only duplicate a
+# member, so the oracle says it has finished.
+CONVERGED_EXPLOITABILITY = 1e-9
 
 
 class _ObservationKeyedBestResponse(openspiel_best_response.BestResponsePolicy):
@@ -205,6 +215,11 @@ class BestResponseOracle:
             against = "the uniform random policy (the population is empty)"
         points = self.decision_points(spec)
         response = exact_best_response(spec, opponent, points)
+        if members and response.value <= CONVERGED_EXPLOITABILITY:
+            raise OracleExhausted(
+                f"the meta-strategy is an exact equilibrium of {spec.title} "
+                f"(exploitability {response.value:.1e}); a best response cannot improve on it"
+            )
         name = f"br-{context.iteration}"
         source = render_decision_tables(
             spec,

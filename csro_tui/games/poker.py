@@ -190,9 +190,15 @@ def cfr_plus_rule(game_name: str) -> InfoStateRule:
     return rule
 
 
+@lru_cache(maxsize=8)
+def _empty_table(game_string: str) -> openspiel_policy.TabularPolicy:
+    # Enumerating Leduc's states takes ~0.5 s; do it once per game and copy.
+    return openspiel_policy.TabularPolicy(pyspiel.load_game(game_string))
+
+
 def tabular_policy_from_rule(game: pyspiel.Game, rule: InfoStateRule) -> openspiel_policy.TabularPolicy:
-    """An OpenSpiel TabularPolicy (both players) filled from `rule`."""
-    table = openspiel_policy.TabularPolicy(game)
+    """A fresh OpenSpiel TabularPolicy (both players) filled from `rule`."""
+    table = _empty_table(str(game)).__copy__(copy_action_probability_array=True)
     for info_state, row in table.state_lookup.items():
         legal = [int(a) for a in table.legal_actions_mask[row].nonzero()[0]]
         probabilities = table.action_probability_array[row]

@@ -181,16 +181,28 @@ def _is_dunder(name) -> bool:
     return isinstance(name, str) and len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def _describe(value, limit: int = 120) -> str:
-    """repr() of plain data only: the audit hook must never run policy code."""
-    kind = type(value)
-    if kind is tuple:
-        text = "(" + ", ".join(_describe(item, limit) for item in value[:4]) + ")"
-    elif kind in (str, bytes, int, float, bool, type(None)):
-        text = repr(value)
-    else:
-        text = "<object>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _make_describe():
+    """Build _describe with every builtin it uses bound now, so a policy that
+    replaces builtins or module attributes cannot run code inside the hook."""
+    type_of, repr_of, length, tuple_type = type, repr, len, tuple
+    str_type, bytes_type, int_type, float_type, bool_type, none_type = str, bytes, int, float, bool, type(None)
+
+    def describe(value, limit: int = 120) -> str:
+        """repr() of plain data only: never calls methods of policy objects."""
+        kind = type_of(value)
+        if kind is tuple_type:
+            text = "(" + ", ".join([describe(item, limit) for item in value[:4]]) + ")"
+        elif (kind is str_type or kind is bytes_type or kind is int_type or kind is float_type
+              or kind is bool_type or kind is none_type):
+            text = repr_of(value)
+        else:
+            text = "<object>"
+        return text if length(text) <= limit else text[: limit - 3] + "..."
+
+    return describe
+
+
+_describe = _make_describe()
 
 
 def _safe_str(error: BaseException) -> str:
@@ -210,76 +222,46 @@ class _Guard:
     The audit hook cannot be removed once installed.  Rules that depend on
     who is calling look for frames whose globals are the policy module's, so
     the interpreter, numpy and the host itself keep working normally.
+
+    The hook keeps its state in closures and calls only C functions captured
+    when it is installed: a policy that monkeypatches modules (`os.path`,
+    `builtins`, this module) cannot make the hook run its code unguarded.
     """
 
     # Blocked whoever asks, once armed: the host needs none of these.
     ALWAYS_BLOCKED = frozenset(
         {
-            "os.system",
-            "os.exec",
-            "os.posix_spawn",
-            "os.spawn",
-            "os.fork",
-            "os.forkpty",
-            "os.kill",
-            "os.killpg",
-            "os.putenv",
-            "os.unsetenv",
-            "os.remove",
-            "os.rename",
-            "os.rmdir",
-            "os.mkdir",
-            "os.chmod",
-            "os.chown",
-            "os.link",
-            "os.symlink",
-            "os.truncate",
-            "os.utime",
-            "os.chdir",
-            "os.chflags",
-            "os.lchflags",
-            "os.setxattr",
-            "os.removexattr",
-            "os.listxattr",
-            "os.getxattr",
-            "os.startfile",
-            "subprocess.Popen",
-            "pty.spawn",
-            "signal.pthread_kill",
-            "sys.addaudithook",
-            "sys.settrace",
-            "sys.setprofile",
-            "sys._current_frames",
-            "sys._current_exceptions",
-            "gc.get_objects",
-            "gc.get_referrers",
-            "gc.get_referents",
-            "code.__new__",
-            "function.__new__",
-            "builtins.input",
-            "builtins.breakpoint",
-            "resource.setrlimit",
-            "resource.prlimit",
-            "mmap.__new__",
-            "tempfile.mkstemp",
-            "tempfile.mkdtemp",
-            "webbrowser.open",
+            "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill",
+            "os.killpg", "os.putenv", "os.unsetenv", "os.remove", "os.rename", "os.rmdir", "os.mkdir",
+            "os.chmod", "os.chown", "os.link", "os.symlink", "os.truncate", "os.utime", "os.chdir",
+            "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "os.listxattr", "os.getxattr",
+            "os.startfile", "subprocess.Popen", "pty.spawn", "signal.pthread_kill", "sys.addaudithook",
+            "sys.settrace", "sys.setprofile", "sys._current_frames", "sys._current_exceptions",
+            "gc.get_objects", "gc.get_referrers", "gc.get_referents", "code.__new__", "function.__new__",
+            "builtins.input", "builtins.breakpoint", "resource.setrlimit", "resource.prlimit", "mmap.__new__",
+            "tempfile.mkstemp", "tempfile.mkdtemp", "webbrowser.open",
         }
     )
-    ALWAYS_BLOCKED_PREFIXES = ("socket.", "ctypes.", "shutil.", "fcntl.", "syslog.", "urllib.", "http.", "ftplib.",
-                               "smtplib.", "poplib.", "imaplib.", "nntplib.", "telnetlib.", "sqlite3.", "winreg.",
-                               "_winapi.", "msvcrt.", "cpython.")
+    ALWAYS_BLOCKED_PREFIXES = (
+        "socket.", "ctypes.", "shutil.", "fcntl.", "syslog.", "urllib.", "http.", "ftplib.", "smtplib.",
+        "poplib.", "imaplib.", "nntplib.", "telnetlib.", "sqlite3.", "winreg.", "_winapi.", "msvcrt.", "cpython.",
+    )
     # Modules whose (first) import is blocked whoever asks, once armed.
     DENIED_MODULES = frozenset(
         {"ctypes", "_ctypes", "subprocess", "_posixsubprocess", "socket", "_socket", "multiprocessing",
          "_multiprocessing", "pty", "mmap", "fcntl", "select", "selectors", "asyncio", "_asyncio"}
     )
     # Blocked when called directly by policy code (libraries may use them).
-    POLICY_CALLER_BLOCKED = frozenset(
-        {"exec", "compile", "sys._getframe", "marshal.loads", "marshal.load", "marshal.dumps", "pickle.find_class"}
-    )
-    FRAME_ATTRIBUTES = frozenset({"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_code", "__code__", "gi_code",
-                                  "cr_code", "ag_code"})
+    POLICY_CALLER_BLOCKED = frozenset({"exec", "compile", "marshal.loads", "marshal.load", "marshal.dumps",
+                                       "pickle.find_class"})
+    # Attributes that hand out frames (whose f_back/f_locals are not audited):
+    # blocked whenever policy code is on the stack, whoever reads them.
+    FRAME_ATTRIBUTES = frozenset({"gi_frame", "cr_frame", "ag_frame", "tb_frame"})
+    # Code objects: blocked when read directly by policy code.
+    CODE_ATTRIBUTES = frozenset({"f_code", "__code__", "gi_code", "cr_code", "ag_code"})
+    # Library modules that call sys._getframe only to read the caller's
+    # module name, never handing the frame out.
+    FRAME_SAFE_MODULES = frozenset({"collections", "typing", "enum"})
     WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
     def __init__(self, config: dict) -> None:
@@ -288,59 +270,75 @@ class _Guard:
         self.forbidden_attributes = frozenset(config["forbidden_attributes"])
         self.allowed_dunder_attributes = frozenset(config["allowed_dunder_attributes"])
         self.recursion_cap = int(config.get("recursion_limit", 10_000))
+        # Appended to by the hook and the stubs; read by the host after each call.
         self.violations: list[str] = []
-        self.policy_globals: dict = {}
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *config.get("site_dirs", [])}
-        self.read_roots = tuple(sorted({os.path.realpath(root).rstrip("/") + "/" for root in roots if root}))
+        self.read_roots = tuple(
+            sorted(
+                {
+                    _normalize(variant, "/") + "/"
+                    for root in roots
+                    if root
+                    for variant in (os.path.abspath(root), os.path.realpath(root))
+                }
+            )
+        )
+        violations = self.violations
 
-    # -- recording -----------------------------------------------------------
+        def forbid(what: str):
+            message = "blocked " + what
+            violations.append(message)
+            raise ForbiddenOperation(message)
 
-    def forbid(self, what: str):
-        message = f"blocked {what}"
-        self.violations.append(message)
-        raise ForbiddenOperation(message)
+        self.forbid = forbid
 
     # -- restricted builtins ---------------------------------------------------
 
     def make_builtins(self) -> dict:
+        """The builtins the policy module sees: stubs for forbidden names,
+        guarded __import__ and get/set/delattr."""
         safe = dict(builtins.__dict__)
         for key in ("__loader__", "__spec__", "__package__", "__doc__"):
             safe.pop(key, None)
         for name in self.forbidden_builtins:
             safe[name] = self._stub(name)
-        guard = self
+        forbid = self.forbid
+        allowed_imports = self.allowed_imports
+        forbidden_attributes = self.forbidden_attributes
+        allowed_dunders = self.allowed_dunder_attributes
         real_import = builtins.__import__
+        allowed_text = ", ".join(sorted(allowed_imports))
 
         def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
             if level:
-                guard.forbid(f"relative import of {name!r}")
-            if not isinstance(name, str) or (
-                name.split(".")[0] not in guard.allowed_imports and name != "__future__"
-            ):
-                guard.forbid(f"import of {name!r} (allowed: {', '.join(sorted(guard.allowed_imports))})")
+                forbid(f"relative import of {_describe(name)}")
+            if type(name) is not str or (name.split(".")[0] not in allowed_imports and name != "__future__"):
+                forbid(f"import of {_describe(name)} (allowed: {allowed_text})")
             for item in fromlist or ():
-                if _is_dunder(item) or item in guard.forbidden_attributes:
-                    guard.forbid(f"import of {item!r} from {name!r}")
+                if type(item) is not str or _is_dunder(item) or item in forbidden_attributes:
+                    forbid(f"import of {_describe(item)} from {_describe(name)}")
             return real_import(name, globals, locals, fromlist, level)
 
-        def attribute_name_check(function: str, name) -> None:
-            if not isinstance(name, str):
+        def check_attribute(function: str, name) -> None:
+            if type(name) is not str:
+                if isinstance(name, str):
+                    forbid(f"{function}() with a str subclass as attribute name")
                 return  # the real builtin raises TypeError
-            if (_is_dunder(name) and name not in guard.allowed_dunder_attributes) or name in guard.forbidden_attributes:
-                guard.forbid(f"{function}() of the attribute {name!r}")
+            if (_is_dunder(name) and name not in allowed_dunders) or name in forbidden_attributes:
+                forbid(f"{function}() of the attribute {name!r}")
 
         real_getattr, real_setattr, real_delattr = builtins.getattr, builtins.setattr, builtins.delattr
 
         def guarded_getattr(obj, name, *default):
-            attribute_name_check("getattr", name)
+            check_attribute("getattr", name)
             return real_getattr(obj, name, *default)
 
         def guarded_setattr(obj, name, value):
-            attribute_name_check("setattr", name)
+            check_attribute("setattr", name)
             return real_setattr(obj, name, value)
 
         def guarded_delattr(obj, name):
-            attribute_name_check("delattr", name)
+            check_attribute("delattr", name)
             return real_delattr(obj, name)
 
         safe["__import__"] = guarded_import
@@ -350,10 +348,10 @@ class _Guard:
         return safe
 
     def _stub(self, name: str):
-        guard = self
+        forbid = self.forbid
 
         def forbidden(*_args, **_kwargs):
-            guard.forbid(f"use of {name}()")
+            forbid(f"use of {name}()")
 
         forbidden.__name__ = name
         return forbidden
@@ -362,11 +360,11 @@ class _Guard:
 
     def patch_modules(self) -> None:
         """Cap the recursion limit and freeze signal handling."""
-        guard = self
+        cap = self.recursion_cap
         real_setrecursionlimit = sys.setrecursionlimit
 
         def capped_setrecursionlimit(limit):
-            real_setrecursionlimit(min(int(limit), guard.recursion_cap))
+            real_setrecursionlimit(min(int(limit), cap))
 
         sys.setrecursionlimit = capped_setrecursionlimit
         import _signal
@@ -379,109 +377,149 @@ class _Guard:
 
     # -- audit hook ------------------------------------------------------------
 
-    def install_hook(self) -> None:
-        guard = self
+    def install_hook(self, policy_globals: dict) -> None:
+        """Arm the audit hook for the policy module whose globals are given."""
+        # Everything the hook touches is bound here, once.
+        forbid = self.forbid
         getframe = sys._getframe
-        busy = [False]
+        getcwd = os.getcwd
+        str_type, bytes_type, int_type = str, bytes, int
+        type_of = type
+        describe = _describe
+        normalize = _normalize
         always_blocked = self.ALWAYS_BLOCKED
         always_prefixes = self.ALWAYS_BLOCKED_PREFIXES
         policy_caller_blocked = self.POLICY_CALLER_BLOCKED
         frame_attributes = self.FRAME_ATTRIBUTES
+        code_attributes = self.CODE_ATTRIBUTES
+        frame_safe_modules = self.FRAME_SAFE_MODULES
         denied_modules = self.DENIED_MODULES
         allowed_imports = self.allowed_imports
         write_flags = self.WRITE_FLAGS
         read_roots = self.read_roots
+        # True only while the hook itself calls sys._getframe (which raises
+        # an audit event of its own); no other code can run in that window.
+        in_getframe = [False]
 
         def frame_at(depth: int):
+            in_getframe[0] = True
             try:
                 return getframe(depth + 1)
             except ValueError:
                 return None
+            finally:
+                in_getframe[0] = False
 
-        def called_by_policy(depth: int) -> bool:
-            frame = frame_at(depth + 1)
-            return frame is not None and frame.f_globals is guard.policy_globals
+        def is_policy(frame) -> bool:
+            return frame is not None and frame.f_globals is policy_globals
 
         def policy_on_stack(frame) -> bool:
-            policy_globals = guard.policy_globals
             while frame is not None:
                 if frame.f_globals is policy_globals:
                     return True
                 frame = frame.f_back
             return False
 
+        def module_of(frame) -> str:
+            name = frame.f_globals.get("__name__", "") if frame is not None else ""
+            return name if type_of(name) is str_type else ""
+
         def import_initiator(frame):
             """The frame that asked for an import, past importlib's own frames."""
             while frame is not None:
-                module = frame.f_globals.get("__name__", "")
+                module = module_of(frame)
                 if not (module.startswith("importlib") or module.startswith("_frozen_importlib")):
                     return frame
                 frame = frame.f_back
             return None
 
         def outside_roots(path) -> bool:
-            # Only plain paths are resolved: a policy object's __fspath__
-            # must never run inside the hook.
-            if type(path) not in (str, bytes):
+            kind = type_of(path)
+            if kind is bytes_type:
+                try:
+                    path = path.decode("utf-8", "surrogateescape")
+                except Exception:
+                    return True
+            elif kind is not str_type:
                 return True
-            try:
-                real = os.path.realpath(os.fsdecode(path))
-            except Exception:
-                return True
-            return not (real + "/").startswith(read_roots)
+            return not (normalize(path, getcwd()) + "/").startswith(read_roots)
 
         # check() runs two frames below the code that raised the event
         # (check <- hook <- trigger), hence the depth 2 below.
         def check(event: str, args) -> None:
             if event == "object.__getattr__":
                 name = args[1]
-                if (type(name) is not str or name in frame_attributes) and called_by_policy(2):
-                    guard.forbid(f"access to the attribute {_describe(name)}")
+                if type_of(name) is not str_type:
+                    if is_policy(frame_at(2)):
+                        forbid("attribute access with a non-str name")
+                elif name in frame_attributes:
+                    if policy_on_stack(frame_at(2)):
+                        forbid(f"access to the attribute {name!r}")
+                elif name in code_attributes:
+                    if is_policy(frame_at(2)):
+                        forbid(f"access to the attribute {name!r}")
                 return
             if event in always_blocked or event.startswith(always_prefixes):
-                guard.forbid(f"{event}{_describe(args, 100)}")
+                forbid(event + describe(args, 100))
             if event in policy_caller_blocked:
-                if called_by_policy(2):
-                    guard.forbid(f"{event}() called by policy code")
+                if is_policy(frame_at(2)):
+                    forbid(f"{event}() called by policy code")
+                return
+            if event == "sys._getframe":
+                caller = frame_at(2)
+                if is_policy(caller) or (module_of(caller) not in frame_safe_modules and policy_on_stack(caller)):
+                    forbid("sys._getframe() while policy code runs")
                 return
             if event == "open":
                 path, mode, flags = args
-                writing = (type(mode) is str and any(c in mode for c in "wax+")) or (
-                    type(flags) is int and flags & write_flags
+                writing = (type_of(mode) is str_type and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
+                    type_of(flags) is int_type and flags & write_flags
                 )
                 if writing:
-                    guard.forbid(f"open({_describe(path)}) for writing")
-                if type(path) not in (str, bytes):
-                    guard.forbid(f"open({_describe(path)}): only plain paths may be opened")
+                    forbid(f"open({describe(path)}) for writing")
+                if type_of(path) is not str_type and type_of(path) is not bytes_type:
+                    forbid(f"open({describe(path)}): only plain paths may be opened")
                 if outside_roots(path) and policy_on_stack(frame_at(2)):
-                    guard.forbid(f"open({_describe(path)}) outside the Python installation")
+                    forbid(f"open({describe(path)}) outside the Python installation")
                 return
-            if event in ("os.listdir", "os.scandir"):
+            if event == "os.listdir" or event == "os.scandir":
                 path = args[0] if args else "."
                 if outside_roots("." if path is None else path) and policy_on_stack(frame_at(2)):
-                    guard.forbid(f"{event}({_describe(path)})")
+                    forbid(f"{event}({describe(path)})")
                 return
             if event == "import":
                 name = args[0]
-                top = name.split(".")[0] if type(name) is str else ""
+                top = name.split(".")[0] if type_of(name) is str_type else ""
                 if top in denied_modules:
-                    guard.forbid(f"import of {_describe(name)}")
+                    forbid(f"import of {describe(name)}")
                 if top not in allowed_imports:
-                    initiator = import_initiator(frame_at(2))
-                    if initiator is not None and initiator.f_globals is guard.policy_globals:
-                        guard.forbid(f"import of {_describe(name)}")
+                    if is_policy(import_initiator(frame_at(2))):
+                        forbid(f"import of {describe(name)}")
                 return
 
         def hook(event, args):
-            if busy[0]:
+            if in_getframe[0] and event == "sys._getframe":
                 return
-            busy[0] = True
-            try:
-                check(event, args)
-            finally:
-                busy[0] = False
+            check(event, args)
 
         sys.addaudithook(hook)
+
+
+def _normalize(path: str, cwd: str) -> str:
+    """Absolute, normalised form of path using str methods only (no symlinks
+    resolved, no module attributes a policy could have replaced)."""
+    if not path.startswith("/"):
+        path = cwd + "/" + path
+    parts = []
+    for part in path.split("/"):
+        if part == "" or part == ".":
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+        else:
+            parts.append(part)
+    return "/" + "/".join(parts)
 
 
 def _encode_key(key):
@@ -539,6 +577,7 @@ class _Host:
         self.instances: dict = {}
         self.lists: dict = {}  # episode id -> {observation key -> reconstructed list}
         self.policy_class = None
+        self.current_seq = None
         # Freed on MemoryError so the failure can still be reported.
         self.reserve = bytearray(1 << 20)
 
@@ -602,7 +641,7 @@ class _Host:
     def load(self, seq, source: str) -> dict:
         module = types.ModuleType("policy")
         module.__dict__["__builtins__"] = self.guard.make_builtins()
-        self.guard.policy_globals = module.__dict__
+        self.guard.install_hook(module.__dict__)
         # Modules such as dataclasses look the policy's module up by name.
         sys.modules["policy"] = module
         linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
@@ -695,7 +734,7 @@ class _Host:
             message = self.channel.receive()
             if message is None:
                 return  # the parent closed the channel
-            seq = message.get("seq")
+            seq = self.current_seq = message.get("seq")
             op = message.get("op")
             try:
                 if op == "act":
@@ -749,7 +788,6 @@ def main() -> None:
         guard = _Guard(config)
         guard.patch_modules()
         host = _Host(channel, config, guard, output)
-        guard.install_hook()
     except Exception as error:  # the host could not even be set up
         channel.send({"seq": seq, "ok": False, "category": "crash",
                       "message": f"sandbox setup failed: {type(error).__name__}: {error}",
@@ -759,7 +797,27 @@ def main() -> None:
     channel.send(reply)
     if not reply["ok"]:
         os._exit(_EXIT_AFTER_FAILURE)
-    host.serve()
+    try:
+        host.serve()
+    except BaseException as error:  # noqa: BLE001 - e.g. the policy broke builtins the host relies on
+        _last_words(channel, host, guard, error)
+
+
+def _last_words(channel: _Channel, host: "_Host", guard: _Guard, error: BaseException) -> None:
+    """Report a failure of the host's own code as plainly as possible, then exit."""
+    try:
+        os.write(2, ("host failure: " + traceback.format_exc()).encode("utf-8", "replace"))
+    except BaseException:  # noqa: BLE001
+        pass
+    if guard.violations:
+        category, message = "forbidden", guard.violations[0] + " (the host could not continue)"
+    else:
+        category, message = "crash", "the host failed while serving the policy: " + type(error).__name__
+    try:
+        channel.send({"seq": host.current_seq, "ok": False, "category": category, "message": message,
+                      "traceback": "", "output": ""})
+    finally:
+        os._exit(_EXIT_AFTER_FAILURE)
 
 
 if __name__ == "__main__":

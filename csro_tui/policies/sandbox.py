@@ -383,7 +383,7 @@ class PolicyHost:
         self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
         self._poll_out = select.poll()
         self._poll_out.register(self._process.stdin.fileno(), select.POLLOUT)
-        preimport = sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
+        preimport = ["__future__"] + sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
         if drop_to and self.mode == "rlimits":
             preimport = sorted(ALLOWED_IMPORTS - {"numpy"}) + list(_LAZY_STDLIB) + preimport
             if "numpy" in preimport:
@@ -504,10 +504,13 @@ class PolicyHost:
         process = self._process
         if process is None or process.returncode is not None:
             return
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        # The group catches bwrap and everything under it; the pid itself in
+        # case the policy left the group (os.setsid is not audited).
+        for kill, target in ((os.killpg, process.pid), (os.kill, process.pid)):
+            try:
+                kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         process.wait()
         for stream in (process.stdin, process.stdout):
             try:

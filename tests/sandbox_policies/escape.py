@@ -56,6 +56,20 @@ class Policy:
         elif attempt == "ctypes":
             ctypes = typing.sys.modules["ctypes"]
             ctypes.CDLL(None)
+        elif attempt == "library_frame":
+            frames = typing.sys.modules["traceback"].walk_stack(None)
+            return 1 if next(frames) else 0
+        elif attempt == "patched_builtins":
+            def evil(*args, **kwargs):
+                os.system("touch " + target)
+                return "x"
+            real = typing.sys.modules["builtins"]
+            real.repr = evil
+            real.type = evil
+            typing.sys.modules["posixpath"].realpath = evil
+            typing.sys.modules["posixpath"].normpath = evil
+            os.getcwd = evil
+            typing.sys.modules["io"].open(target, "rb")
         elif attempt == "listdir":
             return len(os.listdir(target)) % 2
         return obs["legal_actions"][0]

@@ -1,0 +1,21 @@
+"""Reports facts about its process (validation would reject `random._os`)."""
+import random
+
+
+class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        os = random._os
+        question = obs["question"]
+        if question == "env_allowed":
+            allowed = set(obs["allowed"])
+            return 1 if set(os.environ) <= allowed else 0
+        if question == "uid":
+            return os.getuid()
+        if question == "path_exists":
+            return 1 if os.path.exists(obs["path"]) else 0
+        if question == "hash":
+            return hash("csro") % 1000
+        return obs["legal_actions"][0]

@@ -1,0 +1,515 @@
+"""The policy sandbox: isolation, limits, failure reports and the protocol.
+
+Tests that depend on isolation run in both modes (`sandbox_mode` fixture);
+bubblewrap mode is skipped only where bwrap does not work.  Several fixture
+policies in tests/sandbox_policies/ would be rejected by static validation:
+they are handed to the host directly to test the runtime guard.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from csro_tui.errors import ConfigError
+from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.policies.sandbox import (
+    PolicyHost,
+    SandboxLimits,
+    bubblewrap_problem,
+    describe_isolation,
+    isolation_mode,
+)
+
+FIXTURES = Path(__file__).parent / "sandbox_policies"
+# Short per-move deadlines keep failure tests fast; the init deadline is
+# generous because it only matters when a test machine is heavily loaded.
+FAST = SandboxLimits(init_timeout=30.0, move_timeout=0.4, batch_timeout=0.4, memory_mb=512)
+GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
+LEGAL = [0, 1, 2]
+SECRET_NAME = "CSRO_FAKE_SECRET"
+
+
+@pytest.fixture(params=["rlimits", "bubblewrap"])
+def sandbox_mode(request, monkeypatch):
+    if request.param == "bubblewrap" and bubblewrap_problem():
+        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
+    monkeypatch.setenv("CSRO_SANDBOX", request.param)
+    return request.param
+
+
+@pytest.fixture
+def rlimits_mode(monkeypatch):
+    monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
+
+
+def source_of(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def make_host(policy: str, limits: SandboxLimits = FAST, *, name: str | None = None) -> PolicyHost:
+    """A host for a fixture file name or inline source."""
+    source = source_of(policy) if policy.endswith(".py") else policy
+    return PolicyHost(source, GAME, name=name or policy[:20], limits=limits)
+
+
+def act_once(policy: str, obs: dict, limits: SandboxLimits = FAST, seed: int = 0):
+    """Start a host, play one move of one episode, close; return the answer."""
+    with make_host(policy, limits) as host:
+        host.new_episodes([(1, 0, seed)])
+        return host.act([(1, obs)])[0]
+
+
+def failure_of(policy: str, obs: dict, limits: SandboxLimits = FAST) -> PolicyFailure:
+    with pytest.raises(PolicyFailure) as caught:
+        act_once(policy, obs, limits)
+    return caught.value
+
+
+# -- working policies --------------------------------------------------------------
+
+
+def test_seeded_policy_is_reproducible_and_legal(sandbox_mode):
+    def play(seed: int) -> list[int]:
+        with make_host("random_policy.py") as host:
+            host.new_episodes([(7, 0, seed)])
+            return [host.act([(7, {"legal_actions": LEGAL})])[0] for _ in range(30)]
+
+    first, again, other = play(11), play(11), play(12)
+    assert first == again
+    assert first != other  # equal by chance with probability 3**-30
+    assert set(first) <= set(LEGAL)
+
+
+def test_batch_of_many_episodes_in_one_round_trip(sandbox_mode):
+    with make_host("counter.py") as host:
+        host.new_episodes([(episode, episode % 2, episode) for episode in range(40)])
+        legal = list(range(200))
+        answers = host.act([(episode, {"legal_actions": legal}) for episode in range(40)])
+        assert answers == list(range(1, 41))  # one module, requests served in order
+        host.end_episodes(list(range(0, 40, 2)) + [999])  # unknown ids are ignored
+        answers = host.act([(episode, {"legal_actions": legal}) for episode in range(1, 40, 2)])
+        assert answers == list(range(41, 61))
+        with pytest.raises(ValueError, match="not running"):
+            host.act([(0, {"legal_actions": legal})])
+        assert host.failure is None
+
+
+def test_numpy_policy(sandbox_mode):
+    with make_host("numpy_policy.py") as host:
+        host.new_episodes([(1, 0, 3)])
+        distribution = host.act([(1, {"legal_actions": LEGAL})])[0]
+        assert set(distribution) == set(LEGAL)
+        assert all(type(action) is int for action in distribution)
+        assert abs(sum(distribution.values()) - 1.0) < 1e-12
+        action = host.act([(1, {"legal_actions": LEGAL, "as_int": True})])[0]
+        assert type(action) is int and action in LEGAL
+
+
+def test_library_idioms_work_under_the_guard(sandbox_mode):
+    with make_host("idioms.py") as host:
+        host.new_episodes([(1, 0, 0), (2, 1, 0)])
+        for _ in range(3):
+            answers = host.act([(1, {"legal_actions": LEGAL}), (2, {"legal_actions": [1, 2]})])
+            assert [set(a) for a in answers] == [set(LEGAL), {1, 2}]
+
+
+def test_game_info_reaches_the_policy_with_player_and_seed(rlimits_mode):
+    source = """
+class Policy:
+    def __init__(self, player, game):
+        self.code = 100 * player + game["seed"] + (1000 if game["name"] == "test" else 0)
+        game["params"]["mutated"] = True  # must not leak into other episodes
+    def act(self, obs):
+        return self.code
+"""
+    with make_host(source) as host:
+        host.new_episodes([(1, 0, 5), (2, 1, 7)])
+        legal = list(range(2000))
+        assert host.act([(1, {"legal_actions": legal}), (2, {"legal_actions": legal})]) == [1005, 1107]
+
+
+def test_two_hosts_share_no_state(sandbox_mode):
+    with make_host("counter.py") as first, make_host("counter.py") as second:
+        first.new_episodes([(1, 0, 0)])
+        second.new_episodes([(1, 0, 0)])
+        legal = list(range(10))
+        assert [first.act([(1, {"legal_actions": legal})])[0] for _ in range(3)] == [1, 2, 3]
+        assert second.act([(1, {"legal_actions": legal})]) == [1]
+
+
+def test_print_flood_does_not_break_the_channel(sandbox_mode):
+    with make_host("print_flood.py") as host:
+        host.new_episodes([(1, 0, 0)])
+        for _ in range(3):
+            assert host.act([(1, {"legal_actions": LEGAL})]) == [0]
+        assert host.failure is None
+
+
+def test_failure_report_includes_tail_of_printed_output(rlimits_mode):
+    source = """
+class Policy:
+    def __init__(self, player, game):
+        pass
+    def act(self, obs):
+        for i in range(10000):
+            print("thinking", i)
+        raise ValueError("gave up")
+"""
+    failure = failure_of(source, {"legal_actions": LEGAL})
+    assert failure.category is FailureCategory.CRASH
+    assert "ValueError: gave up" in failure.message
+    assert "thinking 9999" in failure.traceback
+    assert "thinking 0\n" not in failure.traceback  # only a bounded tail is kept
+
+
+# -- answers -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kind, category, fragment",
+    [
+        ("illegal", FailureCategory.ILLEGAL_ACTION, "action 99"),
+        ("illegal_dist", FailureCategory.ILLEGAL_ACTION, "action 99"),
+        ("nan", FailureCategory.MALFORMED, "nan"),
+        ("negative", FailureCategory.MALFORMED, "negative"),
+        ("bad_sum", FailureCategory.MALFORMED, "sum to 0.9"),
+        ("string", FailureCategory.MALFORMED, "str"),
+        ("float", FailureCategory.MALFORMED, "float"),
+        ("bool", FailureCategory.MALFORMED, "bool"),
+        ("none", FailureCategory.MALFORMED, "NoneType"),
+        ("string_key", FailureCategory.MALFORMED, "key of type str"),
+        ("empty_dist", FailureCategory.MALFORMED, "empty"),
+    ],
+)
+def test_bad_answers(rlimits_mode, kind, category, fragment):
+    failure = failure_of("answers.py", {"legal_actions": LEGAL, "kind": kind})
+    assert failure.category is category
+    assert fragment in failure.summary()
+    assert failure.policy == "answers.py"
+
+
+def test_good_answers_are_checked_and_normalised(rlimits_mode):
+    with make_host("answers.py") as host:
+        host.new_episodes([(1, 0, 0)])
+        assert host.act([(1, {"legal_actions": LEGAL, "kind": "ok"})]) == [2]
+        unnormalised = host.act([(1, {"legal_actions": LEGAL, "kind": "unnormalised"})])[0]
+        assert set(unnormalised) == {0, 1}
+        assert sum(unnormalised.values()) == pytest.approx(1.0, abs=1e-15)
+        # zero weight on an illegal action is dropped, not an error
+        assert host.act([(1, {"legal_actions": LEGAL, "kind": "zero_on_illegal"})]) == [{0: 0.25, 1: 0.75}]
+
+
+# -- failures ----------------------------------------------------------------------
+
+
+def test_exception_is_a_crash_with_the_policy_line(sandbox_mode):
+    failure = failure_of("crash.py", {"legal_actions": LEGAL})
+    assert failure.category is FailureCategory.CRASH
+    assert "ZeroDivisionError" in failure.message
+    assert "line 11" in failure.message
+    assert 'File "policy.py", line 11, in act' in failure.traceback
+    assert "return self.count // divisor" in failure.traceback
+    assert "host_main" not in failure.traceback  # host frames are trimmed
+
+
+def test_infinite_loop_in_act_times_out(sandbox_mode):
+    failure = failure_of("loop_act.py", {"legal_actions": LEGAL})
+    assert failure.category is FailureCategory.TIMEOUT
+
+
+def test_infinite_loop_in_init_times_out(sandbox_mode):
+    with make_host("loop_init.py") as host:
+        with pytest.raises(PolicyFailure) as caught:
+            host.new_episodes([(1, 0, 0)])
+    assert caught.value.category is FailureCategory.TIMEOUT
+    assert "constructing" in caught.value.message
+
+
+def test_cpu_limit_is_a_timeout(sandbox_mode):
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=60.0, cpu_seconds=1)
+    failure = failure_of("loop_act.py", {"legal_actions": LEGAL}, limits)
+    assert failure.category is FailureCategory.TIMEOUT
+    assert "CPU" in failure.message
+
+
+def test_memory_bomb(sandbox_mode):
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=10.0, memory_mb=256)
+    failure = failure_of("memory_bomb.py", {"legal_actions": LEGAL}, limits)
+    assert failure.category is FailureCategory.MEMORY
+    assert "256 MB" in failure.message
+
+
+def test_numpy_memory_error_is_memory(rlimits_mode):
+    failure = failure_of("memory_bomb.py", {"legal_actions": LEGAL, "numpy": True})
+    assert failure.category is FailureCategory.MEMORY
+
+
+def test_error_at_module_load_is_reported_by_start(sandbox_mode):
+    with make_host("import math\nx = math.sqrt(-1)\n") as host:
+        with pytest.raises(PolicyFailure) as caught:
+            host.start()
+    assert caught.value.category is FailureCategory.CRASH
+    assert "ValueError" in caught.value.message and "line 2" in caught.value.message
+
+
+def test_missing_policy_class_is_a_crash(rlimits_mode):
+    with make_host("class Agent:\n    pass\n") as host, pytest.raises(PolicyFailure, match="class Policy"):
+        host.start()
+
+
+def test_failure_is_sticky_and_the_host_is_gone(rlimits_mode):
+    host = make_host("crash.py")
+    host.new_episodes([(1, 0, 0)])
+    with pytest.raises(PolicyFailure) as first:
+        host.act([(1, {"legal_actions": LEGAL})])
+    pid = host.pid
+    with pytest.raises(PolicyFailure) as again:
+        host.act([(1, {"legal_actions": LEGAL})])
+    assert again.value is first.value is host.failure
+    with pytest.raises(PolicyFailure):
+        host.new_episodes([(2, 0, 0)])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed and reaped
+    host.close()
+    host.close()  # idempotent
+
+
+def test_close_kills_a_busy_host_and_removes_its_temp_dir(sandbox_mode):
+    host = make_host("loop_act.py", SandboxLimits(move_timeout=60.0, init_timeout=30.0))
+    host.new_episodes([(1, 0, 0)])
+    temp_dir = host._temp_dir
+    assert temp_dir is not None and os.path.isdir(temp_dir)
+    pid = host.pid
+    host.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not os.path.exists(temp_dir)
+    with pytest.raises(RuntimeError, match="closed"):
+        host.act([(1, {"legal_actions": LEGAL})])
+
+
+@pytest.mark.parametrize(
+    "forgery, fragment",
+    [
+        ("this is not json", "not JSON"),
+        ('{"seq": 999, "ok": true, "answers": [0]}', "out of protocol"),
+        ('{"seq": 3, "ok": true, "answers": [0, 1]}', "2 answers for 1 requests"),
+    ],
+)
+def test_forged_replies_are_malformed(rlimits_mode, forgery, fragment):
+    # seq 3: init is 1, new_episodes 2, so the first act is 3.
+    failure = failure_of("forge_reply.py", {"legal_actions": LEGAL, "forgery": forgery})
+    assert failure.category is FailureCategory.MALFORMED
+    assert fragment in failure.message
+
+
+def test_caller_mistakes_are_plain_errors(rlimits_mode):
+    with make_host("random_policy.py") as host:
+        with pytest.raises(ValueError, match="episode"):
+            host.new_episodes([(1, 0)])
+        host.new_episodes([(1, 0, 0)])
+        with pytest.raises(ValueError, match="already running"):
+            host.new_episodes([(1, 0, 0)])
+        with pytest.raises(ValueError, match="legal_actions"):
+            host.act([(1, {"history": []})])
+        with pytest.raises(ValueError, match="cannot send"):
+            host.act([(1, {"legal_actions": LEGAL, "bad": object()})])
+        assert host.failure is None
+        assert host.act([]) == []
+    with pytest.raises(TypeError):
+        PolicyHost(b"bytes", GAME)
+    with pytest.raises(ValueError, match="JSON"):
+        PolicyHost("x = 1", {"bad": object()})
+    with pytest.raises(ValueError, match="move_timeout"):
+        SandboxLimits(move_timeout=0)
+
+
+# -- the runtime guard ----------------------------------------------------------------
+
+
+@pytest.fixture
+def sentinel_dir(tmp_path):
+    """A world-writable directory with a world-writable file: only the guard
+    (not file permissions) stands between the policy and it."""
+    directory = tmp_path / "outside"
+    directory.mkdir()
+    sentinel = directory / "sentinel.txt"
+    sentinel.write_text("original")
+    os.chmod(sentinel, 0o666)
+    os.chmod(directory, 0o777)
+    os.chmod(tmp_path, 0o755)
+    return directory
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+ESCAPES = [
+    ("dunder_import_system", "new_file"),
+    ("os_system", "new_file"),
+    ("os_system_caught", "new_file"),
+    ("write_builtin_open", "sentinel"),
+    ("write_os_open", "sentinel"),
+    ("remove", "sentinel"),
+    ("read_outside", "sentinel"),
+    ("listdir", "dir"),
+    ("parent_env", None),
+    ("socket", None),
+    ("import_os", None),
+    ("kill_parent", None),
+    ("fork", None),
+    ("exec_builtin", None),
+    ("frame", None),
+    ("ctypes", None),
+    ("library_frame", None),
+    ("patched_builtins", "new_file"),
+]
+
+
+@pytest.mark.parametrize("attempt, target", ESCAPES, ids=[attempt for attempt, _ in ESCAPES])
+def test_runtime_escapes_are_forbidden(sandbox_mode, sentinel_dir, attempt, target):
+    paths = {"new_file": sentinel_dir / "created.txt", "sentinel": sentinel_dir / "sentinel.txt", "dir": sentinel_dir}
+    before = snapshot(sentinel_dir)
+    obs = {"legal_actions": LEGAL, "attempt": attempt, "target": str(paths.get(target, ""))}
+    failure = failure_of("escape.py", obs)
+    assert failure.category is FailureCategory.FORBIDDEN, failure.summary()
+    assert failure.message.startswith("blocked")
+    assert snapshot(sentinel_dir) == before
+    # ...and this process, which kill_parent aimed at, is still here.
+
+
+def test_secrets_in_the_parent_environment_are_invisible(sandbox_mode, monkeypatch):
+    monkeypatch.setenv(SECRET_NAME, "hunter2")
+    assert act_once("escape.py", {"legal_actions": LEGAL, "attempt": "env"}) == 0
+    # LC_CTYPE: Python's own C-locale coercion; PWD: set by bwrap --chdir.
+    allowed = ["PYTHONHASHSEED", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_CORETYPE",
+               "OPENBLAS_L2_SIZE", "LC_CTYPE", "PWD"]
+    assert act_once("environment.py", {"legal_actions": [0, 1], "question": "env_allowed", "allowed": allowed}) == 1
+
+
+def test_hash_seed_is_fixed(sandbox_mode):
+    legal = list(range(1000))
+    answers = {act_once("environment.py", {"legal_actions": legal, "question": "hash"}) for _ in range(2)}
+    assert len(answers) == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="privileges are only dropped when running as root")
+def test_root_is_dropped_to_nobody(sandbox_mode):
+    legal = list(range(70000))
+    assert act_once("environment.py", {"legal_actions": legal, "question": "uid"}) == 65534
+
+
+def test_bubblewrap_hides_the_project_and_home(monkeypatch):
+    if bubblewrap_problem():
+        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
+    monkeypatch.setenv("CSRO_SANDBOX", "bubblewrap")
+    project = str(Path(__file__).resolve().parent.parent / "csro_tui")
+    for path in (project, os.path.expanduser("~/.bashrc") if os.geteuid() else "/root/.bashrc"):
+        obs = {"legal_actions": [0, 1], "question": "path_exists", "path": path}
+        assert act_once("environment.py", obs) == 0, path
+    # while the same check outside the sandbox sees the project
+    assert os.path.exists(project)
+
+
+# -- history deltas ---------------------------------------------------------------------
+
+
+def digest(value) -> int:
+    """Same function as in history_digest.py."""
+    h = 0
+    for ch in repr(value):
+        h = (h * 131 + ord(ch)) % 1000000007
+    return h
+
+
+def test_growing_lists_are_sent_as_suffixes():
+    sent: dict = {}
+    history = [1, 2, 3]
+    first = PolicyHost._encode_observation(1, {"legal_actions": [0, 1], "history": history, "t": 3}, sent)
+    assert first == [1, {"legal_actions": [0, 1], "t": 3}, {"history": [0, [1, 2, 3]]}]
+    history.append(4)
+    second = PolicyHost._encode_observation(1, {"legal_actions": [0, 1], "history": history}, sent)
+    assert second[2] == {"history": [3, [4]]}
+    third = PolicyHost._encode_observation(1, {"legal_actions": [0, 1], "history": history}, sent)
+    assert third[2] == {"history": [4, []]}
+    fresh_extension = PolicyHost._encode_observation(1, {"legal_actions": [0], "history": [1, 2, 3, 4, 5]}, sent)
+    assert fresh_extension[2] == {"history": [4, [5]]}
+    rewritten = PolicyHost._encode_observation(1, {"legal_actions": [0], "history": [9, 2, 3, 4, 5, 6]}, sent)
+    assert rewritten[2] == {"history": [0, [9, 2, 3, 4, 5, 6]]}
+    shrunk = PolicyHost._encode_observation(1, {"legal_actions": [0], "history": [9]}, sent)
+    assert shrunk[2] == {"history": [0, [9]]}
+    gone = PolicyHost._encode_observation(1, {"legal_actions": [0]}, sent)
+    assert gone[2] == 0 and sent == {}
+
+
+def test_per_move_message_size_does_not_grow_with_history():
+    sent: dict = {}
+    history: list = []
+    sizes = []
+    for move in range(2000):
+        history.append([move % 3, (move * 7) % 3])
+        encoded = PolicyHost._encode_observation(1, {"legal_actions": LEGAL, "history": history}, sent)
+        sizes.append(len(repr(encoded)))
+    assert max(sizes[100:]) <= sizes[100] + 10
+
+
+def test_histories_reconstruct_exactly(sandbox_mode):
+    """Growth, fresh lists that extend or not, shrinking, keys that come and go,
+    nested items, two episodes, and a policy that mutates what it gets."""
+    shared_a: list = []
+    shared_b: list = [["start"]]
+    steps = []
+    for move in range(12):
+        shared_a.append(move * 3 % 5)
+        shared_b.append([move, {"bet": move % 2}])
+        obs_a = {"history": shared_a, "board": [move] * (move % 3)}
+        obs_b = {"history": shared_b, "cards": ("K", "Q")}
+        if move == 5:
+            obs_a["history"] = list(shared_a)  # fresh object, same content
+        if move == 7:
+            shared_a = [42]  # restart: not an extension
+            obs_a["history"] = shared_a
+        if move in (8, 9):
+            del obs_b["history"]  # key vanishes, then comes back full
+        steps.append((obs_a, obs_b))
+    with make_host("history_digest.py") as host:
+        host.new_episodes([(1, 0, 0), (2, 1, 0)])
+        for obs_a, obs_b in steps:
+            requests = []
+            for episode, obs in ((1, obs_a), (2, obs_b)):
+                expect = {key: digest(value) for key, value in obs.items() if isinstance(value, list)}
+                requests.append((episode, {**obs, "legal_actions": [0, 1], "expect": expect}))
+            assert host.act(requests) == [1, 1]
+
+
+# -- isolation mode ----------------------------------------------------------------------
+
+
+def test_isolation_mode_follows_the_environment(monkeypatch):
+    monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
+    assert isolation_mode() == "rlimits"
+    assert "rlimits" in describe_isolation() and "\n" not in describe_isolation()
+    monkeypatch.setenv("CSRO_SANDBOX", "chroot")
+    with pytest.raises(ConfigError, match="CSRO_SANDBOX"):
+        isolation_mode()
+    monkeypatch.setenv("CSRO_SANDBOX", "bubblewrap")
+    if bubblewrap_problem():
+        with pytest.raises(ConfigError, match="bubblewrap"):
+            isolation_mode()
+    else:
+        assert isolation_mode() == "bubblewrap"
+        assert "bubblewrap" in describe_isolation()
+    monkeypatch.delenv("CSRO_SANDBOX")
+    assert isolation_mode() == ("rlimits" if bubblewrap_problem() else "bubblewrap")
+
+
+def test_host_script_never_imports_the_application():
+    text = (Path(__file__).parent.parent / "csro_tui" / "policies" / "host_main.py").read_text()
+    assert "import csro_tui" not in text and "from csro_tui" not in text
+    mode = stat.S_IMODE(os.stat(FIXTURES).st_mode)
+    assert mode & 0o005  # fixtures readable by the dropped-privilege host

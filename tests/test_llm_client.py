@@ -249,6 +249,20 @@ def test_non_json_body_without_streaming_is_bad_response(llm_server):
     assert info.value.kind == "bad_response"
 
 
+def test_a_failing_on_text_callback_surfaces_unchanged_and_is_recorded(llm_server):
+    llm_server.script(REPLY)
+    client, _ = make_client(llm_server)
+
+    def broken_display(text: str) -> None:
+        raise KeyError("widget")
+
+    with pytest.raises(KeyError, match="widget"):
+        client.complete(MESSAGES, purpose="p", on_text=broken_display)
+    (record,) = client.calls
+    assert record.error_kind == "callback" and "KeyError" in record.error
+    assert len(llm_server.chat_requests) == 1  # not retried
+
+
 def test_bad_messages_are_rejected_before_any_request(llm_server):
     client, _ = make_client(llm_server)
     for bad in ([], [{"role": "robot", "content": "x"}], [{"role": "user", "content": 3}], "hello"):
@@ -383,9 +397,18 @@ def test_missing_config_file_is_config_error(tmp_path):
         LLMConfig.from_sources({}, tmp_path / "nope.toml", {})
 
 
+def test_config_built_directly_is_type_checked():
+    with pytest.raises(ConfigError, match="temperature must be a number, got 'hot'"):
+        LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", temperature="hot"))
+    with pytest.raises(ConfigError, match="api_key must be a string, got <hidden>"):
+        LLMConfig(api_key=123456789).validate()
+
+
 def test_known_openai_price_is_used_only_for_openai():
     config = LLMConfig(model="gpt-4o-mini")
     assert config.prices("https://api.openai.com/v1") == (0.15, 0.60)
+    assert LLMConfig(model="gpt-4o-2024-08-06").prices("https://api.openai.com/v1") == (2.50, 10.00)
+    assert LLMConfig(model="my-finetune").prices("https://api.openai.com/v1") == (None, None)
     assert config.prices("http://127.0.0.1:8000/v1") == (None, None)
     assert LLMConfig(model="gpt-4o-mini", input_price_per_mtok=9.0).prices("http://x/v1") == (9.0, None)
 

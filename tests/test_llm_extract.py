@@ -92,7 +92,8 @@ def test_exact_edit():
     reply = "I will play the first action.\n" + edit(
         "        return self.rng.choice(obs[\"legal_actions\"])", "        return obs[\"legal_actions\"][0]"
     )
-    assert apply_edits(POLICY, reply) == POLICY.replace('self.rng.choice(obs["legal_actions"])', 'obs["legal_actions"][0]')
+    expected = POLICY.replace('self.rng.choice(obs["legal_actions"])', 'obs["legal_actions"][0]')
+    assert apply_edits(POLICY, reply) == expected
 
 
 def test_several_blocks_apply_in_order_inside_a_fence():
@@ -109,7 +110,11 @@ def test_several_blocks_apply_in_order_inside_a_fence():
 
 def test_whitespace_insensitive_match():
     # trailing spaces, doubled inner spaces and a missing blank line
-    search = "    def __init__(self,  player, game):   \n        self.rng = random.Random(game[\"seed\"])\n    def act(self, obs):"
+    search = (
+        "    def __init__(self,  player, game):   \n"
+        "        self.rng = random.Random(game[\"seed\"])\n"
+        "    def act(self, obs):"
+    )
     replace = "    def __init__(self, player, game):\n        self.rng = random.Random(0)\n\n    def act(self, obs):"
     result = apply_edits(POLICY, edit(search, replace))
     assert "random.Random(0)" in result and 'game["seed"]' not in result
@@ -121,7 +126,7 @@ def test_indentation_difference_is_reindented():
     search = "def act(self, obs):\n    return self.rng.choice(obs[\"legal_actions\"])"
     replace = "def act(self, obs):\n    legal = obs[\"legal_actions\"]\n    return legal[-1]"
     result = apply_edits(POLICY, edit(search, replace))
-    assert result.endswith("    def act(self, obs):\n        legal = obs[\"legal_actions\"]\n        return legal[-1]\n")
+    assert result.endswith('    def act(self, obs):\n        legal = obs["legal_actions"]\n        return legal[-1]\n')
     compile(result, "<edited>", "exec")
 
 

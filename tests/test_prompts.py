@@ -138,7 +138,9 @@ def test_many_action_names_are_capped(library):
 
 
 def test_no_budget_shows_all_weighted_opponents_by_weight(library):
-    opponents = [opponent("low", 0.2, 300), opponent("high", 0.5, 300), opponent("mid", 0.3, 300), opponent("zero", 0.0)]
+    opponents = [
+        opponent("low", 0.2, 300), opponent("high", 0.5, 300), opponent("mid", 0.3, 300), opponent("zero", 0.0)
+    ]
     user = library.best_response_messages(FakeSpec(), opponents)[1]["content"]
     assert user.index("bot_high") < user.index("bot_mid") < user.index("bot_low")
     assert "bot_zero" not in user
@@ -214,7 +216,9 @@ def test_omitted_weight_is_reported(library):
 
 
 def test_top_k_and_summary_format(library):
-    opponents = [opponent("a", 0.4, 200), opponent("b", 0.3, 200, summary=None), opponent("c", 0.2, 200), opponent("d", 0.1, 200)]
+    opponents = [
+        opponent("a", 0.4, 200), opponent("b", 0.3, 200, summary=None), opponent("c", 0.2, 200), opponent("d", 0.1, 200)
+    ]
     options = ContextOptions(top_k=3, opponent_format="summary")
     user = library.best_response_messages(FakeSpec(), opponents, options=options)[1]["content"]
     # b has no summary, so it is shown as code; d is beyond the top 3
@@ -288,7 +292,10 @@ def test_summarize_messages(library):
 
 def test_built_messages_go_through_the_client(library, llm_server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    fixture_code = "class Policy:\n    def __init__(self, player, game):\n        pass\n\n    def act(self, obs):\n        return 1\n"
+    fixture_code = (
+        "class Policy:\n    def __init__(self, player, game):\n        pass\n\n"
+        "    def act(self, obs):\n        return 1\n"
+    )
     llm_server.script(ScriptedReply(text=f"Always Paper beats Rock.\n\n```python\n{fixture_code}```\n"))
     messages = library.best_response_messages(FakeSpec(), [opponent("a", 1.0, 100)], budget_tokens=8000)
     client = LLMClient(LLMConfig(base_url=llm_server.base_url, model="scripted-model"))

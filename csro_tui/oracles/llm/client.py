@@ -20,6 +20,7 @@ import email.utils
 import math
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -127,7 +128,12 @@ class LLMConfig:
         return config
 
     def validate(self) -> None:
-        """Raise `ConfigError` if any value is out of range."""
+        """Raise `ConfigError` if any value has the wrong type or is out of range."""
+        for name, kind in _FIELD_TYPES.items():
+            value = getattr(self, name)
+            if not _has_type(value, kind):
+                shown = "<hidden>" if name == "api_key" else repr(value)
+                raise ConfigError(f"LLM setting {name} must be {_TYPE_WORDS[kind.rstrip('?')]}, got {shown}")
         checks = [
             (bool(self.model.strip()), "model must not be empty"),
             (0.0 <= self.temperature <= 2.0, f"temperature must be in [0, 2], got {self.temperature}"),
@@ -158,10 +164,18 @@ class LLMConfig:
 
     def prices(self, base_url: str) -> tuple[float | None, float | None]:
         """(input, output) USD per million tokens: configured, else known OpenAI list price."""
-        known = KNOWN_PRICES_PER_MTOK.get(self.model) if is_openai_url(base_url) else None
-        input_price = self.input_price_per_mtok if self.input_price_per_mtok is not None else (known or (None, None))[0]
-        output_price = self.output_price_per_mtok if self.output_price_per_mtok is not None else (known or (None, None))[1]
+        known = (_known_price(self.model) if is_openai_url(base_url) else None) or (None, None)
+        input_price = self.input_price_per_mtok if self.input_price_per_mtok is not None else known[0]
+        output_price = self.output_price_per_mtok if self.output_price_per_mtok is not None else known[1]
         return input_price, output_price
+
+
+def _known_price(model: str) -> tuple[float, float] | None:
+    """List price of `model` or of the model a dated snapshot belongs to (gpt-4o-2024-08-06)."""
+    if model in KNOWN_PRICES_PER_MTOK:
+        return KNOWN_PRICES_PER_MTOK[model]
+    base = re.sub(r"-\d{4}-\d{2}-\d{2}$", "", model)
+    return KNOWN_PRICES_PER_MTOK.get(base)
 
 
 _FIELD_TYPES: dict[str, str] = {
@@ -185,6 +199,24 @@ _ENV_NAMES: dict[str, tuple[str, ...]] = {
     "base_url": ("OPENAI_BASE_URL", "CSRO_LLM_BASE_URL"),
     "api_key": ("OPENAI_API_KEY", "CSRO_LLM_API_KEY"),
 }
+
+
+_TYPE_WORDS = {"str": "a string", "bool": "true or false", "int": "an integer", "float": "a number"}
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if value is None:
+        return kind.endswith("?")
+    base = kind.rstrip("?")
+    if base == "str":
+        return isinstance(value, str)
+    if base == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if base == "int":
+        return isinstance(value, int)
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _env_settings(env: Mapping[str, str]) -> dict[str, str]:
@@ -229,8 +261,7 @@ def _coerce(name: str, raw: Any, source: str) -> Any:
             raise ValueError
         return value
     except (TypeError, ValueError):
-        wanted = {"str": "a string", "bool": "true or false", "int": "an integer", "float": "a number"}
-        raise ConfigError(f"{source}: {name} must be {wanted[kind.rstrip('?')]}, got {shown}") from None
+        raise ConfigError(f"{source}: {name} must be {_TYPE_WORDS[kind.rstrip('?')]}, got {shown}") from None
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
@@ -261,7 +292,8 @@ class LLMCall:
     `latency_s` is the wall time of the whole call, retries and waits
     included.  Token counts are the server's usage summed over attempts; when
     a server reports none they are estimated (characters / 4) and
-    `usage_estimated` is True.  `error`/`error_kind` are set on failure.
+    `usage_estimated` is True.  `error`/`error_kind` are set on failure
+    (an `LLMError` kind, or "callback" when the caller's on_text raised).
     """
 
     purpose: str
@@ -399,6 +431,23 @@ class LLMBackend(Protocol):
 
 
 # --------------------------------------------------------------------- client
+class _CallbackFailed(Exception):
+    """The caller's on_text raised: not a model failure, so it is re-raised as is."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _notify(on_text: Callable[[str], None] | None, text: str) -> None:
+    if on_text is None:
+        return
+    try:
+        on_text(text)
+    except Exception as error:  # noqa: BLE001 - carried out to complete(), which re-raises it
+        raise _CallbackFailed(error) from error
+
+
 class _AttemptFailed(Exception):
     """One attempt failed; `retryable` says whether another may help."""
 
@@ -421,6 +470,20 @@ class _Attempt:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     got_data: bool = False  # any chunk or body parsed from the server
+
+
+@dataclass
+class _Usage:
+    """Tokens summed over a call's attempts."""
+
+    prompt: int = 0
+    completion: int = 0
+    estimated: bool = False
+
+    def add(self, prompt: int | None, completion: int | None, estimated: bool) -> None:
+        self.prompt += prompt or 0
+        self.completion += completion or 0
+        self.estimated = self.estimated or estimated
 
 
 class LLMClient:
@@ -512,8 +575,7 @@ class LLMClient:
         checked = check_messages(messages)
         started = time.monotonic()
         attempts = 0
-        prompt_total = completion_total = 0
-        estimated = False
+        usage = _Usage()
         failure: _AttemptFailed | None = None
         attempt = _Attempt()
         while True:
@@ -524,10 +586,16 @@ class LLMClient:
                 failure = None
             except _AttemptFailed as error:
                 failure = error
-            prompt, completion, guessed = self._attempt_usage(checked, attempt)
-            prompt_total += prompt or 0
-            completion_total += completion or 0
-            estimated = estimated or guessed
+            except _CallbackFailed as error:
+                # The caller's own bug, not the model's: record the call, then
+                # let the original exception surface unchanged.
+                usage.add(*self._attempt_usage(checked, attempt))
+                failure = _AttemptFailed(
+                    "callback", f"the on_text callback raised {error.original!r}", retryable=False
+                )
+                self._record(purpose, checked, attempt, attempts, started, usage, failure)
+                raise error.original from None
+            usage.add(*self._attempt_usage(checked, attempt))
             if failure is None:
                 break
             if not failure.retryable or attempts > self.config.max_retries:
@@ -535,22 +603,37 @@ class LLMClient:
             if not self._wait_before_retry(attempts, failure.retry_after, cancel):
                 failure = _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
                 break
+        call = self._record(purpose, checked, attempt, attempts, started, usage, failure)
+        if call.error is not None:
+            raise LLMError(call.error_kind or "bad_response", call.error, call=call)
+        return call
 
-        used_tokens = prompt_total + completion_total > 0
+    def _record(
+        self,
+        purpose: str,
+        messages: list[dict[str, Any]],
+        attempt: _Attempt,
+        attempts: int,
+        started: float,
+        usage: "_Usage",
+        failure: _AttemptFailed | None,
+    ) -> LLMCall:
+        """Build the call's record (the last attempt's text) and keep it."""
+        used_tokens = usage.prompt + usage.completion > 0
         call = LLMCall(
             purpose=purpose,
             model=self.config.model,
             base_url=self.public_base_url,
-            messages=checked,
+            messages=messages,
             response=attempt.text,
             finish_reason=attempt.finish_reason if failure is None else None,
-            prompt_tokens=prompt_total if used_tokens else None,
-            completion_tokens=completion_total if used_tokens else None,
+            prompt_tokens=usage.prompt if used_tokens else None,
+            completion_tokens=usage.completion if used_tokens else None,
             latency_s=time.monotonic() - started,
-            cost_usd=self._cost(prompt_total, completion_total) if used_tokens else None,
+            cost_usd=self._cost(usage.prompt, usage.completion) if used_tokens else None,
             attempts=attempts,
             error=None,
-            usage_estimated=estimated,
+            usage_estimated=usage.estimated,
         )
         if failure is not None:
             message = self._redact(failure.message)
@@ -560,8 +643,6 @@ class LLMClient:
             call.error_kind = failure.kind
         with self._lock:
             self._calls.append(call)
-        if failure is not None:
-            raise LLMError(call.error_kind or failure.kind, call.error or failure.message, call=call)
         return call
 
     # ---------------------------------------------------------------- attempt
@@ -584,6 +665,8 @@ class LLMClient:
                     else:
                         self._request_once(messages, attempt, on_text)
                     return
+                except _CallbackFailed:
+                    raise
                 except Exception as error:  # noqa: BLE001 - every failure is classified
                     param = self._rejected_param(error)
                     if param is None:
@@ -633,8 +716,7 @@ class LLMClient:
                         delta = choice.delta.content if choice.delta is not None else None
                         if delta:
                             attempt.text += delta
-                            if on_text is not None:
-                                on_text(attempt.text)
+                            _notify(on_text, attempt.text)
                         if choice.finish_reason:
                             attempt.finish_reason = choice.finish_reason
             finally:
@@ -673,8 +755,7 @@ class LLMClient:
         if completion.usage is not None:
             attempt.prompt_tokens = completion.usage.prompt_tokens
             attempt.completion_tokens = completion.usage.completion_tokens
-        if on_text is not None:
-            on_text(attempt.text)
+        _notify(on_text, attempt.text)
 
     # ---------------------------------------------------------------- errors
     def _rejected_param(self, error: Exception) -> str | None:
@@ -745,7 +826,9 @@ class LLMClient:
             )
         if status == 429:
             if getattr(error, "code", None) == "insufficient_quota":
-                return _AttemptFailed("rate_limit", "quota exceeded (429): check your plan and billing", retryable=False)
+                return _AttemptFailed(
+                    "rate_limit", "quota exceeded (429): check your plan and billing", retryable=False
+                )
             return _AttemptFailed(
                 "rate_limit", f"rate limited (429) by {url}", retryable=True,
                 retry_after=_retry_after(error.response.headers),

@@ -12,6 +12,7 @@ which goes through the generic adapter.  Anything else raises
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import re
 from contextlib import contextmanager
@@ -73,14 +74,12 @@ def _get_game(text: str) -> GameSpec:
 
 def _builtin(short_name: str, params: dict[str, Any]) -> GameSpec:
     factory = BUILTIN[short_name]
-    try:
-        return factory(**params)
-    except TypeError:
-        accepted = [p for p in factory.__init__.__code__.co_varnames[1:factory.__init__.__code__.co_argcount]]
+    accepted = list(inspect.signature(factory).parameters)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
         takes = f"it takes {', '.join(accepted)}" if accepted else "it takes no parameters"
-        raise UnknownGameError(
-            f"{short_name}: unknown parameter(s) {', '.join(sorted(params))}; {takes}"
-        ) from None
+        raise UnknownGameError(f"{short_name}: unknown parameter(s) {', '.join(unknown)}; {takes}")
+    return factory(**params)
 
 
 def _parse_flat_params(short_name: str, text: str) -> dict[str, Any]:

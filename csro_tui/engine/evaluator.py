@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # Name a candidate plays under in smoke runs and previews (never a member id).
 CANDIDATE = "candidate"
+# Sampled batches at least this large go to a process pool.
+POOL_MIN_JOBS = 6
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,24 @@ class GameEvaluator:
         return BotPolicy(side.name) if isinstance(side, Bot) else as_code(side)
 
     def run(self, jobs: Sequence[MatchJob]) -> list[MatchOutcome]:
-        return [self._run_one(job) for job in jobs]
+        sampled = [i for i, job in enumerate(jobs) if not job.exact]
+        results: list[MatchOutcome | None] = [None] * len(jobs)
+        if len(sampled) >= POOL_MIN_JOBS and self.workers != 1:
+            # A process pool pays off only for batches: starting it costs seconds.
+            from csro_tui.evaluation.runner import MatchJob as RunnerJob, evaluate_matchups
+
+            batch = [
+                RunnerJob(self._participant(jobs[i].a), self._participant(jobs[i].b), jobs[i].episodes, jobs[i].seed)
+                for i in sampled
+            ]
+            for index, result in zip(sampled, evaluate_matchups(
+                self.spec, batch, workers=self.workers, limits=self.limits, exact=False
+            )):
+                results[index] = result
+        for index, job in enumerate(jobs):
+            if results[index] is None:
+                results[index] = self._run_one(job)
+        return results  # type: ignore[return-value]
 
     def _run_one(self, job: MatchJob) -> MatchOutcome:
         from csro_tui.evaluation.exact import exact_payoff

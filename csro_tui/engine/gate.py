@@ -1,13 +1,18 @@
 """Validation and preview: what a reviewer sees about a candidate.
 
-Validation is static (`validate_source`) and then a short sandboxed smoke
-match against every population member (against itself when the population
-is empty), so code that crashes, times out or plays illegal moves is caught
-before anyone reads it.  The preview is the candidate's mean payoff against
-each member - exact for exact games, otherwise from the smoke matches or
-from `preview_episodes` more - combined with the current meta-strategy into
-its expected payoff, plus its population metrics against the benchmark bots
-where those are measured.
+Validation is static (`validate_source`) and then a sandboxed run against
+every population member (against itself when the population is empty), so
+code that crashes, times out or plays illegal moves is caught before anyone
+reads it.  In sampled games the run is a short match (`smoke_episodes`,
+seats swapped).  In exact games (Kuhn, Leduc) it is the exact evaluation
+itself: the candidate's sandbox is asked about every information state of
+both seats, which covers more than a few episodes would and costs one
+sandbox start instead of two per member.
+
+The preview is the candidate's mean payoff against each member - the
+validation run's results, or `preview_episodes` more in sampled games -
+combined with the current meta-strategy into its expected payoff, plus its
+population metrics against the benchmark bots where those are measured.
 """
 
 from __future__ import annotations
@@ -54,9 +59,10 @@ class Gate:
             return ValidationResult(valid=False, issues=issues)
         candidate = candidate_record(source)
         opponents = list(population) or [PolicyRecord(id="self", name="itself", source=source, origin="candidate")]
-        episodes = self.settings.smoke_episodes
+        exact = self.evaluator.exact
+        episodes = 0 if exact else self.settings.smoke_episodes
         jobs = [
-            MatchJob(candidate, member, derive_seed(self.settings.seed, "smoke", key, member.id), episodes)
+            MatchJob(candidate, member, derive_seed(self.settings.seed, "smoke", key, member.id), episodes, exact)
             for member in opponents
         ]
         smoke: dict[str, float] = {}
@@ -76,13 +82,18 @@ class Gate:
         population: Sequence[PolicyRecord],
         weights: dict[str, float],
         validation: ValidationResult,
+        *,
+        benchmark: bool = True,
     ) -> tuple[Preview, bool, int]:
-        """(preview, exact, episodes per member) for a valid candidate."""
+        """(preview, exact, episodes per member) for a valid candidate.
+
+        `benchmark=False` skips the benchmark scores even where configured.
+        """
         candidate = candidate_record(source)
         exact = self.evaluator.exact
         episodes = 0 if exact else (self.settings.preview_episodes or validation.smoke_episodes)
         failure: PolicyFailure | None = None
-        if not exact and self.settings.preview_episodes is None:
+        if exact or self.settings.preview_episodes is None:
             per_member = dict(validation.smoke)
         else:
             jobs = [
@@ -95,7 +106,7 @@ class Gate:
                 if outcome.failure is None:
                     per_member[member.id] = float(outcome.mean)
         metrics = None
-        if self.settings.benchmark and failure is None:
+        if benchmark and self.settings.benchmark and failure is None:
             metrics, failure = self._benchmark(key, candidate)
         return (
             Preview(
@@ -128,14 +139,19 @@ class Gate:
         return {"pop_return": scores.pop_return, "pop_expl": scores.pop_expl, "agg_score": scores.agg_score}, None
 
     def check(self, source: str, population: Sequence[PolicyRecord], weights: dict[str, float], key: str) -> Preview:
-        """Validate and preview in one call (the oracles' `context.preview`)."""
+        """Validate and preview in one call (the oracles' `context.preview`).
+
+        Without benchmark scores: oracles rank candidates by their payoff
+        against the meta-strategy, and scoring every candidate they try
+        against dozens of bots would cost minutes.
+        """
         validation = self.validate(key, source, population)
         if not validation.valid:
             failure = validation.failure or PolicyFailure.from_dict(
                 {"category": "invalid", "message": validation.summary()}
             )
             return Preview(expected_payoff=math.nan, per_member={}, failure=failure)
-        preview, _, _ = self.preview(key, source, population, weights, validation)
+        preview, _, _ = self.preview(key, source, population, weights, validation, benchmark=False)
         return preview
 
 

@@ -42,8 +42,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from csro_tui.config import RunConfig
-from csro_tui.engine.evaluator import Bot, Evaluator, MatchJob, derive_seed
+from csro_tui.engine.evaluator import Evaluator, MatchJob, derive_seed
 from csro_tui.engine.gate import Gate, GateSettings
+from csro_tui.engine.jobs import benchmark_jobs, payoff_job
 from csro_tui.engine.metrics import benchmark_scores, payoff_against
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import Oracle, OracleContext, PolicyRecord, Proposal
@@ -626,11 +627,7 @@ class Engine:
             return
         members = {m.id: m for m in self.state.population}
         exact = self.evaluator.exact
-        episodes = self._entry_episodes()
-        jobs = [
-            MatchJob(members[row], members[col], derive_seed(self.config.seed, "payoff", row, col), episodes, exact)
-            for row, col in missing
-        ]
+        jobs = [payoff_job(self.config, self.spec, members[row], members[col], exact=exact) for row, col in missing]
         outcomes = self.evaluator.run(jobs)
         entries = [self._entry(job, outcome) for job, outcome in zip(jobs, outcomes)]
         self._emit(PayoffsEvaluated(entries=entries))
@@ -663,11 +660,7 @@ class Engine:
                 continue
             if self._stop.is_set():
                 return
-            jobs = [
-                MatchJob(member, Bot(bot), derive_seed(self.config.seed, "benchmark", member.id, bot), episodes)
-                for bot in bots
-            ]
-            outcomes = self.evaluator.run(jobs)
+            outcomes = self.evaluator.run(benchmark_jobs(self.config, member, bots))
             failure = next((o.failure for o in outcomes if o.failure is not None), None)
             self._emit(
                 BenchmarkEvaluated(
@@ -750,10 +743,6 @@ class Engine:
     def _smoke_episodes(self) -> int:
         return self.config.smoke_episodes or 2
 
-    def _entry_episodes(self) -> int:
-        if self.config.episodes:
-            return self.config.episodes
-        return int(getattr(self.spec, "default_episodes", 0) or 100)
 
 
 def headline(metrics: MetricsComputed) -> str:

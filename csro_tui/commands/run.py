@@ -1,0 +1,267 @@
+"""`csro run`: a headless CSRO run (or `--resume` of a recorded one).
+
+Settings come from defaults < config file < environment < these flags (see
+`csro_tui.config`).  The run is recorded as a session; the display shows
+one row per finished iteration (live in a terminal, one printed line per
+iteration otherwise) and a summary at the end.  Ctrl-C (or SIGTERM) asks
+the engine to stop after its current step, so nothing completed is lost;
+`--resume SESSION` continues it.  A second Ctrl-C aborts at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+EXIT_STOPPED = 130
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run CSRO iterations headless, recorded as a session",
+        description=(
+            "Run CSRO: each iteration the oracle proposes a policy as code, the gate validates "
+            "and previews it, the reviewer (auto or a script) decides, and accepted code joins "
+            "the population and the meta-game. Recorded under the sessions directory."
+        ),
+    )
+    add = parser.add_argument
+    add("--game", help="game name, e.g. kuhn_poker, leduc_poker, rrps, repeated_leduc (default kuhn_poker)")
+    add("--oracle", help="oracle name: best-response, seed, human, llm, ... (default best-response)")
+    add("--iterations", type=_count, help="oracle iterations in total (default 10)")
+    add("--solver", help="meta-solver: nash, prd, rm, uniform, alpharank (default nash)")
+    add("--review", help="auto (accept valid proposals) or script:FILE (decisions from a JSON/JSONL file)")
+    add("--seed", type=int, help="session seed; every evaluation seed derives from it (default 0)")
+    add("--episodes", type=_positive, help="episodes per payoff entry in sampled games (default: the game's)")
+    add("--smoke-episodes", type=_positive, help="episodes of the validation match against each member (default 2)")
+    add("--preview-episodes", type=_positive, help="episodes of the preview against each member (default: reuse the smoke run)")
+    add("--benchmark", choices=("auto", "on", "off"), help="score against the game's benchmark bots (default auto: sampled games)")
+    add("--benchmark-episodes", type=_positive, help="episodes per benchmark bot (default 2)")
+    add("--seeds", dest="seed_policies", help="initial population: comma-separated seed policy names (default: the game's first)")
+    add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
+    add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
+    add("--model", help="LLM model, for llm oracles")
+    add("--base-url", help="LLM API base URL, for llm oracles")
+    add("--oracle-option", action="append", default=[], metavar="KEY=VALUE",
+        help="an option for the oracle (VALUE read as JSON if it parses); repeatable")
+    add("--session-dir", "--sessions-dir", dest="sessions_dir",
+        help="where sessions are recorded (default ./sessions or $CSRO_SESSIONS_DIR)")
+    add("--config", help="config file (TOML; default ./csro.toml or $CSRO_CONFIG)")
+    add("--resume", metavar="SESSION", help="continue a stopped or crashed session (id or path)")
+    parser.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return value
+
+
+FLAG_FIELDS = (
+    "game", "oracle", "iterations", "solver", "review", "seed", "episodes", "smoke_episodes",
+    "preview_episodes", "benchmark", "benchmark_episodes", "seed_policies", "max_attempts",
+    "workers", "model", "base_url", "sessions_dir",
+)
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given on the command line (None = not given)."""
+    flags = {name: getattr(args, name) for name in FLAG_FIELDS if getattr(args, name) is not None}
+    if args.oracle_option:
+        flags["oracle_options"] = parse_oracle_options(args.oracle_option)
+    return flags
+
+
+def parse_oracle_options(items: list[str]) -> dict[str, Any]:
+    from csro_tui.errors import ConfigError
+
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--oracle-option {item!r}: use KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from csro_tui.config import load_run_config
+    from csro_tui.engine import new_engine, resume_engine
+    from csro_tui.sessions.store import SessionStore
+
+    console = Console()
+    flags = given_flags(args)
+    config = load_run_config(flags, config_file=args.config)
+    store = SessionStore(config.sessions_dir)
+    if args.resume:
+        overrides = {k: v for k, v in flags.items() if k != "sessions_dir"}
+        engine, warnings = resume_engine(args.resume, store=store, overrides=overrides)
+        for warning in warnings:
+            console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(f"resuming session [bold]{engine.session_id}[/] "
+                      f"({engine.state.completed_iterations} of {engine.config.iterations} iterations done)",
+                      highlight=False)
+    else:
+        engine = new_engine(config, store=store)
+    display = RunDisplay(console, engine)
+    try:
+        with stop_on_signals(engine, console), display:
+            outcome = engine.run()
+    finally:
+        if engine.writer is not None:
+            engine.writer.close()
+    display.summary(outcome)
+    return 0 if outcome.reason == "completed" else EXIT_STOPPED
+
+
+@contextmanager
+def stop_on_signals(engine: Any, console: Any) -> Iterator[None]:
+    """First Ctrl-C/SIGTERM: stop after the current step; a second Ctrl-C aborts."""
+
+    def request_stop(signum: int, frame: Any) -> None:
+        if engine.stop_requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        engine.request_stop()
+        console.print("[yellow]stopping after the current step… (Ctrl-C again to abort)[/]")
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class RunDisplay:
+    """Progress and the per-iteration table, fed by engine events."""
+
+    def __init__(self, console: Any, engine: Any) -> None:
+        self.console = console
+        self.engine = engine
+        self.target = engine.config.iterations
+        self.activity = "starting"
+        self.shown = 0  # rows already printed (non-terminal output)
+        self.live = None
+        engine.subscribe(self.on_event)
+
+    def __enter__(self) -> "RunDisplay":
+        from rich.live import Live
+
+        if self.console.is_terminal:
+            self.live = Live(self.render(), console=self.console, auto_refresh=False, transient=False)
+            self.live.__enter__()
+        else:
+            print(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
+                  f"{self.engine.config.oracle}, solver {self.engine.config.solver}", flush=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.update(self.render(), refresh=True)
+            self.live.__exit__(None, None, None)
+
+    ACTIVITY = {
+        "iteration_started": "asking the oracle",
+        "proposal_created": "validating (sandboxed run against the population)",
+        "proposal_validated": "previewing",
+        "proposal_previewed": "reviewing",
+        "proposal_decided": "decided",
+        "policy_added": "evaluating new payoff entries",
+        "payoffs_evaluated": "scoring / solving the meta-game",
+        "benchmark_evaluated": "scoring against the benchmark",
+        "meta_solved": "computing metrics",
+        "oracle_failed": "the oracle failed; retrying",
+    }
+
+    def on_event(self, event: Any) -> None:
+        self.activity = self.ACTIVITY.get(event.TYPE, self.activity)
+        if self.live is not None:
+            self.live.update(self.render(), refresh=True)
+        elif event.TYPE == "iteration_finished":
+            self._print_new_rows()
+
+    def _print_new_rows(self) -> None:
+        from csro_tui.sessions.summary import iteration_rows
+
+        rows = iteration_rows(self.engine.state)
+        for row in rows[self.shown:]:
+            print(
+                f"iteration {row.iteration:>3}  {row.proposal or '-':<24} {row.decision or '-':<28} "
+                f"population {row.population_size:>3}  meta-NashConv {_number(row.meta_nash_conv)}  "
+                f"{row.metric_name or 'metric'} {_number(row.metric_value)}",
+                flush=True,
+            )
+        self.shown = len(rows)
+
+    def render(self) -> Any:
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        from csro_tui.sessions.summary import iteration_rows
+
+        state = self.engine.state
+        table = Table(title=f"csro run · {self.engine.session_id}", title_justify="left")
+        for column, justify in (("iter", "right"), ("proposal", "left"), ("decision", "left"),
+                                ("pop", "right"), ("meta-NashConv", "right"), ("metric", "right")):
+            table.add_column(column, justify=justify)
+        for row in iteration_rows(state):
+            metric = f"{row.metric_name} {_number(row.metric_value)}" if row.metric_name else "-"
+            table.add_row(str(row.iteration), row.proposal or "-", row.decision or "-",
+                          str(row.population_size), _number(row.meta_nash_conv), metric)
+        done = state.completed_iterations
+        status = Text(f"{done}/{self.target} iterations · {self.activity}", style="dim")
+        return Group(table, status)
+
+    def summary(self, outcome: Any) -> None:
+        from csro_tui.sessions.state import best_metric
+
+        state = outcome.state
+        if self.live is None:
+            self._print_new_rows()
+        weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
+        mixture = ", ".join(f"{state.member(pid).name} {w:.3f}" for pid, w in weights if w > 1e-6)
+        latest = state.latest_metrics
+        lines = [
+            f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason,
+            f"session {self.engine.session_id} ({self.engine.writer.directory if self.engine.writer else 'not recorded'})",
+            f"population {len(state.population)} · meta-strategy: {mixture or '-'}",
+        ]
+        if latest is not None:
+            lines.append(f"meta-NashConv {_number(latest.meta_nash_conv)}"
+                         + (f" · exploitability {_number(latest.exploitability)}" if latest.exploitability is not None else "")
+                         + (f" · AggScore {_number(latest.benchmark['meta']['agg_score'])}" if latest.benchmark else ""))
+        best = best_metric(state.metrics)
+        if best is not None:
+            lines.append(f"best {best[0]} {_number(best[1])}")
+        if outcome.reason != "completed":
+            where = self.engine.config.sessions_dir
+            flag = "" if where == "sessions" else f" --session-dir {where}"
+            lines.append(f"continue with: csro run --resume {self.engine.session_id}{flag}")
+        for line in lines:
+            print(line, flush=True)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+

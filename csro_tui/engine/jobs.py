@@ -1,0 +1,36 @@
+"""The evaluation jobs behind recorded results, built in one place.
+
+The engine builds its payoff-entry and benchmark jobs here, and
+`csro replay --verify` rebuilds the same jobs (same seeds, same episodes)
+from a recorded session to check that they reproduce.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csro_tui.config import RunConfig
+from csro_tui.engine.evaluator import Bot, MatchJob, derive_seed
+from csro_tui.oracles.base import PolicyRecord
+
+# Episodes per payoff entry when neither the configuration nor the game says.
+FALLBACK_EPISODES = 100
+
+
+def entry_episodes(config: RunConfig, spec: Any) -> int:
+    """Episodes per payoff entry: `--episodes`, else the game's default."""
+    if config.episodes:
+        return config.episodes
+    return int(getattr(spec, "default_episodes", 0) or FALLBACK_EPISODES)
+
+
+def payoff_job(config: RunConfig, spec: Any, row: PolicyRecord, col: PolicyRecord, *, exact: bool) -> MatchJob:
+    seed = derive_seed(config.seed, "payoff", row.id, col.id)
+    return MatchJob(row, col, seed, entry_episodes(config, spec), exact)
+
+
+def benchmark_jobs(config: RunConfig, member: PolicyRecord, bots: list[str]) -> list[MatchJob]:
+    return [
+        MatchJob(member, Bot(bot), derive_seed(config.seed, "benchmark", member.id, bot), config.benchmark_episodes)
+        for bot in bots
+    ]

@@ -1,0 +1,119 @@
+"""Plain rows describing a session, shared by `csro run`, `replay` and `export`.
+
+Presentation-free: each command renders these rows its own way (a live
+rich table, a printed table, Markdown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from csro_tui.sessions.state import SessionState, headline_metric
+
+
+@dataclass(frozen=True)
+class IterationRow:
+    iteration: int
+    proposal: str  # name of the accepted (or last) proposal
+    decision: str  # e.g. "accept", "reject → edit → accept", "rejected ×3"
+    population_size: int
+    meta_nash_conv: float | None
+    metric_name: str
+    metric_value: float | None
+    accepted: str | None  # policy id
+
+
+@dataclass(frozen=True)
+class MemberRow:
+    id: str
+    name: str
+    origin: str
+    parent: str | None
+    iteration: int
+    weight: float  # in the latest meta-strategy
+    payoff_vs_meta: float | None  # expected payoff against the latest meta-strategy
+    agg_score: float | None  # against the benchmark, where measured
+
+
+def decision_text(state: SessionState, iteration: int) -> str:
+    """The gate's story for one iteration."""
+    it = state.iterations.get(iteration)
+    if it is None:
+        return ""
+    steps: list[str] = []
+    for proposal_id in it.proposals:
+        decision = state.proposals[proposal_id].decision
+        if decision is None:
+            steps.append("pending")
+        elif decision.note:
+            steps.append("refused")
+        else:
+            steps.append(decision.action)
+    if it.oracle_failures:
+        steps.insert(0, f"oracle failed ×{it.oracle_failures}")
+    if not steps:
+        return "seeds" if iteration == 0 else ("oracle finished" if it.finished else "")
+    if it.finished and it.accepted is None and steps and all(s in ("reject", "refused") for s in steps):
+        return f"rejected ×{len(steps)}"
+    return " → ".join(steps)
+
+
+def iteration_rows(state: SessionState) -> list[IterationRow]:
+    rows = []
+    for number in sorted(state.iterations):
+        it = state.iterations[number]
+        if not it.finished:
+            continue
+        metrics = state.metrics_for(number) if it.accepted is not None or number == 0 else None
+        proposal = ""
+        if it.accepted is not None:
+            member = state.member(it.accepted)
+            proposal = member.name if member else it.accepted
+        elif it.proposals:
+            proposal = state.proposals[it.proposals[-1]].proposal.name
+        elif number == 0:
+            proposal = ", ".join(m.name for m in state.population if m.iteration == 0)
+        headline = headline_metric(metrics) if metrics else None
+        rows.append(
+            IterationRow(
+                iteration=number,
+                proposal=proposal,
+                decision=decision_text(state, number),
+                population_size=sum(1 for m in state.population if m.iteration <= number),
+                meta_nash_conv=metrics.meta_nash_conv if metrics else None,
+                metric_name=headline[0] if headline else "",
+                metric_value=headline[1] if headline else None,
+                accepted=it.accepted,
+            )
+        )
+    return rows
+
+
+def member_rows(state: SessionState) -> list[MemberRow]:
+    weights = state.meta_strategy
+    rows = []
+    for member in state.population:
+        value = None
+        total = sum(weights.values())
+        if total > 0:
+            known = [(state.payoff(member.id, other), w) for other, w in weights.items() if w > 0]
+            if all(v is not None for v, _ in known):
+                value = sum(v * w for v, w in known) / total
+        bench = state.benchmark.get(member.id)
+        agg = None
+        if bench is not None and bench.per_bot:
+            values = list(bench.per_bot.values())
+            agg = sum(values) / len(values) - max(-v for v in values)
+        rows.append(
+            MemberRow(
+                id=member.id,
+                name=member.name,
+                origin=member.origin,
+                parent=member.parent,
+                iteration=member.iteration,
+                weight=weights.get(member.id, 0.0),
+                payoff_vs_meta=value,
+                agg_score=agg,
+            )
+        )
+    return rows

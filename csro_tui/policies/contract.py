@@ -55,8 +55,9 @@ Rules:
 - Return a legal action id, or a dict {{action id: probability}} over legal
   actions whose probabilities are non-negative and sum to 1.
 - For randomness use `random.Random(game["seed"])`; never global state.
-- Allowed imports: {", ".join(sorted(ALLOWED_IMPORTS))}. Nothing else:
-  no files, network, processes, `exec`/`eval`, or dunder tricks.
+- Allowed imports: {", ".join(sorted(ALLOWED_IMPORTS))} (and
+  `from __future__ import annotations`). Nothing else: no files, network,
+  processes, `exec`/`eval`, or dunder tricks (`x.__class__`, ...).
 - Each call has a time limit; keep `act` fast (well under a millisecond for
   repeated games with thousands of moves).
 - At most {MAX_SOURCE_BYTES // 1000} kB of source.

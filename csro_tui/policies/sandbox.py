@@ -206,7 +206,8 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _site_dirs() -> list[str]:
+@lru_cache(maxsize=1)
+def _site_dirs() -> tuple[str, ...]:
     """Directories the child adds to sys.path (it starts with -S)."""
     paths = sysconfig.get_paths()
     dirs = [paths["purelib"], paths["platlib"]]
@@ -222,7 +223,7 @@ def _site_dirs() -> list[str]:
     for directory in dirs:
         if directory and os.path.isdir(directory) and directory not in unique:
             unique.append(directory)
-    return unique
+    return tuple(unique)
 
 
 def _python_roots() -> list[str]:
@@ -367,17 +368,24 @@ class PolicyHost:
         # -S: no site module (faster start, no .pth code, our editable install
         # stays invisible); the child adds the site dirs it needs itself.
         command += ["-s", "-S", "-P", script]
-        with open(log_path, "wb") as log:
-            self._process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=work_dir,
-                env=_child_env(),
-                start_new_session=True,
-                close_fds=True,
+        try:
+            with open(log_path, "wb") as log:
+                self._process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    cwd=work_dir,
+                    env=_child_env(),
+                    start_new_session=True,
+                    close_fds=True,
+                )
+        except OSError as error:
+            self.failure = PolicyFailure(
+                FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name
             )
+            self.close()
+            raise self.failure from None
         os.set_blocking(self._process.stdin.fileno(), False)
         self._poll_in = select.poll()
         self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
@@ -398,7 +406,7 @@ class PolicyHost:
             "forbidden_attributes": sorted(FORBIDDEN_ATTRIBUTES),
             "allowed_dunder_attributes": sorted(ALLOWED_DUNDER_ATTRIBUTES),
             "preimport": preimport,
-            "site_dirs": _site_dirs(),
+            "site_dirs": list(_site_dirs()),
             "drop_to": drop_to,
             "recursion_limit": self.limits.recursion_limit,
             "output_tail_chars": self.limits.output_tail_chars,

@@ -34,7 +34,7 @@ from typing import Any, Iterator
 
 import pytest
 
-__all__ = ["ScriptedLLMServer", "ScriptedReply", "RecordedRequest", "llm_server"]
+__all__ = ["ScriptedLLMServer", "ScriptedReply", "RecordedRequest", "closed_port_url", "llm_server"]
 
 
 @dataclass

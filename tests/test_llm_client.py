@@ -162,8 +162,15 @@ def test_unauthorized_is_not_retried_and_key_is_never_recorded():
         assert len(server.chat_requests) == 1 and waits == []
         (record,) = client.calls
         assert record.error_kind == "auth" and info.value.call is record
-        dumped = json.dumps([c.to_dict() for c in client.calls])
+        dumped = json.dumps([c.to_dict() for c in client.calls] + [client.config.to_public_dict()])
         assert secret not in dumped and secret not in repr(client.config)
+
+
+def test_public_config_hides_key_and_url_credentials():
+    config = LLMConfig(base_url="http://user:hunter22@127.0.0.1:8000/v1?api-key=hunter22", api_key="sk-secret-123")
+    public = config.to_public_dict()
+    assert "api_key" not in public and public["base_url"] == "http://127.0.0.1:8000/v1"
+    assert "hunter22" not in json.dumps(public) and public["model"] == "gpt-4o-mini"
 
 
 def test_right_key_is_sent(llm_server):

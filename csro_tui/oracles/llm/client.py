@@ -157,6 +157,13 @@ class LLMConfig:
             if not ok:
                 raise ConfigError(message)
 
+    def to_public_dict(self) -> dict[str, Any]:
+        """The settings for a session log or the UI: no API key, no credentials in the URL."""
+        data = {name: getattr(self, name) for name in _FIELD_TYPES if name != "api_key"}
+        if self.base_url is not None:
+            data["base_url"] = public_url(self.base_url)
+        return data
+
     def resolved_base_url(self, env: Mapping[str, str] | None = None) -> str:
         """The endpoint actually used: base_url, else OPENAI_BASE_URL, else OpenAI."""
         env = os.environ if env is None else env

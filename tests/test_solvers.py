@@ -8,9 +8,15 @@ import types
 
 import numpy as np
 import pytest
+from open_spiel.python.algorithms import projected_replicator_dynamics as openspiel_prd
 
 from csro_tui.errors import ConfigError
 from csro_tui.meta.solvers import SOLVERS, MetaSolution, nash_conv, solve, solver_options
+from csro_tui.meta.solvers.duplicates import group_duplicates
+from csro_tui.meta.solvers.projected_replicator_dynamics import (
+    lift_to_floor,
+    project_to_floored_simplex,
+)
 
 ROCK_PAPER_SCISSORS = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
 # Rock beats scissors by 2: the equilibrium moves to (1/4, 1/2, 1/4).
@@ -158,15 +164,24 @@ def test_duplicated_policies_in_a_population_get_equal_weight(noise):
     np.testing.assert_array_equal(solution.row, solution.col)
 
 
-def test_without_merging_the_lp_is_free_to_pick_one_copy():
-    # The equal split is the merge's doing, not the LP's: with merging off,
-    # HiGHS returns a vertex of the equilibrium face (still an equilibrium).
-    matrix = duplicate_policy(duplicate_policy(BIASED_RPS, 1), 1)
-    merged = solve("nash", matrix)
-    unmerged = solve("nash", matrix, duplicate_tol=0.0)
-    assert merged.nash_conv < 1e-12 and unmerged.nash_conv < 1e-12
-    paper_copies = [1, 3, 4]
-    np.testing.assert_allclose(unmerged.row[paper_copies].sum(), 0.5, atol=1e-12)
+def test_group_duplicates_labels_copies_in_order_of_first_appearance():
+    rows = np.array(
+        [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0 + 1e-10], [0.0, 0.0, 1e-3], [0.0, 0.0, 0.0]]
+    )
+    np.testing.assert_array_equal(group_duplicates(rows, tol=1e-9), [0, 1, 0, 2, 1])
+    np.testing.assert_array_equal(group_duplicates(rows, tol=0.0), [0, 1, 2, 3, 1])
+    np.testing.assert_array_equal(group_duplicates(rows, tol=1e-2), [0, 1, 0, 1, 1])
+    distinct = np.random.default_rng(0).normal(size=(300, 300))
+    np.testing.assert_array_equal(group_duplicates(distinct, tol=1e-9), np.arange(300))
+
+
+def test_merging_only_exact_copies_leaves_near_copies_apart():
+    matrix = duplicate_policy(BIASED_RPS, 1, noise=1e-6)
+    solution = solve("nash", matrix, duplicate_tol=0.0)
+    assert solution.nash_conv < 1e-9
+    merged = solve("nash", matrix, duplicate_tol=1e-5)
+    assert merged.row[1] == pytest.approx(merged.row[3], abs=1e-12)
+    assert merged.nash_conv < 1e-5
 
 
 def test_nash_is_deterministic_across_calls():
@@ -179,7 +194,7 @@ def test_nash_is_deterministic_across_calls():
 
 def test_nash_follows_a_permutation_of_the_rows():
     rng = np.random.default_rng(8)
-    matrix = np.vstack([rng.normal(size=(12, 9)), np.zeros((0, 9))])
+    matrix = rng.normal(size=(12, 9))
     matrix = np.vstack([matrix, matrix[3], matrix[3]])  # copies, too
     order = rng.permutation(matrix.shape[0])
     original, permuted = solve("nash", matrix), solve("nash", matrix[order])
@@ -252,6 +267,40 @@ def test_prd_keeps_every_strategy_above_the_exploration_floor():
     solution = solve("prd", matrix, iterations=1000, step_size=0.5, gamma=0.01)
     assert solution.row[3] >= 0.01
     assert solution.row[3] < 0.05
+
+
+def test_prd_matches_openspiel_on_scaled_payoffs():
+    matrix = 3.0 * np.random.default_rng(4).uniform(-1.0, 1.0, size=(4, 6))
+    scaled = matrix / np.abs(matrix).max()
+    options = {"iterations": 1500, "step_size": 0.05, "gamma": 1e-3}
+    reference_row, reference_col = openspiel_prd.projected_replicator_dynamics(
+        [scaled, -scaled],
+        prd_iterations=options["iterations"],
+        prd_dt=options["step_size"],
+        prd_gamma=options["gamma"],
+    )
+    solution = solve("prd", matrix, **options)
+    np.testing.assert_allclose(solution.row, reference_row, atol=1e-9)
+    np.testing.assert_allclose(solution.col, reference_col, atol=1e-9)
+
+
+def test_the_fast_floor_lift_is_the_exact_projection():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        size = int(rng.integers(2, 12))
+        gamma = float(rng.choice([1e-6, 1e-2, 0.5 / size]))
+        # Sum 1, a few entries below the floor (some negative), as after a step.
+        weights = rng.dirichlet(np.full(size, 0.3))
+        weights[rng.random(size) < 0.3] -= gamma
+        weights /= weights.sum()
+        lifted = lift_to_floor(weights.copy(), gamma)
+        reference = openspiel_prd._simplex_projection(weights.copy(), gamma)
+        np.testing.assert_allclose(lifted, reference, atol=1e-12)
+        np.testing.assert_allclose(
+            project_to_floored_simplex(weights.copy(), gamma), reference, atol=1e-12
+        )
+        assert lifted.min() >= gamma - 1e-15
+        assert lifted.sum() == pytest.approx(1.0, abs=1e-12)
 
 
 def test_rm_averages_its_iterates():

@@ -28,7 +28,6 @@ def group_duplicates(vectors: np.ndarray, tol: float) -> np.ndarray:
     exactly with the max-norm.
     """
     count, width = vectors.shape
-    labels = np.full(count, -1, dtype=np.int64)
     squared_norms = np.einsum("ij,ij->i", vectors, vectors)
     gram = vectors @ vectors.T
     norm_sums = squared_norms[:, None] + squared_norms[None, :]
@@ -36,6 +35,10 @@ def group_duplicates(vectors: np.ndarray, tol: float) -> np.ndarray:
     # max|a-b| <= tol implies |a-b|^2 <= width * tol^2; the relative slack
     # absorbs the round-off of the Gram formula so no true copy is missed.
     candidates = squared_distances <= width * tol * tol + 1e-9 * norm_sums
+    np.fill_diagonal(candidates, False)
+    if not candidates.any():  # the usual case: no two strategies alike
+        return np.arange(count)
+    labels = np.full(count, -1, dtype=np.int64)
     next_label = 0
     for leader in range(count):
         if labels[leader] >= 0:

@@ -10,10 +10,11 @@ converges towards a Nash equilibrium in zero-sum games; the last iterate
 cycles.
 
 Defaults differ from OpenSpiel's (100,000 steps of 1e-3, gamma 1e-6) because
-payoffs are first divided by the largest absolute payoff: a step of 0.02 on
-unit-scale payoffs keeps the Euler bias (which grows with the step) near
-1e-3 in NashConv while 50,000 steps cover 1,000 time units, enough for the
-time average to settle on small meta-games.
+payoffs are first divided by the largest absolute payoff, which makes the
+step size mean the same for every game.  The Euler bias grows with the step
+and the time average needs many time units to settle, so: 50,000 steps of
+0.02 (1,000 time units), which measured a NashConv of 2e-3 to 5e-3 of the
+largest absolute payoff on random 3x3 to 50x50 games.  gamma stays 1e-6.
 """
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""`csro export SESSION --out DIR`: policies as modules, payoffs as CSV, a Markdown report."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="export a session's policies, payoff matrix and report",
+        description="Write each policy of SESSION as a standalone module with a header comment "
+        "(origin, parent, meta-strategy weight, scores), the payoff matrix as CSV, and a Markdown "
+        "report of the run into DIR.",
+    )
+    parser.add_argument("session", metavar="SESSION", help="session id (under the sessions directory) or path")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into (created if needed)")
+    parser.add_argument("--step", type=int, help="export the state after event K (default: the end)")
+    parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
+                        help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    from csro_tui.sessions.export import export_session
+    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.store import SessionStore
+
+    log = SessionStore(args.sessions_dir).read(args.session)
+    for warning in log.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    state = fold(log.events)
+    if args.step is not None:
+        state = state.at(args.step)
+    written = export_session(state, Path(args.out))
+    policies = sum(1 for path in written if path.parent.name == "policies")
+    print(f"exported {policies} policies, payoffs.csv and report.md to {args.out}")
+    return 0

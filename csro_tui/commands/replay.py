@@ -1,0 +1,140 @@
+"""`csro replay SESSION [--step K] [--verify]`: a recorded session's state.
+
+The state after event K (default: the last) is rebuilt by folding the log,
+without evaluating anything or calling an oracle: the population, the
+payoff matrix, the meta-strategy and the metrics of every iteration.
+`--verify` re-runs the recorded evaluations from their seeds and the
+meta-solver, and reports whether they reproduce (exit 1 if not).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+EXIT_NOT_REPRODUCED = 1
+MATRIX_MAX_COLUMNS = 16  # wider matrices are summarised; `csro export` writes them whole
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="show a recorded session's state at any step; optionally verify it",
+        description="Rebuild a session's state after event K from its log (no evaluation, no LLM) and "
+        "print its population, payoff matrix, meta-strategy and metrics. --verify re-runs the recorded "
+        "evaluations (same seeds) and meta-solves and reports whether they reproduce.",
+    )
+    parser.add_argument("session", metavar="SESSION", help="session id (under the sessions directory) or path")
+    parser.add_argument("--step", type=int, metavar="K", help="the state after event K (default: the last)")
+    parser.add_argument("--verify", action="store_true", help="re-run the recorded evaluations and meta-solves")
+    parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
+                        help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from rich.console import Console
+
+    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.store import SessionStore
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    log = SessionStore(args.sessions_dir).read(args.session)
+    for warning in log.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    state = fold(log.events)
+    if args.step is not None:
+        state = state.at(args.step)
+    show_state(console, state, last_step=log.events[-1].seq)
+    if not args.verify:
+        return 0
+    return verify_state(console, state)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:.4f}"
+
+
+def show_state(console, state, *, last_step: int) -> None:
+    from rich.table import Table
+
+    from csro_tui.sessions.summary import iteration_rows, member_rows
+
+    started = state.started
+    console.print(
+        f"[bold]{started.session_id}[/] · {started.game} · oracle {started.oracle} · solver {started.solver} · "
+        f"step {state.step} of {last_step}",
+        highlight=False,
+    )
+    population = Table(title="population", title_justify="left")
+    for column in ("id", "name", "origin", "parent", "iter", "weight", "vs meta", "AggScore"):
+        population.add_column(column, justify="right" if column in ("iter", "weight", "vs meta", "AggScore") else "left")
+    for row in member_rows(state):
+        population.add_row(row.id, row.name, row.origin, row.parent or "-", str(row.iteration), f"{row.weight:.4f}",
+                           _number(row.payoff_vs_meta), _number(row.agg_score))
+    console.print(population)
+
+    ids = state.ids
+    if ids:
+        shown = ids[:MATRIX_MAX_COLUMNS]
+        matrix = state.matrix(ids)
+        table = Table(title="payoff matrix (row vs column, seats averaged)", title_justify="left")
+        table.add_column("")
+        for policy_id in shown:
+            table.add_column(policy_id, justify="right")
+        for i, policy_id in enumerate(ids):
+            table.add_row(policy_id, *(_number(float(matrix[i, j])) for j in range(len(shown))))
+        console.print(table)
+        if len(ids) > len(shown):
+            console.print(f"({len(ids) - len(shown)} more columns; `csro export` writes the whole matrix)")
+
+    weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
+    mixture = ", ".join(f"{pid} {w:.4f}" for pid, w in weights if w > 1e-9) or "-"
+    solver = f" ({state.meta.solver}, NashConv {_number(state.meta.nash_conv)})" if state.meta else ""
+    console.print(f"meta-strategy{solver}: {mixture}", highlight=False)
+
+    metrics = Table(title="iterations", title_justify="left")
+    for column in ("iter", "proposal", "decision", "pop", "meta-NashConv", "metric"):
+        metrics.add_column(column, justify="right" if column in ("iter", "pop", "meta-NashConv", "metric") else "left")
+    for row in iteration_rows(state):
+        metric = f"{row.metric_name} {_number(row.metric_value)}" if row.metric_name else "-"
+        metrics.add_row(str(row.iteration), row.proposal or "-", row.decision or "-", str(row.population_size),
+                        _number(row.meta_nash_conv), metric)
+    console.print(metrics)
+    latest = state.latest_metrics
+    if latest is not None and latest.benchmark:
+        meta = latest.benchmark["meta"]
+        best = latest.benchmark["best_member"]
+        console.print(
+            f"benchmark: meta-strategy PopReturn {_number(meta['pop_return'])} PopExpl {_number(meta['pop_expl'])} "
+            f"AggScore {_number(meta['agg_score'])}; best member {best['id']} AggScore {_number(best['agg_score'])}",
+            highlight=False,
+        )
+    if state.open_iteration is not None and state.open_iteration.number > 0:
+        console.print(f"iteration {state.open_iteration.number} is unfinished (the run stopped during it)")
+
+
+def verify_state(console, state) -> int:
+    from csro_tui.engine.evaluator import GameEvaluator
+    from csro_tui.engine.setup import recorded_config
+    from csro_tui.games.registry import get_game
+    from csro_tui.meta.solvers import solve
+    from csro_tui.sessions.verify import verify
+
+    config = recorded_config(state)
+    spec = get_game(config.game)
+    evaluator = GameEvaluator(spec, workers=config.workers)
+    result = verify(state, spec=spec, evaluator=evaluator, meta_solve=solve,
+                    progress=lambda message: console.print(f"[dim]{message}[/]", highlight=False))
+    for check in result.failures:
+        console.print(
+            f"[red]differs[/]: {check.what}: recorded {_number(check.recorded)}, now {_number(check.recomputed)}"
+            + (f" ({check.note})" if check.note else ""),
+            highlight=False,
+        )
+    if result.ok:
+        console.print(f"[green]reproduced[/]: all {len(result.checks)} recorded evaluations and meta-solves")
+        return 0
+    console.print(f"[red]not reproduced[/]: {len(result.failures)} of {len(result.checks)} checks differ")
+    return EXIT_NOT_REPRODUCED

@@ -1,0 +1,136 @@
+"""Export a session: standalone policy modules, the payoff matrix, a report.
+
+`export_session(state, out)` writes
+
+- `policies/<id>_<name>.py`: each member's code, unchanged, under a header
+  comment (origin, parent, iteration, meta-strategy weight, scores); each
+  file is a complete policy module that `csro eval` can load;
+- `payoffs.csv`: the meta-game matrix, rows and columns by policy id;
+- `report.md`: the run in Markdown (configuration, versions, iterations,
+  population, meta-strategy, decisions).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from csro_tui.errors import SessionError
+from csro_tui.sessions.state import SessionState, best_metric
+from csro_tui.sessions.summary import iteration_rows, member_rows
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def policy_filename(policy_id: str, name: str) -> str:
+    return f"{policy_id}_{_UNSAFE.sub('_', name).strip('_') or 'policy'}.py"
+
+
+def policy_header(state: SessionState, policy_id: str) -> str:
+    """The comment block put above an exported policy's code."""
+    row = next(r for r in member_rows(state) if r.id == policy_id)
+    started = state.started
+    lines = [
+        f"# csro-tui policy {row.id}: {row.name}",
+        f"# session: {started.session_id if started else '?'} ({started.game if started else '?'})",
+        f"# origin: {row.origin}; iteration {row.iteration}; parent: {row.parent or 'none'}",
+        f"# meta-strategy weight: {row.weight:.4f}",
+        f"# expected payoff against the meta-strategy: {_number(row.payoff_vs_meta)}",
+    ]
+    if row.agg_score is not None:
+        lines.append(f"# benchmark AggScore: {_number(row.agg_score)}")
+    proposal_id = state.policy_proposal.get(policy_id)
+    if proposal_id is not None:
+        proposal = state.proposals[proposal_id]
+        decision = proposal.decision
+        who = decision.decided_by if decision else "?"
+        edited = f"; edited by {proposal.edited_by}" if proposal.edited_by else ""
+        lines.append(f"# accepted by {who} (proposal {proposal_id}{edited})")
+    return "\n".join(lines) + "\n\n"
+
+
+def write_payoffs_csv(state: SessionState, path: Path) -> None:
+    ids = state.ids
+    matrix = state.matrix(ids)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["row \\ col", *ids])
+        for policy_id, values in zip(ids, matrix):
+            writer.writerow([policy_id, *("" if value != value else repr(float(value)) for value in values)])
+
+
+def report_markdown(state: SessionState) -> str:
+    started = state.started
+    if started is None:
+        raise SessionError("the session has no session_started event")
+    out: list[str] = [f"# CSRO session {started.session_id}", ""]
+    out += [
+        f"- game: `{started.game}`, oracle: `{started.oracle}`, meta-solver: `{started.solver}`",
+        f"- started {started.ts}; {state.completed_iterations} iterations; population {len(state.population)}",
+        f"- status: {state.closed.reason + (' — ' + state.closed.message if state.closed.message else '') if state.closed else 'not closed (stopped or crashed; resumable)'}",
+    ]
+    best = best_metric(state.metrics)
+    if best is not None:
+        out.append(f"- best {best[0]}: {best[1]:.4f}")
+    out += ["", "## Configuration", "", "| setting | value |", "| --- | --- |"]
+    out += [f"| {key} | `{value}` |" for key, value in state.config.items()]
+    out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in started.versions.items()), ""]
+
+    out += ["## Iterations", "", "| iteration | proposal | decision | population | meta-NashConv | metric |",
+            "| ---: | --- | --- | ---: | ---: | ---: |"]
+    for row in iteration_rows(state):
+        metric = f"{row.metric_name} {_number(row.metric_value)}" if row.metric_name else "-"
+        out.append(f"| {row.iteration} | {row.proposal or '-'} | {row.decision or '-'} | {row.population_size} "
+                   f"| {_number(row.meta_nash_conv)} | {metric} |")
+
+    out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta | AggScore |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for row in member_rows(state):
+        out.append(f"| {row.id} | {row.name} | {row.origin} | {row.parent or '-'} | {row.iteration} "
+                   f"| {row.weight:.4f} | {_number(row.payoff_vs_meta)} | {_number(row.agg_score)} |")
+
+    ids = state.ids
+    matrix = state.matrix(ids)
+    out += ["", "## Payoff matrix", "", "Row policy's mean payoff against the column policy (seats averaged).", "",
+            "| | " + " | ".join(ids) + " |", "| --- |" + " ---: |" * len(ids)]
+    for policy_id, values in zip(ids, matrix):
+        out.append(f"| **{policy_id}** | " + " | ".join(_number(None if v != v else float(v)) for v in values) + " |")
+
+    out += ["", "## Decisions", ""]
+    for proposal in state.proposals.values():
+        decision = proposal.decision
+        verdict = "undecided" if decision is None else decision.action
+        reason = f": {decision.reason}" if decision is not None and decision.reason else ""
+        note = f" ({decision.note})" if decision is not None and decision.note else ""
+        by = f" by {decision.decided_by}" if decision is not None else ""
+        edit = f", edit of {proposal.edited_from}" if proposal.edited_from else ""
+        out.append(f"- `{proposal.id}` {proposal.proposal.name} (iteration {proposal.iteration}{edit}): "
+                   f"**{verdict}**{by}{reason}{note}")
+    if state.games:
+        out += ["", "## Games played", ""]
+        out += [f"- {g.policy_id or '-'} vs {g.opponent}, seat {g.seat}: returns {g.returns}" for g in state.games]
+    return "\n".join(out) + "\n"
+
+
+def export_session(state: SessionState, out: Path) -> list[Path]:
+    """Write the export into `out` (created if needed); the files written."""
+    out = Path(out)
+    try:
+        (out / "policies").mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SessionError(f"{out}: cannot create the export directory ({error.strerror})") from None
+    written = []
+    for member in state.population:
+        path = out / "policies" / policy_filename(member.id, member.name)
+        path.write_text(policy_header(state, member.id) + member.source, encoding="utf-8")
+        written.append(path)
+    payoffs = out / "payoffs.csv"
+    write_payoffs_csv(state, payoffs)
+    report = out / "report.md"
+    report.write_text(report_markdown(state), encoding="utf-8")
+    return [*written, payoffs, report]

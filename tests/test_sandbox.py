@@ -368,6 +368,7 @@ ESCAPES = [
     ("ctypes", None),
     ("library_frame", None),
     ("patched_builtins", "new_file"),
+    ("signal", None),
 ]
 
 
@@ -381,6 +382,17 @@ def test_runtime_escapes_are_forbidden(sandbox_mode, sentinel_dir, attempt, targ
     assert failure.message.startswith("blocked")
     assert snapshot(sentinel_dir) == before
     # ...and this process, which kill_parent aimed at, is still here.
+
+
+def test_threads_cannot_start(sandbox_mode):
+    # Blocked by the guard where Python audits it, else by RLIMIT_NPROC.
+    failure = failure_of("escape.py", {"legal_actions": LEGAL, "attempt": "thread"})
+    assert failure.category in (FailureCategory.FORBIDDEN, FailureCategory.CRASH)
+
+
+def test_recursion_limit_is_capped(rlimits_mode):
+    cap = FAST.recursion_limit
+    assert act_once("environment.py", {"legal_actions": [0, 1], "question": "recursion", "cap": cap}) == 1
 
 
 def test_secrets_in_the_parent_environment_are_invisible(sandbox_mode, monkeypatch):

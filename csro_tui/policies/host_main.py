@@ -239,7 +239,7 @@ class _Guard:
             "sys.settrace", "sys.setprofile", "sys._current_frames", "sys._current_exceptions",
             "gc.get_objects", "gc.get_referrers", "gc.get_referents", "code.__new__", "function.__new__",
             "builtins.input", "builtins.breakpoint", "resource.setrlimit", "resource.prlimit", "mmap.__new__",
-            "tempfile.mkstemp", "tempfile.mkdtemp", "webbrowser.open",
+            "tempfile.mkstemp", "tempfile.mkdtemp", "webbrowser.open", "_thread.start_new_thread",
         }
     )
     ALWAYS_BLOCKED_PREFIXES = (

@@ -68,11 +68,12 @@ _NOBODY = (65534, 65534)
 # Environment variables passed through when set: some CPUs need them for
 # OpenBLAS (inside numpy) not to crash.
 _PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-# Modules the host loads before dropping root in rlimits mode: after the drop
-# the Python installation may be unreadable (e.g. pyenv under /root), so
-# anything an allowed module imports lazily must already be loaded.
+# Modules the host also loads before dropping root in rlimits mode: after the
+# drop the Python installation may be unreadable (e.g. pyenv under /root), so
+# what allowed modules import lazily must already be loaded (Counter.most_common
+# imports heapq, functools.singledispatch weakref, str.encode codecs, ...).
 _NUMPY_SUBMODULES = ("numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial")
-_LAZY_STDLIB = ("heapq", "weakref", "copy", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
+_LAZY_STDLIB = ("heapq", "weakref", "copy", "types", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
 # Categories the child may report itself; anything else is malformed.
 _CHILD_CATEGORIES = {
     "crash": FailureCategory.CRASH,
@@ -393,7 +394,7 @@ class PolicyHost:
         self._poll_out.register(self._process.stdin.fileno(), select.POLLOUT)
         preimport = ["__future__"] + sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
         if drop_to and self.mode == "rlimits":
-            preimport = sorted(ALLOWED_IMPORTS - {"numpy"}) + list(_LAZY_STDLIB) + preimport
+            preimport = list(_LAZY_STDLIB) + preimport
             if "numpy" in preimport:
                 preimport += list(_NUMPY_SUBMODULES)
         config = {

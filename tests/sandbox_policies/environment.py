@@ -1,5 +1,6 @@
 """Reports facts about its process (validation would reject `random._os`)."""
 import random
+import typing
 
 
 class Policy:
@@ -16,6 +17,10 @@ class Policy:
             return os.getuid()
         if question == "path_exists":
             return 1 if os.path.exists(obs["path"]) else 0
+        if question == "recursion":
+            sys = typing.sys
+            sys.setrecursionlimit(10**6)
+            return 1 if sys.getrecursionlimit() <= obs["cap"] else 0
         if question == "hash":
             return hash("csro") % 1000
         return obs["legal_actions"][0]

@@ -70,6 +70,11 @@ class Policy:
             typing.sys.modules["posixpath"].normpath = evil
             os.getcwd = evil
             typing.sys.modules["io"].open(target, "rb")
+        elif attempt == "signal":
+            signals = typing.sys.modules["signal"]
+            signals.signal(signals.SIGXCPU, signals.SIG_IGN)
+        elif attempt == "thread":
+            typing.sys.modules["_thread"].start_new_thread(print, ("hi",))
         elif attempt == "listdir":
             return len(os.listdir(target)) % 2
         return obs["legal_actions"][0]

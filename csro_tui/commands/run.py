@@ -176,6 +176,7 @@ class RunDisplay:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.activity = "done"
         if self.live is not None:
             self.live.update(self.render(), refresh=True)
             self.live.__exit__(None, None, None)
@@ -205,10 +206,10 @@ class RunDisplay:
 
         rows = iteration_rows(self.engine.state)
         for row in rows[self.shown:]:
+            metric = "" if row.metric_name in ("", "meta-NashConv") else f"  {row.metric_name} {_number(row.metric_value)}"
             print(
                 f"iteration {row.iteration:>3}  {row.proposal or '-':<24} {row.decision or '-':<28} "
-                f"population {row.population_size:>3}  meta-NashConv {_number(row.meta_nash_conv)}  "
-                f"{row.metric_name or 'metric'} {_number(row.metric_value)}",
+                f"population {row.population_size:>3}  meta-NashConv {_number(row.meta_nash_conv)}{metric}",
                 flush=True,
             )
         self.shown = len(rows)

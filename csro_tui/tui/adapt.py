@@ -41,6 +41,8 @@ def dashboard_data(state: Any) -> DashboardData:
         payoffs[(row, col)] = cell
         # the matrix is antisymmetric: M[col][row] = -M[row][col]
         payoffs.setdefault((col, row), Cell(-mean, cell.stderr, cell.episodes, cell.exact))
+    for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
+        payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True))
     members = []
     for policy in state.population:
         scores: dict[str, float] = {}

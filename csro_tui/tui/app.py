@@ -7,6 +7,7 @@ engine's events come back through `call_from_thread`.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -57,6 +58,9 @@ class CsroApp(App[None]):
         self.dashboard: DashboardScreen | None = None
         self.latest = DashboardData()
         self._work: Worker | None = None
+        self._idle = threading.Event()  # set whenever no engine work runs
+        self._idle.set()
+        self._quitting = False
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
@@ -107,10 +111,15 @@ class CsroApp(App[None]):
             try:
                 message = target(*args)
             except Exception as error:  # noqa: BLE001 - every error becomes a notification
-                self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
-            data = self.live.data() if self.live is not None else None
-            self.call_from_thread(self._work_done, data, message)
+                if not self._quitting:
+                    self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
+            finally:
+                self._idle.set()
+            if not self._quitting:
+                data = self.live.data() if self.live is not None else None
+                self.call_from_thread(self._work_done, data, message)
 
+        self._idle.clear()
         self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine")
 
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
@@ -224,7 +233,34 @@ class CsroApp(App[None]):
             yield SystemCommand("Cancel work", "Stop the oracle or evaluation in progress", self.action_cancel_work)
             yield SystemCommand("Play", "Play the game against a policy or a bot", self.action_play)
 
+    async def action_quit(self) -> None:
+        """Stop the engine, record the session as closed (off the event loop), then exit."""
+        if self.live is None or self._quitting:
+            self.exit()
+            return
+        self._quitting = True
+        self.live.cancel()
+        if self.reviewer is not None:
+            self.reviewer.cancel()
+        self._set_work("closing the session…")
+        self._close_live()
+
+    @work(thread=True, group="close")
+    def _close_live(self) -> None:
+        self._idle.wait(timeout=60)
+        try:
+            if self.live is not None:
+                self.live.close()
+        except Exception as error:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"Could not close the session: {error}", severity="error")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "close" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self.exit()
+
     def on_unmount(self) -> None:
+        # the app is going (quit above, or torn down): release the engine thread
+        self._quitting = True
         if self.live is not None:
             self.live.cancel()
         if self.reviewer is not None:

@@ -147,7 +147,7 @@ class LiveRun:
         engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
         run = cls(engine)
         engine.subscribe(lambda event: on_event(event, run.data()))
-        engine.run(0)  # the seeds join, are evaluated and solved; no oracle call yet
+        engine.run(0, close=False)  # the seeds join, are evaluated and solved; no oracle call yet
         return run
 
     @property
@@ -160,15 +160,18 @@ class LiveRun:
 
     def iterate(self, count: int = 1) -> str:
         """Run `count` more oracle iterations (each reviewed); the outcome's message."""
-        if self.engine.stop_requested:
-            # a cancelled run must not stop the next one before it starts
-            self.engine._stop.clear()  # noqa: SLF001 - see the report: Engine needs clear_stop()
-        target = self.engine.state.completed_iterations + count
-        outcome = self.engine.run(target)
+        self.engine.clear_stop()  # a cancelled run must not stop the next one before it starts
+        target = self.engine.snapshot().completed_iterations + count
+        outcome = self.engine.run(target, close=False)
         return f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason
 
     def cancel(self) -> None:
         self.engine.request_stop()
+
+    def close(self) -> None:
+        """Record the session as closed (the app is quitting)."""
+        self.engine.request_stop()
+        self.engine.close("stopped" if self.engine.snapshot().completed_iterations else "completed")
 
     def data(self) -> DashboardData:
         return adapt.dashboard_data(self.engine.snapshot())

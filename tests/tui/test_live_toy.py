@@ -8,6 +8,8 @@ and session log in step.
 
 from __future__ import annotations
 
+import asyncio
+
 from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
 from csro_tui.sessions.state import fold
 from csro_tui.tui.app import CsroApp
@@ -18,7 +20,7 @@ from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import notifications, wait_until
+from tests.tui.helpers import MAX_WAIT_STEPS, notifications, wait_until
 
 
 class ToySpec:
@@ -105,3 +107,23 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
     assert decisions[:3] == [("accept", ""), ("edit", ""), ("accept", "")]
     assert ("reject", "too timid") in decisions
     assert state.meta_strategy[state.ids[2]] == 1.0
+
+
+async def test_quit_closes_the_session(tmp_path):
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, StartScreen), "the start screen")
+        await pilot.press("ctrl+n")
+        await idle(pilot, app)
+        await pilot.press("n")
+        await review(pilot, app)  # the engine thread waits for the person
+        session_id = app.live.session_id
+        await app.action_quit()  # what ctrl+q does; the app exits on its own once the log is closed
+        for _ in range(MAX_WAIT_STEPS):
+            if app.return_code is not None:
+                break
+            await asyncio.sleep(0.05)  # not pilot.pause: the app is going away
+        assert app.return_code is not None
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert state.closed is not None
+    assert [m.name for m in state.population] == ["weak"]

@@ -8,6 +8,7 @@ from csro_tui.tui.app import CsroApp
 from csro_tui.tui.screens.sessions import SessionsScreen, TimelineScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
+from tests.tui.helpers import notifications, wait_until
 from tests.tui.sample import record_sample_session
 
 
@@ -24,26 +25,24 @@ async def test_open_recorded_session_and_step_through_timeline(tmp_path):
     events = record_sample_session(tmp_path)
     app = CsroApp(session="sample-kuhn", sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_until(pilot, lambda: _bar(app).startswith(f"step {len(events)}/{len(events)}"), "the last step")
         assert isinstance(app.screen, TimelineScreen)
-        assert _bar(app).startswith(f"step {len(events)}/{len(events)}")
         assert _population(app) == ["p0", "p1"]
         assert "100.0%" in str(app.screen.query_one(MetaBars).render())
 
         await pilot.press("home")
-        assert _bar(app).startswith(f"step 1/{len(events)}")
+        await wait_until(pilot, lambda: _bar(app).startswith(f"step 1/{len(events)}"), "step 1")
         assert _population(app) == []
 
-        for _ in range(4):
+        for _ in range(3):
             await pilot.press("right")
-        # after event 5 (meta_solved for p0 alone)
-        assert "#5 meta_solved" in _bar(app)
+        # after event 4: meta_solved for p0 alone
+        await wait_until(pilot, lambda: "#4 meta_solved" in _bar(app), "step 4")
         assert _population(app) == ["p0"]
 
         await pilot.press("end")
         await pilot.press("left")  # before session_closed
-        assert "#17 iteration_finished" in _bar(app)
+        await wait_until(pilot, lambda: "#16 iteration_finished" in _bar(app), "step 16")
         table = app.screen.query_one("#payoff-table", DataTable)
         assert table.row_count == 2
         detail = str(app.screen.query_one("#payoff-detail", Static).render())
@@ -65,16 +64,11 @@ async def test_sessions_screen_lists_and_opens(tmp_path):
         assert table.row_count == 1
         assert "kuhn_poker" in str(table.get_row_at(0)[1])
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert isinstance(app.screen, TimelineScreen)
-        assert _population(app) == ["p0", "p1"]
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and _population(app) == ["p0", "p1"], "the timeline")
 
 
 async def test_missing_session_is_a_notification_not_a_crash(tmp_path):
     app = CsroApp(session="nope", sessions_dir=tmp_path)
     async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_until(pilot, lambda: any("no session 'nope'" in n for n in notifications(app)), "the error")
         assert isinstance(app.screen, TimelineScreen)
-        assert any("no session 'nope'" in n.message for n in app._notifications)

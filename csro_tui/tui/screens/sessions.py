@@ -8,6 +8,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.worker import get_current_worker
 from textual.widgets import DataTable, Footer, Header, Static
 
 from csro_tui.tui.backend import session_summary
@@ -117,16 +118,33 @@ class TimelineScreen(Screen[None]):
         self.go(len(events))
 
     def go(self, step: int) -> None:
+        """Show the dashboard after event `step`; the fold runs in a worker."""
         if not self.events:
             return
         self.step = max(1, min(step, len(self.events)))
-        data = self.backend.dashboard_at(self.events, self.step)
-        self.query_one(DashboardView).show(data)
-        self.query_one(StatusLine).show(data)
-        self.query_one(StatusLine).work = "replay"
+        self._fold(self.step)
+
+    @work(thread=True, exclusive=True, group="timeline-step")
+    def _fold(self, step: int) -> None:
         from csro_tui.tui.adapt import event_line
 
-        self._set_bar(f"step {self.step}/{len(self.events)}  {event_line(self.events[self.step - 1])}")
+        try:
+            data = self.backend.dashboard_at(self.events, step)
+            line = event_line(self.events[step - 1])
+        except Exception as error:  # noqa: BLE001 - a log the fold rejects
+            self.app.call_from_thread(self.notify, f"Cannot replay to step {step}: {error}", severity="error", timeout=10)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_step, step, data, line)
+
+    def _show_step(self, step: int, data: Any, line: str) -> None:
+        if step != self.step:
+            return  # a newer step was asked for meanwhile
+        self.query_one(DashboardView).show(data)
+        status = self.query_one(StatusLine)
+        status.show(data)
+        status.work = "replay"
+        self._set_bar(f"step {step}/{len(self.events)}  {line}")
 
     def action_step(self, delta: int) -> None:
         self.go(self.step + delta)

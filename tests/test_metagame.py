@@ -87,6 +87,15 @@ def test_matrix_refuses_an_incomplete_game():
         game.matrix()
 
 
+def test_partial_matrix_marks_missing_pairs_with_nan():
+    game = MetaGame(["a", "b", "c"])
+    game.set_entry(PayoffEntry("c", "a", 0.5))
+    partial = game.partial_matrix()
+    assert partial[2, 0] == 0.5 and partial[0, 2] == -0.5
+    assert np.isnan(partial[1, 0]) and np.isnan(partial[2, 1])
+    np.testing.assert_array_equal(np.diag(partial), np.zeros(3))
+
+
 def test_entry_is_none_until_evaluated_and_the_diagonal_is_an_exact_zero():
     game = MetaGame(["a", "b"])
     assert game.entry("a", "b") is None

@@ -195,6 +195,13 @@ class MetaGame:
         size = len(self._ids)
         return self._means[:size, :size].copy()
 
+    def partial_matrix(self) -> np.ndarray:
+        """Like `matrix()`, with NaN where a pair is not evaluated yet (for
+        showing a meta-game while its new entries are being evaluated)."""
+        size = len(self._ids)
+        known = self._known[:size, :size]
+        return np.where(known, self._means[:size, :size], np.nan)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable state: ids and one entry per evaluated pair."""
         entries = [

@@ -62,6 +62,13 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def to_record(self) -> dict[str, Any]:
+        """`to_dict` safe to record: secrets in oracle options and the base URL are removed."""
+        data = self.to_dict()
+        data["oracle_options"] = redact(data["oracle_options"])
+        data["base_url"] = strip_credentials(data["base_url"])
+        return data
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "configuration") -> "RunConfig":
         config = cls()
@@ -89,6 +96,33 @@ class RunConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+
+# Option names that may hold a credential; their values are never recorded.
+_SECRET_WORDS = ("key", "token", "secret", "password", "credential", "auth")
+REDACTED = "<redacted>"
+
+
+def redact(value: Any) -> Any:
+    """A copy of `value` with every secret-looking entry of a mapping replaced."""
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if any(word in str(k).lower() for word in _SECRET_WORDS) else redact(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def strip_credentials(url: str) -> str:
+    """The URL without a user:password@ part."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url or "@" not in url:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def _set(config: RunConfig, key: str, value: Any, source: str) -> None:

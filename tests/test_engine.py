@@ -371,3 +371,46 @@ def test_metrics_are_one_per_finished_iteration_with_an_accept():
     state = make_engine(reviewer=reviewer, iterations=2).run().state
     assert [m.iteration for m in state.events if isinstance(m, MetricsComputed)] == [0, 2]
     assert [e.policy.id for e in state.events if isinstance(e, PolicyAdded)] == ["p0", "p1"]
+
+
+def test_secrets_never_reach_the_session_log():
+    engine = make_engine(
+        iterations=0,
+        base_url="https://user:hunter2@llm.example/v1",
+        oracle_options={"api_key": "sk-123", "temperature": 0.2, "headers": {"Authorization": "Bearer x"}},
+    )
+    started = engine.run().state.started
+    text = str(started)
+    assert "sk-123" not in text and "hunter2" not in text and "Bearer x" not in text
+    assert started.base_url == "https://llm.example/v1"
+    assert started.config["oracle_options"]["temperature"] == 0.2
+
+
+def test_oracle_previews_skip_the_benchmark_but_reviews_get_it():
+    evaluator = ToyEvaluator(exact=False, bots=["ab"])
+    oracle = climbing_oracle()
+    reviewer = ListReviewer()
+    make_engine(oracle=oracle, reviewer=reviewer, evaluator=evaluator, iterations=1).run()
+    before = len(evaluator.jobs)
+    preview = oracle.contexts[0].preview(toy_policy(0.5))
+    assert preview.population_metrics is None
+    assert all(hasattr(job.b, "source") for job in evaluator.jobs[before:])
+    assert reviewer.requests[0].preview.population_metrics is not None
+
+
+def test_smoke_and_preview_episodes_are_configurable_in_sampled_games():
+    evaluator = ToyEvaluator(exact=False)
+    engine = make_engine(evaluator=evaluator, iterations=1, smoke_episodes=3, preview_episodes=8, benchmark="off")
+    state = engine.run().state
+    candidate_jobs = [job for job in evaluator.jobs if job.a.id == "candidate"]
+    assert sorted({job.episodes for job in candidate_jobs}) == [3, 8]
+    validated = state.proposals["i1.1"]
+    assert validated.validation.smoke_episodes == 3 and validated.preview.episodes == 8
+
+
+def test_exact_games_validate_by_exact_evaluation():
+    evaluator = ToyEvaluator(exact=True)
+    make_engine(evaluator=evaluator, iterations=1).run()
+    candidate_jobs = [job for job in evaluator.jobs if job.a.id == "candidate"]
+    assert candidate_jobs and all(job.exact for job in candidate_jobs)
+    assert len(candidate_jobs) == 1  # one member; the preview reuses the validation run

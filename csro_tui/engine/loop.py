@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from csro_tui.config import RunConfig
+from csro_tui.config import RunConfig, strip_credentials
 from csro_tui.engine.evaluator import Evaluator, MatchJob, derive_seed
 from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
@@ -286,16 +286,16 @@ class Engine:
                     game=self.config.game,
                     oracle=self.config.oracle,
                     solver=self.config.solver,
-                    config=self.config.to_dict(),
+                    config=self.config.to_record(),
                     versions=dict(self.versions),
                     model=self.config.model,
-                    base_url=self.config.base_url,
+                    base_url=strip_credentials(self.config.base_url),
                 )
             )
         else:
             overrides = {
                 key: value
-                for key, value in self.config.to_dict().items()
+                for key, value in self.config.to_record().items()
                 if self.state.config.get(key) != value
             }
             self._emit(

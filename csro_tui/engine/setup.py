@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any, Mapping
 
 from csro_tui import __version__
-from csro_tui.config import RunConfig
+from csro_tui.config import REDACTED, RunConfig
 from csro_tui.engine.evaluator import Evaluator, GameEvaluator
 from csro_tui.engine.loop import Engine, MetaSolve
 from csro_tui.errors import ConfigError
@@ -119,6 +119,8 @@ def recorded_config(state: SessionState) -> RunConfig:
     if state.started is None:
         raise ConfigError("the session has no session_started event")
     known = {k: v for k, v in state.config.items() if k in RunConfig.__dataclass_fields__}
+    # Secrets were never recorded; the oracle reads them from its environment again.
+    known["oracle_options"] = {k: v for k, v in known.get("oracle_options", {}).items() if v != REDACTED}
     return RunConfig.from_dict(known, source=f"session {state.started.session_id}")
 
 

@@ -13,6 +13,7 @@ This module may move to the core (e.g. `csro_tui/play.py`) as it is.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -162,8 +163,10 @@ class PlaySession:
                 action = sample(distribution, self.rng)
             else:
                 action = int(answer)
+        # views may reuse growing lists between calls: keep a copy of what was seen then
+        snapshot = json.loads(json.dumps(seen))
         self.moves.append(
-            Move(self.opponent_seat, self.opponent.name, action, self.action_name(action, self.opponent_seat), seen, distribution)
+            Move(self.opponent_seat, self.opponent.name, action, self.action_name(action, self.opponent_seat), snapshot, distribution)
         )
         return action
 

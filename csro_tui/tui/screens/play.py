@@ -21,19 +21,24 @@ MAX_LIST_ITEMS = 12
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
-        return f"[… {len(value) - MAX_LIST_ITEMS} earlier, " + ", ".join(map(str, value[-MAX_LIST_ITEMS:])) + "]"
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        if len(value) > MAX_LIST_ITEMS:
+            return f"[… {len(value) - MAX_LIST_ITEMS} earlier, " + ", ".join(map(str, value[-MAX_LIST_ITEMS:])) + "]"
+        return "[" + ", ".join(map(str, value)) + "]"
     if isinstance(value, (dict, list)):
         text = json.dumps(value)
         return text if len(text) < 200 else text[:197] + "…"
     return str(value)
 
 
-def observation_text(obs: dict[str, Any]) -> Text:
+def observation_text(obs: dict[str, Any], names: list[str] | None = None) -> Text:
+    """A policy's observation, one key a line; move lists shown by action name."""
     text = Text()
     for key, value in obs.items():
         if key == "legal_actions":
             continue
+        if names and key.endswith("moves") and isinstance(value, list) and all(isinstance(v, int) for v in value):
+            value = [names[v] if 0 <= v < len(names) else v for v in value]
         text.append(f"{key}: ", style="bold")
         text.append(_short(value) + "\n")
     return text
@@ -208,9 +213,9 @@ class PlayScreen(Screen[None]):
                 "you won" if outcome > 0 else "you lost" if outcome < 0 else "a draw",
                 style="bold green" if outcome > 0 else "bold red" if outcome < 0 else "bold",
             )
-            board.append(f" ({outcome:+g})\n\nFinal state:\n{session.public_state()}\n")
+            board.append(f" ({outcome:+g})\n\nFinal OpenSpiel state: {session.public_state()}\n")
         else:
-            board.append(observation_text(session.observation()))
+            board.append(observation_text(session.observation(), session.names))
         self.query_one("#play-board", Static).update(board)
         self._set_actions(session.legal_actions())
         self.query_one("#play-log", Static).update(self._history(session))
@@ -222,7 +227,8 @@ class PlayScreen(Screen[None]):
         if session.finished:
             text.append(f"What {session.opponent_name} saw and did\n", style="bold underline")
             for move in session.opponent_moves():
-                text.append(f"saw {_short(move.observation)}\n", style="dim")
+                seen = observation_text(move.observation or {}, session.names).plain.strip().replace("\n", "; ")
+                text.append(f"saw {seen}\n", style="dim")
                 text.append(f"  → {move.action_name}")
                 if move.distribution:
                     text.append("  from " + ", ".join(f"{session.action_name(a)} {p:.2f}" for a, p in move.distribution.items()))

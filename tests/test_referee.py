@@ -15,7 +15,7 @@ import pyspiel
 import pytest
 
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy
-from csro_tui.evaluation.referee import episode_seeds, play_match, sample
+from csro_tui.evaluation.referee import MatchJob, episode_seeds, play_match, play_matches, sample
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 
@@ -369,3 +369,55 @@ def test_result_round_trips_through_a_dict():
     again = MatchResult.from_dict(result.to_dict())
     assert again == result
     assert again.failure.category == FailureCategory.ILLEGAL_ACTION
+
+
+# ---------------------------------------------------------------- many matches
+
+
+def test_a_lockstep_of_matches_gives_each_the_result_it_gets_alone():
+    # The real RRPS spec: its bots keep their own random() state, so a bot's
+    # play does not depend on what else runs in the lockstep.
+    from csro_tui.games.registry import get_game
+
+    spec = get_game("rrps(num_repetitions=15)")
+    jobs = [
+        MatchJob(RANDOM, BotPolicy("rotatebot"), 4, 1),
+        MatchJob(UNIFORM, RANDOM, 6, 2),
+        MatchJob(RANDOM, BotPolicy("randbot"), 2, 3),
+        MatchJob(RANDOM, RANDOM, 4, 4),
+    ]
+    together = play_matches(spec, jobs, host_factory=FakeHost)
+    hosts_together = len(FakeHost.instances)
+    alone = [match(spec, job.a, job.b, episodes=job.episodes, seed=job.seed) for job in jobs]
+    assert [r.returns for r in together] == [r.returns for r in alone]
+    assert [r.seeds for r in together] == [r.seeds for r in alone]
+    assert hosts_together == 2  # one host per distinct code policy, not per match
+
+
+def test_a_failing_host_ends_only_the_matches_it_served():
+    spec = rrps(throws=10, bots=("rotatebot",))
+    cheater = code("cheater", "return 0 if len(obs['history']) < 8 else 7")
+    results = play_matches(
+        spec,
+        [MatchJob(cheater, BotPolicy("rotatebot"), 2, 0), MatchJob(RANDOM, BotPolicy("rotatebot"), 2, 0),
+         MatchJob(UNIFORM, cheater, 2, 0)],
+        host_factory=FakeHost,
+    )
+    assert [r.failure.category if r.failure else None for r in results] == [
+        FailureCategory.ILLEGAL_ACTION, None, FailureCategory.ILLEGAL_ACTION,
+    ]
+    assert results[1].episodes == 2
+    assert all(host.closed for host in FakeHost.instances)
+
+
+def test_results_are_reported_as_matches_end():
+    spec = kuhn()
+    seen = []
+    results = play_matches(
+        spec,
+        [MatchJob(PASSIVE, AGGRESSIVE, 4, 0), MatchJob(AGGRESSIVE, PASSIVE, 2, 0)],
+        host_factory=FakeHost,
+        on_result=lambda index, result: seen.append((index, result)),
+    )
+    assert sorted(index for index, _ in seen) == [0, 1]
+    assert [result for _, result in sorted(seen, key=lambda pair: pair[0])] == results

@@ -146,7 +146,7 @@ def _print(spec, names, matrix, metrics, episodes) -> None:
         values = (f"{m.pop_return:+.4f}", f"{m.pop_expl:+.4f}", f"{m.agg_score:+.4f}") if m else ("failed",) * 3
         ranking.add_row(str(rank), name, *values)
     console.print(ranking)
-    console.print(f"isolation: {isolation_description()}", style="dim")
+    console.print(isolation_description(), style="dim")
 
 
 def _cell(value: float) -> str:

@@ -146,12 +146,21 @@ def job_progress(description: str, total: int, *, quiet: bool = False) -> Iterat
 
 
 def isolation_description() -> str:
-    """The sandbox's isolation mode, for a footer line."""
+    """The sandbox's isolation, one line for a footer."""
+    from csro_tui.policies.sandbox import describe_isolation
+
+    return describe_isolation()
+
+
+def isolation_name() -> str:
+    """"bubblewrap" or "rlimits" (or why neither), for machine-readable output."""
+    from csro_tui.errors import ConfigError
+    from csro_tui.policies.sandbox import isolation_mode
+
     try:
-        from csro_tui.policies.sandbox import isolation_mode
-    except ImportError:
-        return "unknown (no sandbox module)"
-    return str(isolation_mode())
+        return isolation_mode()
+    except ConfigError as error:
+        return f"misconfigured: {error}"
 
 
 def format_payoff(mean: float, stderr: float, exact: bool) -> str:
@@ -168,7 +177,7 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "exact": bool(spec.exact),
         "episodes": None if spec.exact else episodes,
         "seed": seed,
-        "isolation": isolation_description(),
+        "isolation": isolation_name(),
         "results": [result.to_dict() for result in results],
         "metrics": metrics.to_dict() if metrics else None,
         "exploitability": expl,
@@ -197,4 +206,4 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     if expl is not None:
         summary.add_row("exploitability", f"{expl:.6f}")
     console.print(summary)
-    console.print(f"isolation: {isolation_description()}", style="dim")
+    console.print(isolation_description(), style="dim")

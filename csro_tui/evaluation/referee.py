@@ -1,21 +1,31 @@
-"""The referee: plays sampled matches between two participants.
+"""The referee: plays sampled matches between participants.
 
 The referee is trusted.  It owns every OpenSpiel state, samples chance
 outcomes and the distributions policies return, applies the game's automatic
 actions, steps benchmark bots in-process and sends each code policy only its
 own observations, through that policy's sandbox host.
 
-Speed comes from lockstep: all episodes of a match advance together, and at
-each step every code participant gets one batched `host.act` call covering
-every live episode in which it must act.  The cost of crossing the process
-boundary is paid once per step, not once per move.
+Speed comes from lockstep: all episodes advance together, and at each step
+every code participant gets one batched `host.act` call covering every live
+episode in which it must act.  The cost of crossing the process boundary is
+paid once per step, not once per move.  `play_matches` goes further and
+plays several matches in one lockstep: a code participant that appears in
+several of them gets one host for all (episode ids are unique), so
+evaluating a policy against 43 bots starts one sandbox, not 43.
 
 Seats and seeds.  Episodes come in pairs that share one seed: in the first
 of a pair participant `a` sits in seat 0, in the second in seat 1.  Sharing
 the seed deals the same cards to the seats in both episodes (duplicate
 format), which cancels much of the luck of the deal; the standard error is
 therefore computed over pair means.  An odd episode count is rounded up to
-the next even number so both seats are played equally often.
+the next even number so both seats are played equally often.  Everything
+an episode uses (chance, sampling of returned distributions, the policies'
+and bots' own seeds) derives from its recorded seed, so identical seeds give
+identical results.
+
+Failures.  A PolicyFailure never escapes: the host is killed (by the
+sandbox), and every match that used that host ends with `failure` set; the
+other matches of the lockstep play on.
 """
 
 from __future__ import annotations
@@ -24,20 +34,22 @@ import ctypes
 import math
 import random
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import pyspiel
 
-from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
+from csro_tui.evaluation.participants import CodePolicy, Participant, find_bot
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
 
-# progress(done_episodes, total_episodes)
-Progress = Callable[[int, int], None]
+# progress(done, total), in matches; `done` grows fractionally as moves are played.
+Progress = Callable[[float, int], None]
 # host_factory(source, game_info, name=..., limits=...) -> a PolicyHost-like object
 HostFactory = Callable[..., Any]
 
@@ -45,9 +57,24 @@ TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 SIMULTANEOUS = int(pyspiel.PlayerId.SIMULTANEOUS)
 CHANCE = int(pyspiel.PlayerId.CHANCE)
 
-# Used when neither the caller nor the sandbox limits give one; generous,
-# because a match of thousands of episodes is legitimately long.
+# The wall-time limit of one match when neither the caller nor the sandbox
+# limits give one; generous, because thousands of episodes legitimately take
+# long (slow moves are caught much earlier by the host's per-batch limits).
 DEFAULT_MATCH_SECONDS = 600.0
+PROGRESS_INTERVAL = 0.25  # seconds between progress reports within a step loop
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """One matchup: a against b, `episodes` episodes from `seed` (sampled games)."""
+
+    a: Participant
+    b: Participant
+    episodes: int = 0
+    seed: int = 0
+
+
+# ---------------------------------------------------------------- seeds
 
 
 def episode_seeds(seed: int, pairs: int) -> list[int]:
@@ -68,11 +95,11 @@ def episode_streams(episode_seed: int) -> tuple[int, int, int]:
 def seed_native_rng(seed: int) -> None:
     """Seed libc's random(), which most OpenSpiel RRPS bots draw from.
 
-    Those bots call the C library's global `random()` without a seed of their
-    own, so without this their play changes from run to run.  Seeding it at
-    the start of a match makes a match deterministic given its seed as long
-    as no other thread of this process plays a match with such bots at the
-    same time (the runner uses processes, so it never does).
+    The games layer gives each RRPS agent a private random() state, so this
+    is only a fallback for bots that draw from the global one: seeded at the
+    start of a match, such a match is deterministic given its seed as long as
+    no other thread of this process plays at the same time (the runner uses
+    processes, so it never does).
     """
     try:
         ctypes.CDLL(None).srandom(ctypes.c_uint(seed & 0xFFFFFFFF))
@@ -103,31 +130,7 @@ def sample_chance(state, rng: random.Random) -> int:
     return action
 
 
-class _Episode:
-    """One live episode: its state, generator, seats and per-seat players."""
-
-    __slots__ = ("id", "state", "rng", "seat_of_a", "views", "agents", "pending")
-
-    def __init__(self, id: int, state, rng: random.Random, seat_of_a: int, views: list, agents: list):
-        self.id = id
-        self.state = state
-        self.rng = rng
-        self.seat_of_a = seat_of_a
-        self.views = views  # per seat: ObservationView for a code side, else None
-        self.agents = agents  # per seat: BotAgent for a bot side, else None
-        self.pending = [0, 0]  # the actions chosen this step, per seat
-
-
-class _Side:
-    """One participant of the match: a sandboxed code policy or a bot."""
-
-    def __init__(self, participant: Participant, spec: "GameSpec"):
-        self.participant = participant
-        self.name = participant.name
-        self.is_code = isinstance(participant, CodePolicy)
-        self.bot = None if self.is_code else find_bot(spec, participant.name)
-        self.host = None
-        self.busy_seconds = 0.0  # time spent waiting for this side's host
+# ---------------------------------------------------------------- public API
 
 
 def play_match(
@@ -148,27 +151,50 @@ def play_match(
     `MatchResult.failure` (never raised); so is overrunning the per-match
     wall-time limit, charged to the code side that used the most time.
     """
-    if episodes < 1:
-        raise ValueError("a match needs at least one episode")
-    pairs = (episodes + 1) // 2
+    return play_matches(
+        spec,
+        [MatchJob(a, b, episodes, seed)],
+        limits=limits,
+        progress=progress,
+        match_seconds=match_seconds,
+        host_factory=host_factory,
+    )[0]
+
+
+def play_matches(
+    spec: "GameSpec",
+    jobs: Sequence[MatchJob],
+    *,
+    limits: Any = None,
+    progress: Progress | None = None,
+    on_result: Callable[[int, MatchResult], None] | None = None,
+    match_seconds: float | None = None,
+    host_factory: HostFactory | None = None,
+) -> list[MatchResult]:
+    """Play every job in one lockstep; results in job order.
+
+    Each job's result is exactly what `play_match` gives for it alone (for
+    bots that keep their randomness to themselves, as the games layer's RRPS
+    agents do).  A code participant that appears in several jobs is served
+    by one host.
+    `on_result(index, result)` is called as each match ends.  The wall-time
+    limit (`match_seconds`, else `limits.match_seconds`, else 600 s) is per
+    match: the lockstep as a whole may take that times the number of jobs.
+    """
+    for job in jobs:
+        if job.episodes < 1:
+            raise ValueError("a match needs at least one episode")
+    if not jobs:
+        return []
+    lockstep = _Lockstep(spec, list(jobs), limits, progress, on_result, host_factory)
     limit = _match_time_limit(match_seconds, limits)
-    sides = [_Side(a, spec), _Side(b, spec)]
-    factory = host_factory or (_default_host_factory() if any(side.is_code for side in sides) else None)
-    seeds = episode_seeds(seed, pairs)
-    seed_native_rng(seed)
-    returns: list[float | None] = [None] * (2 * pairs)
+    seed_native_rng(jobs[0].seed)
     try:
-        _start_hosts(spec, sides, factory, limits)
-        live = _new_episodes(spec, sides, seeds)
-        _play_lockstep(spec, sides, live, returns, limit, progress)
-        failure = None
-    except PolicyFailure as error:
-        failure = error
+        lockstep.start()
+        lockstep.run(time.monotonic() + limit * len(jobs), limit)
     finally:
-        for side in sides:
-            if side.host is not None:
-                side.host.close()
-    return _result(a, b, seeds, returns, failure)
+        lockstep.close()
+    return lockstep.results()
 
 
 def _match_time_limit(match_seconds: float | None, limits: Any) -> float:
@@ -184,115 +210,329 @@ def _default_host_factory() -> HostFactory:
     return PolicyHost
 
 
-def _start_hosts(spec, sides: list[_Side], factory: HostFactory, limits: Any) -> None:
-    game_info = spec.game_info()
-    for side in sides:
-        if not side.is_code:
-            continue
-        kwargs = {"name": side.name}
-        if limits is not None:
-            kwargs["limits"] = limits
-        try:
-            side.host = factory(side.participant.source, game_info, **kwargs)
-            side.host.start()
-        except PolicyFailure as error:
-            raise _blame(error, side) from None
+# ---------------------------------------------------------------- internals
 
 
-def _new_episodes(spec, sides: list[_Side], seeds: list[int]) -> list[_Episode]:
-    game = spec.load()
-    episodes: list[_Episode] = []
-    host_requests: list[list[tuple[int, int, int]]] = [[], []]
-    for pair, pair_seed in enumerate(seeds):
-        referee_seed, *side_seeds = episode_streams(pair_seed)
-        for seat_of_a in (0, 1):
-            episode_id = 2 * pair + seat_of_a
-            views, agents = [None, None], [None, None]
-            for side_index, side in enumerate(sides):
-                seat = seat_of_a if side_index == 0 else 1 - seat_of_a
-                if side.is_code:
-                    views[seat] = spec.new_view(seat)
-                    host_requests[side_index].append((episode_id, seat, side_seeds[side_index]))
-                else:
-                    agents[seat] = side.bot.make(seat, side_seeds[side_index])
-            episodes.append(
-                _Episode(
-                    id=episode_id,
-                    state=game.new_initial_state(),
-                    rng=random.Random(referee_seed),
-                    seat_of_a=seat_of_a,
-                    views=views,
-                    agents=agents,
-                )
-            )
-    for side, requests in zip(sides, host_requests):
-        if side.host is not None:
+class _Host:
+    """A code participant's sandbox host, shared by every match it plays."""
+
+    def __init__(self, participant: CodePolicy):
+        self.participant = participant
+        self.name = participant.name
+        self.host = None
+        self.failure: PolicyFailure | None = None
+        self.busy_seconds = 0.0  # time spent waiting for this host
+        self.matches: list[_Match] = []
+        self.new: list[tuple[int, int, int]] = []  # episodes to create at start
+        self.batch: list[tuple[int, dict]] = []  # this step's requests
+        self.targets: list[tuple[_Episode, int]] = []  # where each answer goes
+        self.ended: list[int] = []  # this step's finished episodes
+        self.pending: Any = None  # the act call in flight: (answers, error) or a Future of it
+        self.sent_at = 0.0
+        self.thread: ThreadPoolExecutor | None = None  # created when calls overlap
+
+
+class _Match:
+    def __init__(self, index: int, job: MatchJob, bots: tuple, hosts: tuple):
+        self.index = index
+        self.job = job
+        self.bots = bots  # per role (a, b): BenchmarkBot or None
+        self.hosts = hosts  # per role (a, b): _Host or None
+        self.pairs = (job.episodes + 1) // 2
+        self.seeds = episode_seeds(job.seed, self.pairs)
+        self.returns: list[float | None] = [None] * (2 * self.pairs)
+        self.remaining = 2 * self.pairs
+        self.failure: PolicyFailure | None = None
+        self.result: MatchResult | None = None
+
+    @property
+    def over(self) -> bool:
+        return self.result is not None
+
+
+class _Episode:
+    """One live episode: its state, generator, seats and per-seat players."""
+
+    __slots__ = ("id", "match", "index", "state", "rng", "seat_of_a", "views", "agents", "hosts", "pending")
+
+    def __init__(self, id, match, index, state, rng, seat_of_a, views, agents, hosts):
+        self.id = id  # unique across the lockstep: the hosts' episode id
+        self.match = match
+        self.index = index  # position within its match
+        self.state = state
+        self.rng = rng
+        self.seat_of_a = seat_of_a
+        self.views = views  # per seat: ObservationView for a code seat, else None
+        self.agents = agents  # per seat: BotAgent for a bot seat, else None
+        self.hosts = hosts  # per seat: _Host for a code seat, else None
+        self.pending = [0, 0]  # the actions chosen this step, per seat
+
+
+class _Lockstep:
+    def __init__(self, spec, jobs, limits, progress, on_result, host_factory):
+        self.spec = spec
+        self.limits = limits
+        self.progress = progress
+        self.on_result = on_result
+        self.hosts: dict[CodePolicy, _Host] = {}
+        self.matches: list[_Match] = []
+        for index, job in enumerate(jobs):
+            roles = (job.a, job.b)
+            bots = tuple(None if isinstance(p, CodePolicy) else find_bot(spec, p.name) for p in roles)
+            hosts = tuple(self._host_for(p) if isinstance(p, CodePolicy) else None for p in roles)
+            match = _Match(index, job, bots, hosts)
+            for host in set(filter(None, hosts)):
+                host.matches.append(match)
+            self.matches.append(match)
+        needs_hosts = bool(self.hosts)
+        self.factory = host_factory or (_default_host_factory() if needs_hosts else None)
+        self.live: list[_Episode] = []
+        self.cut_short = False  # some match ended early: its episodes must go
+        self.max_length = max(1, spec.load().max_game_length())
+
+    def _host_for(self, participant: CodePolicy) -> _Host:
+        if participant not in self.hosts:
+            self.hosts[participant] = _Host(participant)
+        return self.hosts[participant]
+
+    # -- set-up and tear-down ------------------------------------------------
+
+    def start(self) -> None:
+        game = self.spec.load()
+        next_id = 0
+        for match in self.matches:
+            for pair, pair_seed in enumerate(match.seeds):
+                referee_seed, *role_seeds = episode_streams(pair_seed)
+                for seat_of_a in (0, 1):
+                    views, agents, hosts = [None, None], [None, None], [None, None]
+                    for role in (0, 1):
+                        seat = seat_of_a if role == 0 else 1 - seat_of_a
+                        host = match.hosts[role]
+                        if host is not None:
+                            views[seat] = self.spec.new_view(seat)
+                            hosts[seat] = host
+                            host.new.append((next_id, seat, role_seeds[role]))
+                        else:
+                            agents[seat] = match.bots[role].make(seat, role_seeds[role])
+                    self.live.append(
+                        _Episode(
+                            next_id, match, 2 * pair + seat_of_a, game.new_initial_state(),
+                            random.Random(referee_seed), seat_of_a, views, agents, hosts,
+                        )
+                    )
+                    next_id += 1
+        game_info = self.spec.game_info()
+        for host in self.hosts.values():
+            kwargs = {"name": host.name}
+            if self.limits is not None:
+                kwargs["limits"] = self.limits
             try:
-                side.host.new_episodes(requests)
+                host.host = self.factory(host.participant.source, game_info, **kwargs)
+                host.host.start()
+                host.host.new_episodes(host.new)
             except PolicyFailure as error:
-                raise _blame(error, side) from None
-    return episodes
+                self._fail_host(host, error)
+            host.new = []
+        self._finish_matches()
 
+    def close(self) -> None:
+        for host in self.hosts.values():
+            if host.thread is not None:
+                host.thread.shutdown(wait=True)
+            if host.host is not None:
+                host.host.close()
 
-def _play_lockstep(spec, sides, live, returns, limit, progress) -> None:
-    """Advance every live episode one decision per iteration (see module doc).
+    def results(self) -> list[MatchResult]:
+        for match in self.matches:  # a match still open here was cut short by an error
+            if match.result is None:
+                match.result = _result(match)
+        return [match.result for match in self.matches]
 
-    Kept lean on purpose: this loop runs once per move of every episode, so
-    each state is asked for its current player once and everything else is
-    plain list work.
-    """
-    deadline = time.monotonic() + limit
-    auto_action = spec.auto_action if _overrides_auto_action(spec) else None
-    total = len(live)
-    done = 0
-    code_a, code_b = sides[0].is_code, sides[1].is_code
-    while live:
-        # Per code side: the batch for its host and where each answer goes.
-        batches: tuple[list, list] = ([], [])
-        targets: tuple[list, list] = ([], [])
-        moving: list[tuple[_Episode, int]] = []  # (episode, acting player or SIMULTANEOUS)
-        finished: list[int] = []
-        for episode in live:
-            state = episode.state
-            player = state.current_player()
-            if player == CHANCE:
-                player = _settle_chance(state, episode.rng)
-            if auto_action is not None and player != TERMINAL:
-                action = auto_action(state)
-                while action is not None:
-                    state.apply_action(action)
-                    player = _settle_chance(state, episode.rng)
-                    action = None if player == TERMINAL else auto_action(state)
-            if player == TERMINAL:
-                returns[episode.id] = state.returns()[episode.seat_of_a]
-                finished.append(episode.id)
+    # -- the step loop ---------------------------------------------------------
+
+    def run(self, deadline: float, limit: float) -> None:
+        """Advance every live episode one decision per iteration (see module doc).
+
+        Kept lean on purpose: this loop runs once per move of every episode,
+        so each state is asked for its current player once and everything else
+        is plain list work.
+        """
+        auto_action = self.spec.auto_action if _overrides_auto_action(self.spec) else None
+        hosts = list(self.hosts.values())
+        next_report = time.monotonic() + PROGRESS_INTERVAL
+        while self.live:
+            if self.cut_short:  # failed at start-up, or overran the time limit
+                self.live = [episode for episode, _ in self._drop_cut_short([(e, 0) for e in self.live], hosts)]
                 continue
-            moving.append((episode, player))
-            for seat in ((0, 1) if player == SIMULTANEOUS else (player,)):
-                agent = episode.agents[seat]
-                if agent is not None:
-                    episode.pending[seat] = agent.step(state)
+            moving: list[tuple[_Episode, int]] = []  # (episode, acting player or SIMULTANEOUS)
+            bot_moves: list[tuple[_Episode, int]] = []  # (episode, seat) where a bot acts
+            finished = False
+            for episode in self.live:
+                state = episode.state
+                player = state.current_player()
+                if player == CHANCE:
+                    player = _settle_chance(state, episode.rng)
+                if auto_action is not None and player != TERMINAL:
+                    action = auto_action(state)
+                    while action is not None:
+                        state.apply_action(action)
+                        player = _settle_chance(state, episode.rng)
+                        action = None if player == TERMINAL else auto_action(state)
+                if player == TERMINAL:
+                    self._record(episode)
+                    finished = True
+                    continue
+                moving.append((episode, player))
+                for seat in ((0, 1) if player == SIMULTANEOUS else (player,)):
+                    host = episode.hosts[seat]
+                    if host is None:
+                        bot_moves.append((episode, seat))
+                    else:
+                        host.batch.append((episode.id, episode.views[seat].observe(state)))
+                        host.targets.append((episode, seat))
+            # Hosts think while the bots do: each batch goes out on its host's
+            # own thread, the bots step here, then the answers are collected.
+            asking = [host for host in hosts if host.batch]
+            overlap = len(asking) > 1 or (asking and bot_moves)
+            for host in asking:
+                self._send(host, threaded=overlap)
+            for episode, seat in bot_moves:
+                episode.pending[seat] = episode.agents[seat].step(episode.state)
+            bot_moves.clear()
+            for host in asking:
+                self._receive(host)
+            if finished:
+                self._end_finished(hosts)
+            if self.cut_short:
+                moving = self._drop_cut_short(moving, hosts)
+            for episode, player in moving:
+                if player == SIMULTANEOUS:
+                    episode.state.apply_actions(episode.pending)
                 else:
-                    side_index = 0 if seat == episode.seat_of_a else 1
-                    batches[side_index].append((episode.id, episode.views[seat].observe(state)))
-                    targets[side_index].append((episode, seat))
-        if code_a and batches[0]:
-            _ask_host(sides[0], batches[0], targets[0])
-        if code_b and batches[1]:
-            _ask_host(sides[1], batches[1], targets[1])
+                    episode.state.apply_action(episode.pending[player])
+            self.live = [episode for episode, _ in moving]
+            now = time.monotonic()
+            if self.live and now > deadline:
+                self._overrun(limit)
+            if self.progress is not None and now >= next_report:
+                next_report = now + PROGRESS_INTERVAL
+                self._report_progress()
+        self._report_progress()
+
+    def _send(self, host: _Host, *, threaded: bool) -> None:
+        """One round trip for every observation this host needs now, in one
+        batch; on the host's own thread when something can overlap with it."""
+        if host.failure is not None:
+            host.pending = None
+            return
+        host.sent_at = time.monotonic()
+        if not threaded:
+            host.pending = _call(host.host.act, host.batch)
+            return
+        if host.thread is None:
+            host.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"host-{host.name}")
+        host.pending = host.thread.submit(_call, host.host.act, host.batch)
+
+    def _receive(self, host: _Host) -> None:
+        """Put the host's answers into the episodes (sampling distributions)."""
+        targets, pending = host.targets, host.pending
+        host.batch, host.targets, host.pending = [], [], None
+        if pending is None:
+            return
+        answers, error = pending.result() if isinstance(pending, Future) else pending
+        host.busy_seconds += time.monotonic() - host.sent_at
+        if error is not None:
+            self._fail_host(host, error)
+            return
+        for (episode, seat), answer in zip(targets, answers):
+            episode.pending[seat] = answer if answer.__class__ is int else sample(answer, episode.rng)
+
+    def _drop_cut_short(self, moving: list, hosts: list[_Host]) -> list:
+        """Drop the episodes of matches that failed; their hosts forget them."""
+        self.cut_short = False
+        kept = []
         for episode, player in moving:
-            if player == SIMULTANEOUS:
-                episode.state.apply_actions(episode.pending)
+            if episode.match.over:
+                for host in episode.hosts:
+                    if host is not None and host.failure is None:
+                        host.ended.append(episode.id)
             else:
-                episode.state.apply_action(episode.pending[player])
-        if finished:
-            _end_episodes(sides, finished)
-            done += len(finished)
-            if progress is not None:
-                progress(done, total)
-            live = [episode for episode, _ in moving]
-        if live and time.monotonic() > deadline:
-            raise _overrun(sides, limit)
+                kept.append((episode, player))
+        self._end_finished(hosts)
+        return kept
+
+    def _record(self, episode: _Episode) -> None:
+        match = episode.match
+        if match.over:
+            return
+        match.returns[episode.index] = episode.state.returns()[episode.seat_of_a]
+        match.remaining -= 1
+        for host in episode.hosts:
+            if host is not None:
+                host.ended.append(episode.id)
+
+    def _end_finished(self, hosts: list[_Host]) -> None:
+        for host in hosts:
+            if host.ended and host.failure is None:
+                try:
+                    host.host.end_episodes(host.ended)
+                except PolicyFailure as error:
+                    self._fail_host(host, error)
+            host.ended = []
+        self._finish_matches()
+
+    def _finish_matches(self) -> None:
+        for match in self.matches:
+            if match.result is None and (match.remaining == 0 or match.failure is not None):
+                match.result = _result(match)
+                if self.on_result is not None:
+                    self.on_result(match.index, match.result)
+
+    def _fail_host(self, host: _Host, error: PolicyFailure) -> None:
+        """The host is dead (the sandbox killed it): end every match it served."""
+        host.failure = _blame(error, host.name)
+        for match in host.matches:
+            if match.failure is None and match.result is None:
+                match.failure = host.failure
+                self.cut_short = True
+        self._finish_matches()
+
+    def _overrun(self, limit: float) -> None:
+        for match in self.matches:
+            if match.result is None:
+                code = [host for host in match.hosts if host is not None]
+                culprit = max(code, key=lambda host: host.busy_seconds) if code else None
+                match.failure = PolicyFailure(
+                    FailureCategory.TIMEOUT,
+                    f"the match overran its limit of {limit:g} s",
+                    policy=culprit.name if culprit else "",
+                )
+        self._finish_matches()
+        self.cut_short = True
+
+    def _report_progress(self) -> None:
+        if self.progress is None:
+            return
+        done = 0.0
+        partial: dict[int, float] = {}
+        for episode in self.live:
+            moved = min(1.0, episode.state.move_number() / self.max_length)
+            partial[episode.match.index] = partial.get(episode.match.index, 0.0) + moved
+        for match in self.matches:
+            episodes = 2 * match.pairs
+            if match.over:
+                done += 1.0
+            else:
+                done += (episodes - match.remaining + partial.get(match.index, 0.0)) / episodes
+        self.progress(done, len(self.matches))
+
+
+def _call(act, batch) -> tuple[Any, PolicyFailure | None]:
+    """`act(batch)` as (answers, None), or (None, failure) if the policy failed."""
+    try:
+        return act(batch), None
+    except PolicyFailure as failure:
+        return None, failure
 
 
 def _settle_chance(state, rng: random.Random) -> int:
@@ -313,59 +553,28 @@ def _overrides_auto_action(spec) -> bool:
     return getattr(type(spec), "auto_action", None) is not GameSpec.auto_action
 
 
-def _ask_host(side: _Side, batch: list, targets: list) -> None:
-    """One round trip: every observation this side needs now, in one batch."""
-    started = time.monotonic()
-    try:
-        answers = side.host.act(batch)
-    except PolicyFailure as error:
-        raise _blame(error, side) from None
-    finally:
-        side.busy_seconds += time.monotonic() - started
-    for (episode, seat), answer in zip(targets, answers):
-        episode.pending[seat] = answer if answer.__class__ is int else sample(answer, episode.rng)
-
-
-def _end_episodes(sides: list[_Side], episode_ids: list[int]) -> None:
-    for side in sides:
-        if side.host is not None:
-            try:
-                side.host.end_episodes(episode_ids)
-            except PolicyFailure as error:
-                raise _blame(error, side) from None
-
-
-def _blame(error: PolicyFailure, side: _Side) -> PolicyFailure:
+def _blame(error: PolicyFailure, name: str) -> PolicyFailure:
     """Make sure the failure names the participant it belongs to."""
     if not error.policy:
-        error.policy = side.name
+        error.policy = name
         error.args = (error.summary(),)
     return error
 
 
-def _overrun(sides: list[_Side], limit: float) -> PolicyFailure:
-    code_sides = [side for side in sides if side.is_code]
-    culprit = max(code_sides, key=lambda side: side.busy_seconds) if code_sides else None
-    return PolicyFailure(
-        FailureCategory.TIMEOUT,
-        f"the match overran its limit of {limit:g} s",
-        policy=culprit.name if culprit else "",
-    )
-
-
-def _result(a, b, seeds, returns, failure) -> MatchResult:
+def _result(match: _Match) -> MatchResult:
+    returns = match.returns
     played = [index for index, value in enumerate(returns) if value is not None]
     played_returns = [float(returns[index]) for index in played]
     return MatchResult(
-        a=a.name,
-        b=b.name,
+        a=match.job.a.name,
+        b=match.job.b.name,
         mean=float(np.mean(played_returns)) if played_returns else 0.0,
         stderr=_paired_stderr(returns),
         episodes=len(played),
         # Episode 2k and 2k+1 share seed k (a in seat 0, then in seat 1).
-        seeds=[seeds[index // 2] for index in played],
+        seeds=[match.seeds[index // 2] for index in played],
         returns=played_returns,
-        failure=failure,
+        failure=match.failure,
     )
 
 

@@ -1,11 +1,14 @@
-"""Many matchups at once: a process pool of referees.
+"""Many matchups at once: lockstep chunks in a process pool of referees.
 
-Every job is a pair of picklable participant descriptions; each worker
-process (spawned, so no state is inherited) rebuilds the game spec once and
-runs the referee, whose code policies run in their own sandbox hosts.
-Results come back in job order.  Games with exact evaluation skip sampling:
-their entries are computed from tables in this process, each participant
-tabularised once.
+Jobs are split into chunks; each chunk is played by `play_matches` in one
+lockstep, so a code policy in it gets one sandbox host for all its matches
+and one batched call per step.  Chunks run in worker processes (spawned, so
+nothing is inherited; participants are picklable descriptions and a spec
+pickles as its name).  Results come back in job order, and progress arrives
+while matches are still being played.
+
+Games with exact evaluation skip sampling: their entries are computed from
+tables in this process, each participant tabularised once.
 """
 
 from __future__ import annotations
@@ -14,28 +17,22 @@ import multiprocessing
 import os
 import queue
 import signal
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from csro_tui.evaluation.participants import Participant
-from csro_tui.evaluation.referee import play_match
+from csro_tui.evaluation.referee import MatchJob, play_matches
 from csro_tui.evaluation.results import MatchResult
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
 
-# progress(done_jobs, total_jobs)
-JobProgress = Callable[[int, int], None]
+__all__ = ["MatchJob", "evaluate_matchups", "plan_chunks"]
 
+# progress(done, total) in jobs; `done` may be fractional while matches play.
+JobProgress = Callable[[float, int], None]
 
-@dataclass(frozen=True)
-class MatchJob:
-    """One matchup: a against b, `episodes` episodes from `seed` (sampled games)."""
-
-    a: Participant
-    b: Participant
-    episodes: int = 0
-    seed: int = 0
+# Most episodes one lockstep holds at once: bounds memory (every episode
+# keeps its state, views and bot agents alive) while batches stay large.
+MAX_LOCKSTEP_EPISODES = 2048
 
 
 def evaluate_matchups(
@@ -50,19 +47,39 @@ def evaluate_matchups(
     """Play (or compute exactly) every job; results in job order.
 
     `exact` defaults to `spec.exact`.  `workers` defaults to the CPU count;
-    with one worker, or one job, matches run in this process (their code
-    policies still run in sandbox hosts).  A policy failure is reported in its
-    job's `MatchResult.failure`; other jobs carry on.
+    with one worker, or one chunk, matches run in this process (their code
+    policies still run in sandbox hosts).  A policy failure is reported in the
+    `MatchResult.failure` of every job its host served; other jobs carry on.
     """
     jobs = list(jobs)
     if not jobs:
         return []
     if getattr(spec, "exact", False) if exact is None else exact:
         return _evaluate_exactly(spec, jobs, progress, limits)
-    count = min(workers or os.cpu_count() or 1, len(jobs))
-    if count <= 1:
-        return _evaluate_here(spec, jobs, progress, limits)
-    return _evaluate_in_pool(spec, jobs, count, progress, limits)
+    count = max(1, workers or os.cpu_count() or 1)
+    chunks = plan_chunks(jobs, count)
+    if count == 1 or len(chunks) == 1:
+        return _evaluate_here(spec, jobs, chunks, progress, limits)
+    return _evaluate_in_pool(spec, jobs, chunks, min(count, len(chunks)), progress, limits)
+
+
+def plan_chunks(jobs: Sequence[MatchJob], workers: int) -> list[list[int]]:
+    """Job indices per chunk: at least `workers` chunks when there are enough
+    jobs, none above MAX_LOCKSTEP_EPISODES episodes unless one job is, and
+    balanced by episode count (largest jobs placed first)."""
+    total = sum(_episodes(job) for job in jobs)
+    count = max(min(workers, len(jobs)), -(-total // MAX_LOCKSTEP_EPISODES))
+    chunks: list[list[int]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for index in sorted(range(len(jobs)), key=lambda i: -_episodes(jobs[i])):
+        lightest = loads.index(min(loads))
+        chunks[lightest].append(index)
+        loads[lightest] += _episodes(jobs[index])
+    return [sorted(chunk) for chunk in chunks if chunk]
+
+
+def _episodes(job: MatchJob) -> int:
+    return 2 * ((job.episodes + 1) // 2)
 
 
 def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:
@@ -76,39 +93,46 @@ def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:
     return results
 
 
-def _evaluate_here(spec, jobs, progress, limits) -> list[MatchResult]:
-    results = []
-    for done, job in enumerate(jobs, start=1):
-        results.append(_play(spec, job, limits))
-        if progress is not None:
-            progress(done, len(jobs))
-    return results
-
-
-def _play(spec, job: MatchJob, limits) -> MatchResult:
-    return play_match(spec, job.a, job.b, episodes=job.episodes, seed=job.seed, limits=limits)
-
-
-def _evaluate_in_pool(spec, jobs, count, progress, limits) -> list[MatchResult]:
-    context = multiprocessing.get_context("spawn")
+def _evaluate_here(spec, jobs, chunks, progress, limits) -> list[MatchResult]:
     results: list[MatchResult | None] = [None] * len(jobs)
-    finished: "queue.Queue[tuple[int, bool, Any]]" = queue.Queue()
-    pool = context.Pool(count, initializer=_worker_init, initargs=(spec,))
+    finished = 0.0
+    for chunk in chunks:
+        report = None
+        if progress is not None:
+            report = lambda done, _total, base=finished: progress(base + done, len(jobs))  # noqa: E731
+        chunk_results = play_matches(spec, [jobs[i] for i in chunk], limits=limits, progress=report)
+        for index, result in zip(chunk, chunk_results):
+            results[index] = result
+        finished += len(chunk)
+    return results  # type: ignore[return-value]
+
+
+def _evaluate_in_pool(spec, jobs, chunks, processes, progress, limits) -> list[MatchResult]:
+    context = multiprocessing.get_context("spawn")
+    messages = context.Queue()
+    results: list[MatchResult | None] = [None] * len(jobs)
+    chunk_done = [0.0] * len(chunks)
+    pool = context.Pool(processes, initializer=_worker_init, initargs=(spec, messages))
     try:
-        for index, job in enumerate(jobs):
+        for number, chunk in enumerate(chunks):
             pool.apply_async(
                 _worker_play,
-                (job, limits),
-                callback=lambda value, index=index: finished.put((index, True, value)),
-                error_callback=lambda error, index=index: finished.put((index, False, error)),
+                (number, [(index, jobs[index]) for index in chunk], limits),
+                error_callback=lambda error, number=number: messages.put(("error", number, error)),
             )
-        for done in range(1, len(jobs) + 1):
-            index, succeeded, value = _next(finished)
-            if not succeeded:
-                raise value
-            results[index] = MatchResult.from_dict(value)
+        remaining = len(jobs)
+        while remaining:
+            kind, number, payload = _next(messages)
+            if kind == "error":
+                raise payload
+            if kind == "result":
+                index, data = payload
+                results[index] = MatchResult.from_dict(data)
+                remaining -= 1
+            elif kind == "progress":
+                chunk_done[number] = payload
             if progress is not None:
-                progress(done, len(jobs))
+                progress(sum(chunk_done), len(jobs))
         pool.close()
     except BaseException:
         pool.terminate()  # interrupted, or a worker raised: stop the rest now
@@ -118,26 +142,41 @@ def _evaluate_in_pool(spec, jobs, count, progress, limits) -> list[MatchResult]:
     return results  # type: ignore[return-value]
 
 
-def _next(finished: "queue.Queue") -> Any:
-    """The next finished job; waits in short slices so Ctrl-C gets through."""
+def _next(messages) -> tuple:
+    """The next message from the workers; waits in slices so Ctrl-C gets through."""
     while True:
         try:
-            return finished.get(timeout=0.2)
+            return messages.get(timeout=0.2)
         except queue.Empty:
             continue
 
 
 _worker_spec = None
+_worker_messages = None
 
 
-def _worker_init(spec) -> None:
-    """Runs once in each worker: keep the spec, leave Ctrl-C to the parent."""
-    global _worker_spec
+def _worker_init(spec, messages) -> None:
+    """Runs once in each worker: keep the spec and queue, leave Ctrl-C to the parent."""
+    global _worker_spec, _worker_messages
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_spec = spec
+    _worker_spec, _worker_messages = spec, messages
 
 
-def _worker_play(job: MatchJob, limits) -> dict:
-    # A dict crosses back: PolicyFailure, an exception with a custom
-    # constructor, does not survive pickling on its own.
-    return _play(_worker_spec, job, limits).to_dict()
+def _worker_play(number: int, indexed_jobs: list[tuple[int, MatchJob]], limits) -> None:
+    indices = [index for index, _ in indexed_jobs]
+
+    def on_result(position: int, result: MatchResult) -> None:
+        # A dict crosses back: PolicyFailure, an exception with a custom
+        # constructor, does not survive pickling on its own.
+        _worker_messages.put(("result", number, (indices[position], result.to_dict())))
+
+    def on_progress(done: float, _total: int) -> None:
+        _worker_messages.put(("progress", number, done))
+
+    play_matches(
+        _worker_spec,
+        [job for _, job in indexed_jobs],
+        limits=limits,
+        progress=on_progress,
+        on_result=on_result,
+    )

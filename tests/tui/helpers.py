@@ -17,3 +17,20 @@ async def wait_until(pilot, condition: Callable[[], bool], what: str, steps: int
 
 def notifications(app) -> list[str]:
     return [n.message for n in app._notifications]  # noqa: SLF001 - no public accessor
+
+
+async def start_screen(pilot, app) -> None:
+    """Wait for the start screen with its form filled in (a person sees it first)."""
+    from textual.widgets import Select
+
+    from csro_tui.tui.screens.start import StartScreen
+
+    def ready() -> bool:
+        screen = app.screen
+        if not isinstance(screen, StartScreen):
+            return False
+        selects = screen.query(Select)
+        return len(selects) == 3 and all(s.is_mounted and s.value is not Select.BLANK for s in selects)
+
+    await wait_until(pilot, ready, "the start screen")
+    await pilot.pause()

@@ -20,7 +20,7 @@ from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import MAX_WAIT_STEPS, notifications, wait_until
+from tests.tui.helpers import start_screen, MAX_WAIT_STEPS, notifications, wait_until
 
 
 class ToySpec:
@@ -56,7 +56,7 @@ async def idle(pilot, app):
 async def test_three_reviews_accept_edit_reject(tmp_path):
     app, oracle = toy_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, StartScreen), "the start screen")
+        await start_screen(pilot, app)
         await pilot.press("ctrl+n")
         await idle(pilot, app)
         assert population(app) == ["weak"]
@@ -112,7 +112,7 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
 async def test_quit_closes_the_session(tmp_path):
     app, _ = toy_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, StartScreen), "the start screen")
+        await start_screen(pilot, app)
         await pilot.press("ctrl+n")
         await idle(pilot, app)
         await pilot.press("n")

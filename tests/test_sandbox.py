@@ -499,6 +499,22 @@ def test_histories_reconstruct_exactly(sandbox_mode):
             assert host.act(requests) == [1, 1]
 
 
+def test_unchanged_histories_stay_incremental_and_changed_ones_resync(rlimits_mode):
+    history: list = []
+    with make_host("random_policy.py") as reader, make_host("history_digest.py") as mutator:
+        reader.new_episodes([(1, 0, 0)])
+        mutator.new_episodes([(1, 0, 0)])
+        for move in range(20):
+            history.append([move, move % 3])
+            reader.act([(1, {"legal_actions": LEGAL, "history": history})])
+            expect = {"history": digest(history)}
+            assert mutator.act([(1, {"legal_actions": [0, 1], "history": history, "expect": expect})]) == [1]
+            # the reader never touched its list: the parent still only sends suffixes
+            assert len(reader._episodes[1]["history"][1]) == move + 1
+            # the mutator reversed its list: the child asked for a full resend
+            assert "history" not in mutator._episodes[1]
+
+
 # -- isolation mode ----------------------------------------------------------------------
 
 

@@ -565,6 +565,21 @@ def _encode_answer(answer):
         return {"type": type(answer).__name__}
 
 
+def _fingerprint(items: list) -> tuple:
+    """Length and five sampled elements: O(1), catches appends, pops,
+    clears and most sorts or reversals of a history list."""
+    n = len(items)
+    if not n:
+        return (0,)
+    return (n, items[0], items[n >> 2], items[n >> 1], items[(3 * n) >> 2], items[-1])
+
+
+def _same_fingerprint(before: tuple, after: tuple) -> bool:
+    if len(before) != len(after) or before[0] != after[0]:
+        return False
+    return all([b is a for b, a in zip(before[1:], after[1:])])
+
+
 class _Host:
     """Loads the policy once and serves its episodes."""
 
@@ -680,10 +695,16 @@ class _Host:
             return self.violation(seq, f"Policy.__init__ (episode {episode})")
         return {"seq": seq, "ok": True}
 
-    def _reconstruct(self, episode, obs: dict, deltas: dict) -> None:
-        """Put the full lists back into obs from the appended suffixes."""
+    def _reconstruct(self, episode, obs: dict, deltas: dict) -> list:
+        """Put the full lists into obs from the appended suffixes.
+
+        The policy gets the reconstructed list itself (copying would make
+        each move cost grow with the history).  Returns fingerprints to
+        check afterwards whether the policy changed it in place.
+        """
         old = self.lists.get(episode, {})
         kept = {}
+        fingerprints = []
         for key, (start, suffix) in deltas.items():
             if start:
                 full = old.get(key)
@@ -693,30 +714,42 @@ class _Host:
             else:
                 full = suffix
             kept[key] = full
-            # The policy gets its own copy: mutating it must not corrupt the
-            # next reconstruction.
-            obs[key] = full[:]
+            obs[key] = full
+            fingerprints.append((key, full, _fingerprint(full)))
         self.lists[episode] = kept
+        return fingerprints
 
     def act(self, seq, requests) -> dict:
         answers = []
+        resync = []
         instances = self.instances
         episode = None
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
             if instance is None:
                 raise _ProtocolError(f"act for unknown episode {episode}")
+            fingerprints = None
             if deltas:
-                self._reconstruct(episode, obs, deltas)
+                fingerprints = self._reconstruct(episode, obs, deltas)
             elif self.lists.get(episode):
                 self.lists[episode] = {}
             try:
                 answers.append(_encode_answer(instance.act(obs)))
             except BaseException as error:  # noqa: BLE001 - policy code may raise anything
                 return self.failure(seq, error, f"act (episode {episode})")
+            if fingerprints:
+                for key, full, fingerprint in fingerprints:
+                    if not _same_fingerprint(fingerprint, _fingerprint(full)):
+                        # The policy changed its list: forget it and have the
+                        # parent send it whole next time.
+                        del self.lists[episode][key]
+                        resync.append([episode, key])
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
-        return {"seq": seq, "ok": True, "answers": answers}
+        reply = {"seq": seq, "ok": True, "answers": answers}
+        if resync:
+            reply["resync"] = resync
+        return reply
 
     def end_episodes(self, seq, episode_ids) -> dict:
         try:

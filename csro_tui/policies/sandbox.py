@@ -28,7 +28,10 @@ Lists in observations (except `legal_actions`) are sent as appended
 suffixes: per episode and key, the host remembers what the child holds.  A
 list that is the same object as last time is assumed to have only grown (its
 length and last known element are checked); a different list object is
-compared with the child's copy and sent in full unless it extends it.
+compared with the child's copy and sent in full unless it extends it.  The
+child hands the policy its reconstructed list itself (no per-move copy) and
+checks a length-and-sample fingerprint after `act`; when the policy changed
+the list, the child drops it and asks for it whole next time ("resync").
 """
 
 from __future__ import annotations
@@ -472,6 +475,7 @@ class PolicyHost:
         if not isinstance(answers, list) or len(answers) != len(requests):
             count = len(answers) if isinstance(answers, list) else "no"
             self._fail(FailureCategory.MALFORMED, f"host sent {count} answers for {len(requests)} requests")
+        self._forget_lists(reply.get("resync", []))
         return [
             self._check_answer(answer, legal, episode)
             for answer, legal, (episode, _obs) in zip(answers, legal_lists, requests)
@@ -670,6 +674,17 @@ class PolicyHost:
         return category, message, traceback_text
 
     # -- observations and answers ------------------------------------------------
+
+    def _forget_lists(self, resync) -> None:
+        """Lists the policy changed in place: send them whole next time."""
+        if not isinstance(resync, list):
+            self._fail(FailureCategory.MALFORMED, "host sent a reply out of protocol (resync)")
+        for entry in resync:
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str)):
+                self._fail(FailureCategory.MALFORMED, "host sent a reply out of protocol (resync)")
+            sent = self._episodes.get(entry[0])
+            if sent is not None:
+                sent.pop(entry[1], None)
 
     @staticmethod
     def _encode_observation(episode: int, obs: dict, sent: dict[str, tuple[list, list]]) -> list:

@@ -143,14 +143,18 @@ def _print(spec, names, matrix, metrics, episodes) -> None:
     ordered = sorted(names, key=lambda n: -metrics[n].agg_score if metrics[n] else math.inf)
     for rank, name in enumerate(ordered, start=1):
         m = metrics[name]
-        values = (f"{m.pop_return:+.4f}", f"{m.pop_expl:+.4f}", f"{m.agg_score:+.4f}") if m else ("failed",) * 3
+        values = tuple(_number(v) for v in (m.pop_return, m.pop_expl, m.agg_score)) if m else ("failed",) * 3
         ranking.add_row(str(rank), name, *values)
     console.print(ranking)
     console.print(isolation_description(), style="dim")
 
 
+def _number(value: float) -> str:
+    return f"{round(value, 4) + 0.0:+.4f}"  # rounded first: no "-0.0000"
+
+
 def _cell(value: float) -> str:
-    return "failed" if math.isnan(value) else f"{value:+.3f}"
+    return "failed" if math.isnan(value) else f"{round(value, 3) + 0.0:+.3f}"
 
 
 def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> None:

@@ -164,6 +164,7 @@ def isolation_name() -> str:
 
 
 def format_payoff(mean: float, stderr: float, exact: bool) -> str:
+    mean = round(mean, 4) + 0.0  # no "-0.0000"
     return f"{mean:+.4f}" if exact else f"{mean:+.4f} ± {stderr:.4f}"
 
 
@@ -200,9 +201,9 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     summary = Table(show_header=False)
     summary.add_column("metric")
     summary.add_column("value", justify="right")
-    summary.add_row("PopReturn", f"{metrics.pop_return:+.4f}")
-    summary.add_row("PopExpl", f"{metrics.pop_expl:+.4f}")
-    summary.add_row("AggScore", f"{metrics.agg_score:+.4f}")
+    summary.add_row("PopReturn", format_payoff(metrics.pop_return, 0.0, True))
+    summary.add_row("PopExpl", format_payoff(metrics.pop_expl, 0.0, True))
+    summary.add_row("AggScore", format_payoff(metrics.agg_score, 0.0, True))
     if expl is not None:
         summary.add_row("exploitability", f"{expl:.6f}")
     console.print(summary)

@@ -215,9 +215,9 @@ def test_human_oracle_notes_an_unchanged_rejected_file(tmp_path):
 @pytest.mark.parametrize(
     "make_path, message",
     [
-        (lambda tmp: tmp / "missing.py", "not found"),
-        (lambda tmp: tmp, "is a directory"),
-        (lambda tmp: _write(tmp / "empty.py", b"  \n"), "is empty"),
+        (lambda tmp: tmp / "missing.py", "no such file"),
+        (lambda tmp: tmp, "a directory"),
+        (lambda tmp: _write(tmp / "empty.py", b"  \n"), "empty"),
         (lambda tmp: _write(tmp / "latin.py", b"caf\xe9 = 1\n"), "not UTF-8"),
     ],
 )
@@ -229,9 +229,11 @@ def test_an_unreadable_policy_file_is_a_one_line_error(tmp_path, make_path, mess
     assert str(path) in str(raised.value)
 
 
-def test_human_factory_needs_a_path():
+def test_human_factory_needs_an_existing_file(tmp_path):
     with pytest.raises(ConfigError, match="path"):
         make_human_oracle({})
+    with pytest.raises(ConfigError, match="does not exist"):
+        make_human_oracle({"path": str(tmp_path / "typo.py")})
 
 
 def _write(path, data: bytes):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError, CsroError
+from csro_tui.evaluation.participants import read_policy_file
 from csro_tui.oracles.base import OracleContext, Proposal
 
 
@@ -24,7 +25,7 @@ class HumanOracle:
         self.path = Path(path).expanduser()
 
     def propose(self, context: OracleContext) -> Proposal:
-        source = read_policy_file(self.path)
+        source = read_source(self.path)
         notes = [f"Read from {self.path}."]
         if _was_rejected_unchanged(source, context):
             notes.append("The file is unchanged since its last rejection.")
@@ -36,21 +37,11 @@ class HumanOracle:
         )
 
 
-def read_policy_file(path: Path) -> str:
-    """The file's text; any problem becomes a one-line `CsroError`."""
-    try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CsroError(f"policy file not found: {path}") from None
-    except IsADirectoryError:
-        raise CsroError(f"policy file is a directory: {path}") from None
-    except UnicodeDecodeError:
-        raise CsroError(f"policy file is not UTF-8 text: {path}") from None
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise CsroError(f"cannot read policy file {path}: {reason}") from None
+def read_source(path: Path) -> str:
+    """The file's text; any problem, emptiness included, is a one-line `CsroError`."""
+    source = read_policy_file(path)
     if not source.strip():
-        raise CsroError(f"policy file is empty: {path}")
+        raise CsroError(f"cannot use {path}: the file is empty")
     return source
 
 
@@ -66,5 +57,9 @@ def make_human_oracle(config: Mapping[str, Any] | None = None) -> HumanOracle:
     """Registry factory; `config["path"]` names the policy file."""
     path = (config or {}).get("path")
     if not path:
-        raise ConfigError("the human oracle needs a policy file (config 'path')")
-    return HumanOracle(path)
+        raise ConfigError("the human oracle needs a policy file (oracle option 'path')")
+    oracle = HumanOracle(path)
+    if not oracle.path.is_file():
+        # Caught at start rather than after three failed iterations.
+        raise ConfigError(f"the human oracle's policy file {oracle.path} does not exist")
+    return oracle

@@ -177,6 +177,16 @@ def test_without_a_preview_seeds_are_ranked_by_played_matches():
     assert "Others: card_sense" in proposal.rationale or "Others: always_bet" in proposal.rationale
 
 
+def test_a_cancelled_seed_oracle_stops_before_previewing():
+    spec = SeededKuhn(SEEDS)
+    preview = scripted_preview({"always_bet": 0.2, "card_sense": 0.5})
+    ctx = context(spec, [record("always_pass", SEEDS["always_pass"])], [1.0], preview)
+    ctx.cancel.set()
+    with pytest.raises(CsroError, match="cancelled"):
+        SeedOracle().propose(ctx)
+    assert preview.seen == []
+
+
 def test_seed_factory_rejects_bad_episode_counts():
     with pytest.raises(ConfigError):
         make_seed_oracle({"episodes": 0})

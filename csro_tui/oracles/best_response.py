@@ -213,6 +213,8 @@ class BestResponseOracle:
         else:
             opponent = openspiel_policy.UniformRandomPolicy(spec.load())
             against = "the uniform random policy (the population is empty)"
+        if context.cancel.is_set():  # tabularising members took a while
+            raise CsroError("best-response oracle cancelled")
         points = self.decision_points(spec)
         response = exact_best_response(spec, opponent, points)
         if members and response.value <= CONVERGED_EXPLOITABILITY:

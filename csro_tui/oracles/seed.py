@@ -67,7 +67,11 @@ class SeedOracle:
                     f"({len(remaining) - 1} other seeds remain)."
                 ),
             )
-        scores = [self._score(context, name, source) for name, source in remaining.items()]
+        scores = []
+        for name, source in remaining.items():
+            if context.cancel.is_set():  # each preview plays matches; stop between them
+                raise CsroError("seed oracle cancelled")
+            scores.append(self._score(context, name, source))
         ranked = [s for s in scores if s.expected_payoff is not None]
         if not ranked:
             reasons = "; ".join(f"{s.name}: {s.note}" for s in scores)

@@ -23,7 +23,7 @@ from csro_tui.evaluation.referee import play_match
 from csro_tui.games.kuhn import KuhnSpec
 from csro_tui.games.leduc import LeducSpec
 from csro_tui.policies.failures import FailureCategory
-from test_referee import FakeHost, rrps  # the in-process host double
+from test_referee import FakeHost, rrps  # an in-process host double, for speed
 
 KUHN = KuhnSpec()
 LEDUC = LeducSpec()
@@ -98,12 +98,13 @@ def test_sequence_form_values_match_openspiel(spec):
 
 @pytest.mark.parametrize("spec", [KUHN, LEDUC], ids=lambda s: s.name)
 def test_code_copy_of_a_table_has_the_tables_exploitability(spec):
+    # Tabularised through the real sandbox.
     table = random_table(spec, 3)
     copy = table_as_code(spec, table)
-    tabular = tabularize(spec, copy, host_factory=FakeHost)
+    tabular = tabularize(spec, copy)
     np.testing.assert_allclose(tabular.action_probability_array, table.action_probability_array, atol=1e-12)
     expected = os_exploitability.exploitability(spec.load(), table)
-    assert exploitability(spec, copy, host_factory=FakeHost) == pytest.approx(expected, abs=1e-9)
+    assert exploitability(spec, copy) == pytest.approx(expected, abs=1e-9)
     assert expected > 0.05  # a random table is far from equilibrium: the check has teeth
 
 
@@ -126,11 +127,15 @@ def test_tabularisation_replays_the_players_own_earlier_observations():
         assert list(table.action_probability_array[first]) == [0.5, 0.5]
 
 
-def test_exact_and_sampled_payoffs_agree():
-    exact = exact_payoff(KUHN, UNIFORM, BETTOR, host_factory=FakeHost)
-    sampled = play_match(KUHN, UNIFORM, BETTOR, episodes=4000, seed=3, host_factory=FakeHost)
+@pytest.mark.parametrize(("first", "second"), [("card_rules", "uniform"), ("always_bet", "card_rules")])
+def test_exact_and_sampled_payoffs_of_seed_policies_agree(first, second):
+    # Through the real sandbox, both ways.
+    seeds = KUHN.seed_policies()
+    a, b = CodePolicy(first, seeds[first]), CodePolicy(second, seeds[second])
+    exact = exact_payoff(KUHN, a, b)
+    sampled = play_match(KUHN, a, b, episodes=4000, seed=3)
     assert exact.exact and exact.stderr == 0.0 and exact.failure is None
-    assert sampled.stderr > 0
+    assert sampled.failure is None and sampled.stderr > 0
     assert abs(exact.mean - sampled.mean) < 3 * sampled.stderr
 
 

@@ -421,3 +421,31 @@ def test_results_are_reported_as_matches_end():
     )
     assert sorted(index for index, _ in seen) == [0, 1]
     assert [result for _, result in sorted(seen, key=lambda pair: pair[0])] == results
+
+
+# ---------------------------------------------------------------- real sandbox
+
+
+@pytest.mark.parametrize(
+    ("act_body", "category"),
+    [
+        ("return 1 // 0", FailureCategory.CRASH),
+        ("return 3", FailureCategory.ILLEGAL_ACTION),
+        ("return {0: float('nan'), 1: 1.0}", FailureCategory.MALFORMED),
+        ("return open('/etc/hostname').read() and 0", FailureCategory.FORBIDDEN),
+        ("while True:\n            pass", FailureCategory.TIMEOUT),
+    ],
+    ids=["crash", "illegal", "malformed", "forbidden", "timeout"],
+)
+def test_real_sandbox_failures_reach_the_result(act_body, category):
+    from csro_tui.games.registry import get_game
+    from csro_tui.policies.sandbox import SandboxLimits
+
+    spec = get_game("rrps(num_repetitions=5)")
+    bad = code("bad", act_body)
+    limits = SandboxLimits(move_timeout=0.2, batch_timeout=0.5)
+    result = play_match(spec, bad, BotPolicy("rotatebot"), episodes=2, seed=0, limits=limits)
+    assert result.failure is not None
+    assert result.failure.category == category
+    assert result.failure.policy == "bad"
+

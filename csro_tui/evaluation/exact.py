@@ -33,7 +33,7 @@ from open_spiel.python.algorithms import exploitability as os_exploitability
 
 from csro_tui.errors import CsroError
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
-from csro_tui.evaluation.referee import HostFactory, _default_host_factory
+from csro_tui.evaluation.referee import HostFactory, _default_host_factory, create_episodes
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 
@@ -217,7 +217,7 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
     try:
         host.start()
         rows = list(range(len(sequences)))
-        host.new_episodes([(row, int(tables.row_player[row]), TABULARIZE_SEED) for row in rows])
+        create_episodes(host, [(row, int(tables.row_player[row]), TABULARIZE_SEED) for row in rows])
         depth = max(len(sequence) for sequence in sequences)
         for step in range(depth):
             asked = [row for row in rows if len(sequences[row]) > step]

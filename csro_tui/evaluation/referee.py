@@ -61,6 +61,7 @@ CHANCE = int(pyspiel.PlayerId.CHANCE)
 # limits give one; generous, because thousands of episodes legitimately take
 # long (slow moves are caught much earlier by the host's per-batch limits).
 DEFAULT_MATCH_SECONDS = 600.0
+NEW_EPISODES_SLICE = 256  # episodes created per host call
 PROGRESS_INTERVAL = 0.25  # seconds between progress reports within a step loop
 
 
@@ -329,18 +330,20 @@ class _Lockstep:
             try:
                 host.host = self.factory(host.participant.source, game_info, **kwargs)
                 host.host.start()
-                host.host.new_episodes(host.new)
+                create_episodes(host.host, host.new)
             except PolicyFailure as error:
                 self._fail_host(host, error)
             host.new = []
         self._finish_matches()
 
     def close(self) -> None:
+        # Hosts first: if an error interrupted a step, a call may still be in
+        # flight on a host's thread, and killing the host ends it at once.
         for host in self.hosts.values():
-            if host.thread is not None:
-                host.thread.shutdown(wait=True)
             if host.host is not None:
                 host.host.close()
+            if host.thread is not None:
+                host.thread.shutdown(wait=True)
 
     def results(self) -> list[MatchResult]:
         for match in self.matches:  # a match still open here was cut short by an error
@@ -525,6 +528,13 @@ class _Lockstep:
             else:
                 done += (episodes - match.remaining + partial.get(match.index, 0.0)) / episodes
         self.progress(done, len(self.matches))
+
+
+def create_episodes(host, episodes: list[tuple[int, int, int]]) -> None:
+    """`host.new_episodes` in slices: bounded messages, and the host's
+    per-call bookkeeping stays cheap however many episodes a lockstep has."""
+    for start in range(0, len(episodes), NEW_EPISODES_SLICE):
+        host.new_episodes(episodes[start : start + NEW_EPISODES_SLICE])
 
 
 def _call(act, batch) -> tuple[Any, PolicyFailure | None]:

@@ -20,7 +20,12 @@ Every step is an event: recorded durably (when the engine has a writer),
 folded into `self.state` and passed to subscribers, in that order.  The
 state is only ever changed by folding events, so the recorded log replays
 to exactly the live state, and a resumed engine continues from the log's
-last complete event (`SessionState` tells what is still to do).
+last complete event (`SessionState` tells what is still to do): an accepted
+policy that had not joined yet joins, missing payoff entries, meta-solve
+and metrics are completed, and an iteration stopped before its decision
+starts again at its gate - the undecided proposal (or a reviewer's last
+edit) is validated, previewed and reviewed again rather than asking the
+oracle (an LLM call) for a new one.
 
 Threads: `run` blocks and is meant for a worker thread.  `subscribe`,
 `request_stop`, `record_game` and `snapshot` may be called from any
@@ -32,7 +37,6 @@ event over (e.g. post a message) rather than block.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import traceback
 from dataclasses import dataclass
@@ -742,14 +746,3 @@ class Engine:
 
     def _smoke_episodes(self) -> int:
         return self.config.smoke_episodes or 2
-
-
-
-def headline(metrics: MetricsComputed) -> str:
-    """A short text for a table cell."""
-    from csro_tui.sessions.state import headline_metric
-
-    name_value = headline_metric(metrics)
-    if name_value is None or name_value[1] is None or (isinstance(name_value[1], float) and math.isnan(name_value[1])):
-        return "-"
-    return f"{name_value[0]} {name_value[1]:.4f}"

@@ -414,3 +414,14 @@ def test_exact_games_validate_by_exact_evaluation():
     candidate_jobs = [job for job in evaluator.jobs if job.a.id == "candidate"]
     assert candidate_jobs and all(job.exact for job in candidate_jobs)
     assert len(candidate_jobs) == 1  # one member; the preview reuses the validation run
+
+
+def test_oracle_registry_names_every_factory_and_refuses_unknown_names():
+    from csro_tui.oracles.registry import ORACLES, finished_error_types, make_oracle, oracle_factory
+
+    for name in ORACLES:
+        assert callable(oracle_factory(name)), name
+    with pytest.raises(ConfigError, match="unknown oracle 'nope'; known oracles: best-response, seed"):
+        make_oracle("nope")
+    assert make_oracle("best-response").name == "best-response"
+    assert OracleExhausted in finished_error_types()

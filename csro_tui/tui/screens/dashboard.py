@@ -27,6 +27,7 @@ class DashboardScreen(Screen[None]):
     def __init__(self, data: DashboardData | None = None) -> None:
         super().__init__()
         self._initial = data or DashboardData()
+        self._pending: DashboardData | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -43,6 +44,18 @@ class DashboardScreen(Screen[None]):
         return self.query_one(DashboardView).data
 
     def show(self, data: DashboardData) -> None:
+        """Show `data` now, or when the screen is next visible (a review may be on top)."""
+        self._pending = data
+        if self.is_current:
+            self._apply()
+
+    def on_screen_resume(self) -> None:
+        self._apply()
+
+    def _apply(self) -> None:
+        data, self._pending = self._pending, None
+        if data is None:
+            return
         self.sub_title = " · ".join(x for x in (data.game, data.oracle, data.meta_solver) if x)
         self.query_one(DashboardView).show(data)
         self.query_one(StatusLine).show(data)

@@ -50,8 +50,9 @@ class PayoffHeatmap(Vertical):
         table.clear(columns=True)
         ids = [m.id for m in data.members]
         scale = max((abs(c.mean) for c in data.payoffs.values()), default=0.0)
+        width = max([6, *(len(i) for i in ids)])  # "+0.00~"
         for member_id in ids:
-            table.add_column(member_id, key=member_id)
+            table.add_column(member_id, key=member_id, width=width)
         for row_id in ids:
             cells = []
             for col_id in ids:

@@ -33,7 +33,8 @@ from open_spiel.python.algorithms import exploitability as os_exploitability
 
 from csro_tui.errors import CsroError
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
-from csro_tui.evaluation.referee import HostFactory, _default_host_factory, create_episodes
+from csro_tui.evaluation.lockstep import create_episodes, default_host_factory
+from csro_tui.evaluation.referee import HostFactory
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 
@@ -208,7 +209,7 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
         path_states = [path_state for path_state, _, _ in tables.own_path[row]]
         sequences.append([view.observe(s) for s in [*path_states, state]])
 
-    factory = host_factory or _default_host_factory()
+    factory = host_factory or default_host_factory()
     kwargs = {"name": code_policy.name}
     if limits is not None:
         kwargs["limits"] = limits

@@ -30,39 +30,46 @@ other matches of the lockstep play on.
 
 from __future__ import annotations
 
-import ctypes
-import math
-import random
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import numpy as np
-import pyspiel
-
-from csro_tui.evaluation.participants import CodePolicy, Participant, find_bot
+from csro_tui.evaluation.lockstep import Lockstep, create_episodes
+from csro_tui.evaluation.participants import Participant
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.evaluation.sampling import (  # re-exported: the play screen replays episodes with them
+    episode_seeds,
+    episode_streams,
+    sample,
+    sample_chance,
+    seed_native_rng,
+)
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
+
+__all__ = [
+    "DEFAULT_MATCH_SECONDS",
+    "MatchJob",
+    "create_episodes",
+    "episode_seeds",
+    "episode_streams",
+    "play_match",
+    "play_matches",
+    "sample",
+    "sample_chance",
+    "seed_native_rng",
+]
 
 # progress(done, total), in matches; `done` grows fractionally as moves are played.
 Progress = Callable[[float, int], None]
 # host_factory(source, game_info, name=..., limits=...) -> a PolicyHost-like object
 HostFactory = Callable[..., Any]
 
-TERMINAL = int(pyspiel.PlayerId.TERMINAL)
-SIMULTANEOUS = int(pyspiel.PlayerId.SIMULTANEOUS)
-CHANCE = int(pyspiel.PlayerId.CHANCE)
-
 # The wall-time limit of one match when neither the caller nor the sandbox
 # limits give one; generous, because thousands of episodes legitimately take
 # long (slow moves are caught much earlier by the host's per-batch limits).
 DEFAULT_MATCH_SECONDS = 600.0
-NEW_EPISODES_SLICE = 256  # episodes created per host call
-PROGRESS_INTERVAL = 0.25  # seconds between progress reports within a step loop
 
 
 @dataclass(frozen=True)
@@ -73,65 +80,6 @@ class MatchJob:
     b: Participant
     episodes: int = 0
     seed: int = 0
-
-
-# ---------------------------------------------------------------- seeds
-
-
-def episode_seeds(seed: int, pairs: int) -> list[int]:
-    """One seed per pair of seat-swapped episodes, derived from the match seed."""
-    return [int(s) for s in np.random.SeedSequence(seed).generate_state(pairs)]
-
-
-def episode_streams(episode_seed: int) -> tuple[int, int, int]:
-    """(referee rng seed, seed for participant a, seed for participant b).
-
-    Derived from the episode seed alone, so one recorded seed replays an
-    episode exactly.
-    """
-    referee, seed_a, seed_b = np.random.SeedSequence(episode_seed).generate_state(3)
-    return int(referee), int(seed_a), int(seed_b)
-
-
-def seed_native_rng(seed: int) -> None:
-    """Seed libc's random(), which most OpenSpiel RRPS bots draw from.
-
-    The games layer gives each RRPS agent a private random() state, so this
-    is only a fallback for bots that draw from the global one: seeded at the
-    start of a match, such a match is deterministic given its seed as long as
-    no other thread of this process plays at the same time (the runner uses
-    processes, so it never does).
-    """
-    try:
-        ctypes.CDLL(None).srandom(ctypes.c_uint(seed & 0xFFFFFFFF))
-    except (OSError, AttributeError):  # no libc random() here: nothing to seed
-        pass
-
-
-def sample(distribution: dict[int, float], rng: random.Random) -> int:
-    """Draw one action; actions are taken in ascending order for determinism."""
-    threshold = rng.random()
-    cumulative = 0.0
-    action = None
-    for action in sorted(distribution):
-        cumulative += distribution[action]
-        if threshold < cumulative:
-            return action
-    return action  # rounding left the threshold just above the total
-
-
-def sample_chance(state, rng: random.Random) -> int:
-    threshold = rng.random()
-    cumulative = 0.0
-    action = None
-    for action, probability in state.chance_outcomes():
-        cumulative += probability
-        if threshold < cumulative:
-            return action
-    return action
-
-
-# ---------------------------------------------------------------- public API
 
 
 def play_match(
@@ -187,7 +135,7 @@ def play_matches(
             raise ValueError("a match needs at least one episode")
     if not jobs:
         return []
-    lockstep = _Lockstep(spec, list(jobs), limits, progress, on_result, host_factory)
+    lockstep = Lockstep(spec, list(jobs), limits, progress, on_result, host_factory)
     limit = _match_time_limit(match_seconds, limits)
     seed_native_rng(jobs[0].seed)
     try:
@@ -205,403 +153,4 @@ def _match_time_limit(match_seconds: float | None, limits: Any) -> float:
     return float(from_limits) if from_limits else DEFAULT_MATCH_SECONDS
 
 
-def _default_host_factory() -> HostFactory:
-    from csro_tui.policies.sandbox import PolicyHost
-
-    return PolicyHost
-
-
 # ---------------------------------------------------------------- internals
-
-
-class _Host:
-    """A code participant's sandbox host, shared by every match it plays."""
-
-    def __init__(self, participant: CodePolicy):
-        self.participant = participant
-        self.name = participant.name
-        self.host = None
-        self.failure: PolicyFailure | None = None
-        self.busy_seconds = 0.0  # time spent waiting for this host
-        self.matches: list[_Match] = []
-        self.new: list[tuple[int, int, int]] = []  # episodes to create at start
-        self.batch: list[tuple[int, dict]] = []  # this step's requests
-        self.targets: list[tuple[_Episode, int]] = []  # where each answer goes
-        self.ended: list[int] = []  # this step's finished episodes
-        self.pending: Any = None  # the act call in flight: (answers, error) or a Future of it
-        self.sent_at = 0.0
-        self.thread: ThreadPoolExecutor | None = None  # created when calls overlap
-
-
-class _Match:
-    def __init__(self, index: int, job: MatchJob, bots: tuple, hosts: tuple):
-        self.index = index
-        self.job = job
-        self.bots = bots  # per role (a, b): BenchmarkBot or None
-        self.hosts = hosts  # per role (a, b): _Host or None
-        self.pairs = (job.episodes + 1) // 2
-        self.seeds = episode_seeds(job.seed, self.pairs)
-        self.returns: list[float | None] = [None] * (2 * self.pairs)
-        self.remaining = 2 * self.pairs
-        self.failure: PolicyFailure | None = None
-        self.result: MatchResult | None = None
-
-    @property
-    def over(self) -> bool:
-        return self.result is not None
-
-
-class _Episode:
-    """One live episode: its state, generator, seats and per-seat players."""
-
-    __slots__ = ("id", "match", "index", "state", "rng", "seat_of_a", "views", "agents", "hosts", "pending")
-
-    def __init__(self, id, match, index, state, rng, seat_of_a, views, agents, hosts):
-        self.id = id  # unique across the lockstep: the hosts' episode id
-        self.match = match
-        self.index = index  # position within its match
-        self.state = state
-        self.rng = rng
-        self.seat_of_a = seat_of_a
-        self.views = views  # per seat: ObservationView for a code seat, else None
-        self.agents = agents  # per seat: BotAgent for a bot seat, else None
-        self.hosts = hosts  # per seat: _Host for a code seat, else None
-        self.pending = [0, 0]  # the actions chosen this step, per seat
-
-
-class _Lockstep:
-    def __init__(self, spec, jobs, limits, progress, on_result, host_factory):
-        self.spec = spec
-        self.limits = limits
-        self.progress = progress
-        self.on_result = on_result
-        self.hosts: dict[CodePolicy, _Host] = {}
-        self.matches: list[_Match] = []
-        for index, job in enumerate(jobs):
-            roles = (job.a, job.b)
-            bots = tuple(None if isinstance(p, CodePolicy) else find_bot(spec, p.name) for p in roles)
-            hosts = tuple(self._host_for(p) if isinstance(p, CodePolicy) else None for p in roles)
-            match = _Match(index, job, bots, hosts)
-            for host in set(filter(None, hosts)):
-                host.matches.append(match)
-            self.matches.append(match)
-        needs_hosts = bool(self.hosts)
-        self.factory = host_factory or (_default_host_factory() if needs_hosts else None)
-        self.live: list[_Episode] = []
-        self.cut_short = False  # some match ended early: its episodes must go
-        self.max_length = max(1, spec.load().max_game_length())
-
-    def _host_for(self, participant: CodePolicy) -> _Host:
-        if participant not in self.hosts:
-            self.hosts[participant] = _Host(participant)
-        return self.hosts[participant]
-
-    # -- set-up and tear-down ------------------------------------------------
-
-    def start(self) -> None:
-        game = self.spec.load()
-        next_id = 0
-        for match in self.matches:
-            for pair, pair_seed in enumerate(match.seeds):
-                referee_seed, *role_seeds = episode_streams(pair_seed)
-                for seat_of_a in (0, 1):
-                    views, agents, hosts = [None, None], [None, None], [None, None]
-                    for role in (0, 1):
-                        seat = seat_of_a if role == 0 else 1 - seat_of_a
-                        host = match.hosts[role]
-                        if host is not None:
-                            views[seat] = self.spec.new_view(seat)
-                            hosts[seat] = host
-                            host.new.append((next_id, seat, role_seeds[role]))
-                        else:
-                            agents[seat] = match.bots[role].make(seat, role_seeds[role])
-                    self.live.append(
-                        _Episode(
-                            next_id, match, 2 * pair + seat_of_a, game.new_initial_state(),
-                            random.Random(referee_seed), seat_of_a, views, agents, hosts,
-                        )
-                    )
-                    next_id += 1
-        game_info = self.spec.game_info()
-        for host in self.hosts.values():
-            kwargs = {"name": host.name}
-            if self.limits is not None:
-                kwargs["limits"] = self.limits
-            try:
-                host.host = self.factory(host.participant.source, game_info, **kwargs)
-                host.host.start()
-                create_episodes(host.host, host.new)
-            except PolicyFailure as error:
-                self._fail_host(host, error)
-            host.new = []
-        self._finish_matches()
-
-    def close(self) -> None:
-        # Hosts first: if an error interrupted a step, a call may still be in
-        # flight on a host's thread, and killing the host ends it at once.
-        for host in self.hosts.values():
-            if host.host is not None:
-                host.host.close()
-            if host.thread is not None:
-                host.thread.shutdown(wait=True)
-
-    def results(self) -> list[MatchResult]:
-        for match in self.matches:  # a match still open here was cut short by an error
-            if match.result is None:
-                match.result = _result(match)
-        return [match.result for match in self.matches]
-
-    # -- the step loop ---------------------------------------------------------
-
-    def run(self, deadline: float, limit: float) -> None:
-        """Advance every live episode one decision per iteration (see module doc).
-
-        Kept lean on purpose: this loop runs once per move of every episode,
-        so each state is asked for its current player once and everything else
-        is plain list work.
-        """
-        auto_action = self.spec.auto_action if _overrides_auto_action(self.spec) else None
-        hosts = list(self.hosts.values())
-        next_report = time.monotonic() + PROGRESS_INTERVAL
-        while self.live:
-            if self.cut_short:  # failed at start-up, or overran the time limit
-                self.live = [episode for episode, _ in self._drop_cut_short([(e, 0) for e in self.live], hosts)]
-                continue
-            moving: list[tuple[_Episode, int]] = []  # (episode, acting player or SIMULTANEOUS)
-            bot_moves: list[tuple[_Episode, int]] = []  # (episode, seat) where a bot acts
-            finished = False
-            for episode in self.live:
-                state = episode.state
-                player = state.current_player()
-                if player == CHANCE:
-                    player = _settle_chance(state, episode.rng)
-                if auto_action is not None and player != TERMINAL:
-                    action = auto_action(state)
-                    while action is not None:
-                        state.apply_action(action)
-                        player = _settle_chance(state, episode.rng)
-                        action = None if player == TERMINAL else auto_action(state)
-                if player == TERMINAL:
-                    self._record(episode)
-                    finished = True
-                    continue
-                moving.append((episode, player))
-                for seat in ((0, 1) if player == SIMULTANEOUS else (player,)):
-                    host = episode.hosts[seat]
-                    if host is None:
-                        bot_moves.append((episode, seat))
-                    else:
-                        host.batch.append((episode.id, episode.views[seat].observe(state)))
-                        host.targets.append((episode, seat))
-            # Hosts think while the bots do: each batch goes out on its host's
-            # own thread, the bots step here, then the answers are collected.
-            asking = [host for host in hosts if host.batch]
-            overlap = len(asking) > 1 or (asking and bot_moves)
-            for host in asking:
-                self._send(host, threaded=overlap)
-            for episode, seat in bot_moves:
-                episode.pending[seat] = episode.agents[seat].step(episode.state)
-            bot_moves.clear()
-            for host in asking:
-                self._receive(host)
-            if finished:
-                self._end_finished(hosts)
-            if self.cut_short:
-                moving = self._drop_cut_short(moving, hosts)
-            for episode, player in moving:
-                if player == SIMULTANEOUS:
-                    episode.state.apply_actions(episode.pending)
-                else:
-                    episode.state.apply_action(episode.pending[player])
-            self.live = [episode for episode, _ in moving]
-            now = time.monotonic()
-            if self.live and now > deadline:
-                self._overrun(limit)
-            if self.progress is not None and now >= next_report:
-                next_report = now + PROGRESS_INTERVAL
-                self._report_progress()
-        self._report_progress()
-
-    def _send(self, host: _Host, *, threaded: bool) -> None:
-        """One round trip for every observation this host needs now, in one
-        batch; on the host's own thread when something can overlap with it."""
-        if host.failure is not None:
-            host.pending = None
-            return
-        host.sent_at = time.monotonic()
-        if not threaded:
-            host.pending = _call(host.host.act, host.batch)
-            return
-        if host.thread is None:
-            host.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"host-{host.name}")
-        host.pending = host.thread.submit(_call, host.host.act, host.batch)
-
-    def _receive(self, host: _Host) -> None:
-        """Put the host's answers into the episodes (sampling distributions)."""
-        targets, pending = host.targets, host.pending
-        host.batch, host.targets, host.pending = [], [], None
-        if pending is None:
-            return
-        answers, error = pending.result() if isinstance(pending, Future) else pending
-        host.busy_seconds += time.monotonic() - host.sent_at
-        if error is not None:
-            self._fail_host(host, error)
-            return
-        for (episode, seat), answer in zip(targets, answers):
-            episode.pending[seat] = answer if answer.__class__ is int else sample(answer, episode.rng)
-
-    def _drop_cut_short(self, moving: list, hosts: list[_Host]) -> list:
-        """Drop the episodes of matches that failed; their hosts forget them."""
-        self.cut_short = False
-        kept = []
-        for episode, player in moving:
-            if episode.match.over:
-                for host in episode.hosts:
-                    if host is not None and host.failure is None:
-                        host.ended.append(episode.id)
-            else:
-                kept.append((episode, player))
-        self._end_finished(hosts)
-        return kept
-
-    def _record(self, episode: _Episode) -> None:
-        match = episode.match
-        if match.over:
-            return
-        match.returns[episode.index] = episode.state.returns()[episode.seat_of_a]
-        match.remaining -= 1
-        for host in episode.hosts:
-            if host is not None:
-                host.ended.append(episode.id)
-
-    def _end_finished(self, hosts: list[_Host]) -> None:
-        for host in hosts:
-            if host.ended and host.failure is None:
-                try:
-                    host.host.end_episodes(host.ended)
-                except PolicyFailure as error:
-                    self._fail_host(host, error)
-            host.ended = []
-        self._finish_matches()
-
-    def _finish_matches(self) -> None:
-        for match in self.matches:
-            if match.result is None and (match.remaining == 0 or match.failure is not None):
-                match.result = _result(match)
-                if self.on_result is not None:
-                    self.on_result(match.index, match.result)
-
-    def _fail_host(self, host: _Host, error: PolicyFailure) -> None:
-        """The host is dead (the sandbox killed it): end every match it served."""
-        host.failure = _blame(error, host.name)
-        for match in host.matches:
-            if match.failure is None and match.result is None:
-                match.failure = host.failure
-                self.cut_short = True
-        self._finish_matches()
-
-    def _overrun(self, limit: float) -> None:
-        for match in self.matches:
-            if match.result is None:
-                code = [host for host in match.hosts if host is not None]
-                culprit = max(code, key=lambda host: host.busy_seconds) if code else None
-                match.failure = PolicyFailure(
-                    FailureCategory.TIMEOUT,
-                    f"the match overran its limit of {limit:g} s",
-                    policy=culprit.name if culprit else "",
-                )
-        self._finish_matches()
-        self.cut_short = True
-
-    def _report_progress(self) -> None:
-        if self.progress is None:
-            return
-        done = 0.0
-        partial: dict[int, float] = {}
-        for episode in self.live:
-            moved = min(1.0, episode.state.move_number() / self.max_length)
-            partial[episode.match.index] = partial.get(episode.match.index, 0.0) + moved
-        for match in self.matches:
-            episodes = 2 * match.pairs
-            if match.over:
-                done += 1.0
-            else:
-                done += (episodes - match.remaining + partial.get(match.index, 0.0)) / episodes
-        self.progress(done, len(self.matches))
-
-
-def create_episodes(host, episodes: list[tuple[int, int, int]]) -> None:
-    """`host.new_episodes` in slices: bounded messages, and the host's
-    per-call bookkeeping stays cheap however many episodes a lockstep has."""
-    for start in range(0, len(episodes), NEW_EPISODES_SLICE):
-        host.new_episodes(episodes[start : start + NEW_EPISODES_SLICE])
-
-
-def _call(act, batch) -> tuple[Any, PolicyFailure | None]:
-    """`act(batch)` as (answers, None), or (None, failure) if the policy failed."""
-    try:
-        return act(batch), None
-    except PolicyFailure as failure:
-        return None, failure
-
-
-def _settle_chance(state, rng: random.Random) -> int:
-    """Resolve chance nodes; the player to act next (or TERMINAL/SIMULTANEOUS)."""
-    player = state.current_player()
-    while player == CHANCE:
-        state.apply_action(sample_chance(state, rng))
-        player = state.current_player()
-    return player
-
-
-def _overrides_auto_action(spec) -> bool:
-    """False when the spec keeps GameSpec's no-op, so the loop can skip the call."""
-    try:
-        from csro_tui.games.base import GameSpec
-    except ImportError:
-        return True
-    return getattr(type(spec), "auto_action", None) is not GameSpec.auto_action
-
-
-def _blame(error: PolicyFailure, name: str) -> PolicyFailure:
-    """Make sure the failure names the participant it belongs to."""
-    if not error.policy:
-        error.policy = name
-        error.args = (error.summary(),)
-    return error
-
-
-def _result(match: _Match) -> MatchResult:
-    returns = match.returns
-    played = [index for index, value in enumerate(returns) if value is not None]
-    played_returns = [float(returns[index]) for index in played]
-    return MatchResult(
-        a=match.job.a.name,
-        b=match.job.b.name,
-        mean=float(np.mean(played_returns)) if played_returns else 0.0,
-        stderr=_paired_stderr(returns),
-        episodes=len(played),
-        # Episode 2k and 2k+1 share seed k (a in seat 0, then in seat 1).
-        seeds=[match.seeds[index // 2] for index in played],
-        returns=played_returns,
-        failure=match.failure,
-    )
-
-
-def _paired_stderr(returns: list[float | None]) -> float:
-    """Standard error of the mean over seat-swapped pairs (see module doc).
-
-    With a single pair there is no spread of pair means to measure; the spread
-    of its two episodes stands in as a rough figure.
-    """
-    pair_means = [
-        (returns[i] + returns[i + 1]) / 2
-        for i in range(0, len(returns) - 1, 2)
-        if returns[i] is not None and returns[i + 1] is not None
-    ]
-    if len(pair_means) >= 2:
-        return float(np.std(pair_means, ddof=1) / math.sqrt(len(pair_means)))
-    played = [value for value in returns if value is not None]
-    if len(played) >= 2:
-        return float(np.std(played, ddof=1) / math.sqrt(len(played)))
-    return 0.0

@@ -33,6 +33,9 @@ JobProgress = Callable[[float, int], None]
 # Most episodes one lockstep holds at once: bounds memory (every episode
 # keeps its state, views and bot agents alive) while batches stay large.
 MAX_LOCKSTEP_EPISODES = 2048
+# Below this many moves (estimated) the default is to play in this process:
+# spawning workers that import OpenSpiel costs a few seconds.
+MIN_POOL_STEPS = 200_000
 
 
 def evaluate_matchups(
@@ -46,9 +49,10 @@ def evaluate_matchups(
 ) -> list[MatchResult]:
     """Play (or compute exactly) every job; results in job order.
 
-    `exact` defaults to `spec.exact`.  `workers` defaults to the CPU count;
-    with one worker, or one chunk, matches run in this process (their code
-    policies still run in sandbox hosts).  A policy failure is reported in the
+    `exact` defaults to `spec.exact`.  `workers` defaults to the CPU count,
+    or to 1 for work too small to pay for starting a pool; with one worker,
+    or one chunk, matches run in this process (their code policies still run
+    in sandbox hosts).  A policy failure is reported in the
     `MatchResult.failure` of every job its host served; other jobs carry on.
     """
     jobs = list(jobs)
@@ -56,6 +60,8 @@ def evaluate_matchups(
         return []
     if getattr(spec, "exact", False) if exact is None else exact:
         return _evaluate_exactly(spec, jobs, progress, limits)
+    if workers is None and _estimated_steps(spec, jobs) < MIN_POOL_STEPS:
+        workers = 1  # starting a pool would cost more than it saves
     count = max(1, workers or os.cpu_count() or 1)
     chunks = plan_chunks(jobs, count)
     if count == 1 or len(chunks) == 1:
@@ -76,6 +82,11 @@ def plan_chunks(jobs: Sequence[MatchJob], workers: int) -> list[list[int]]:
         chunks[lightest].append(index)
         loads[lightest] += _episodes(jobs[index])
     return [sorted(chunk) for chunk in chunks if chunk]
+
+
+def _estimated_steps(spec, jobs: Sequence[MatchJob]) -> int:
+    """Upper bound on the moves to play: episodes times the longest game."""
+    return sum(_episodes(job) for job in jobs) * max(1, spec.load().max_game_length())
 
 
 def _episodes(job: MatchJob) -> int:

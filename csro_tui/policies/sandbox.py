@@ -428,6 +428,7 @@ class PolicyHost:
         """Construct `Policy(player, game)` for each (episode_id, player, seed)."""
         self.start()
         batch = []
+        batch_ids: set[int] = set()
         for entry in episodes:
             try:
                 episode, player, seed = entry
@@ -436,8 +437,9 @@ class PolicyHost:
             for label, value in (("episode id", episode), ("player", player), ("seed", seed)):
                 if type(value) is not int:
                     raise ValueError(f"{label} must be an int, not {value!r}")
-            if episode in self._episodes or any(episode == b[0] for b in batch):
+            if episode in self._episodes or episode in batch_ids:
                 raise ValueError(f"episode {episode} is already running on this host")
+            batch_ids.add(episode)
             batch.append([episode, player, seed])
         if not batch:
             return

@@ -449,3 +449,18 @@ def test_real_sandbox_failures_reach_the_result(act_body, category):
     assert result.failure.category == category
     assert result.failure.policy == "bad"
 
+
+
+# ---------------------------------------------------------------- runner
+
+
+def test_chunks_cover_every_job_once_and_balance_the_load():
+    from csro_tui.evaluation.runner import MAX_LOCKSTEP_EPISODES, plan_chunks
+
+    jobs = [MatchJob(ROCK, BotPolicy(f"bot{i}"), episodes, 0) for i, episodes in enumerate([20, 20, 2, 2, 2, 40, 20])]
+    chunks = plan_chunks(jobs, 3)
+    assert sorted(i for chunk in chunks for i in chunk) == list(range(len(jobs)))
+    loads = [sum(jobs[i].episodes for i in chunk) for chunk in chunks]
+    assert len(chunks) == 3 and max(loads) == 40  # the biggest job alone; the rest share
+    big = [MatchJob(ROCK, BotPolicy("b"), 1000, 0)] * 5
+    assert all(sum(big[i].episodes for i in chunk) <= MAX_LOCKSTEP_EPISODES for chunk in plan_chunks(big, 1))

@@ -1,0 +1,87 @@
+"""Export the README's screenshots (SVG) from a real session, headless.
+
+    .venv/bin/python docs/screenshots/make_screenshots.py
+
+Runs Kuhn poker with the exact best-response oracle in a temporary sessions
+folder, accepts three proposals through the review screen and saves the
+start screen, a review, the dashboard, the inspector, a hand being played
+and the session timeline at 160x48.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from textual.widgets import OptionList  # noqa: E402
+
+from csro_tui.tui.app import CsroApp  # noqa: E402
+from csro_tui.tui.screens.dashboard import DashboardScreen  # noqa: E402
+from csro_tui.tui.screens.play import PlayScreen  # noqa: E402
+from csro_tui.tui.screens.review import ReviewScreen  # noqa: E402
+from csro_tui.tui.screens.sessions import TimelineScreen  # noqa: E402
+from tests.tui.helpers import start_screen, wait_until  # noqa: E402
+
+
+async def main() -> None:
+    sessions = Path(tempfile.mkdtemp(prefix="csro-shots-"))
+    app = CsroApp(sessions_dir=sessions)
+
+    def save(name: str) -> None:
+        app.save_screenshot(filename=f"{name}.svg", path=str(HERE))
+        print(f"saved {name}.svg")
+
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        save("start")
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds", steps=4000)
+        for n in range(3):
+            await pilot.press("n")
+            await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "a review", steps=4000)
+            if n == 2:
+                save("review")
+                app.screen.query_one("#review-tabs").active = "tab-checks"
+                await pilot.pause()
+                save("review-checks")
+            await pilot.press("a")
+            await wait_until(
+                pilot, lambda: isinstance(app.screen, DashboardScreen) and not app._busy(), "the engine", steps=4000
+            )
+        table = app.screen.query_one("#payoff-table")
+        table.focus()
+        table.move_cursor(row=3, column=1)
+        await pilot.pause()
+        save("dashboard")
+        await pilot.press("i")
+        await pilot.pause()
+        save("inspector")
+        await pilot.press("escape")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen) and app.screen.spec is not None, "play")
+        play = app.screen
+        options = play.query_one(OptionList)
+        options.highlighted = options.get_option_index("bot:cfr_plus")
+        options.action_select()
+        await wait_until(pilot, lambda: play.session is not None and len(play.query("#play-actions Button")) > 0, "a hand")
+        save("play")
+        await pilot.press("escape")
+        session_id = app.live.session_id
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+        app.open_recorded(session_id)
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step > 0, "the timeline")
+        await pilot.press("home")
+        for _ in range(14):
+            await pilot.press("right")
+        await wait_until(pilot, lambda: app.screen.step == 15, "step 15")
+        await pilot.pause(0.5)
+        save("timeline")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

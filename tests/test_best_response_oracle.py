@@ -289,6 +289,13 @@ def test_rendered_tables_are_keyed_by_what_the_policy_sees(kuhn, oracle):
     assert '("Q", None, "Pass Bet"):' in source
 
 
+def test_member_names_cannot_break_the_docstring(kuhn, oracle):
+    name = 'odd """name\\ with\nnewline'
+    proposal = oracle.propose(context(kuhn, [member(name, KUHN_CAUTIOUS)], [1.0]))
+    assert validate_source(proposal.source) == []
+    assert 'odd \\"\\"\\"name\\\\ with newline' in proposal.source
+
+
 def test_unreached_situations_answer_a_uniform_opponent(kuhn, oracle):
     """The cautious policy bets only with K, so holding K no bet ever comes."""
     proposal = oracle.propose(context(kuhn, [member("cautious", KUHN_CAUTIOUS)], [1.0]))

@@ -160,7 +160,9 @@ def _docstring(
     title: str, tables: Sequence[SeatTable], opponent: Sequence[tuple[str, float]] | None
 ) -> str:
     if opponent:
-        members = "\n".join(f"    {weight:6.3f}  {name}" for name, weight in opponent)
+        members = "\n".join(
+            f"    {weight:6.3f}  {_docstring_safe(name)}" for name, weight in opponent
+        )
         against = (
             "An exact best response to the population's meta-strategy, the mixture\n\n"
             f"{members}\n\n"
@@ -172,7 +174,7 @@ def _docstring(
     per_seat = ", ".join(f"{t.value:+.4f} in seat {t.seat}" for t in tables)
     average = sum(t.value for t in tables) / len(tables)
     return (
-        f'"""{title}.\n\n'
+        f'"""{_docstring_safe(title)}.\n\n'
         f"{against}\n\n"
         f"Expected value against it: {per_seat}; {average:+.4f} averaged over seats.\n\n"
         "One decision table per seat maps what the policy sees - (my card,\n"
@@ -183,6 +185,11 @@ def _docstring(
         "opponent instead.\n"
         '"""'
     )
+
+
+def _docstring_safe(text: str) -> str:
+    """`text` on one line, unable to end the docstring or start an escape."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _seat_table(

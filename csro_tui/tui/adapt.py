@@ -96,20 +96,26 @@ def dashboard_data(state: Any) -> DashboardData:
     )
 
 
+def call_tokens(call: dict) -> int:
+    """Tokens of one LLM call record (`LLMCall.to_dict()`; OpenAI-style usage too)."""
+    usage = call.get("usage") if isinstance(call.get("usage"), dict) else call
+    total = usage.get("total_tokens")
+    if total is None:
+        total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+    return int(total or 0)
+
+
 def llm_usage(state: Any) -> tuple[int, int, float]:
-    """LLM calls, tokens and cost over every proposal of the session."""
+    """LLM calls, tokens and cost (USD, where known) over every proposal of the session."""
     calls = tokens = 0
     cost = 0.0
     for proposal_state in state.proposals.values():
         for call in proposal_state.proposal.llm_calls or []:
+            if not isinstance(call, dict):
+                continue
             calls += 1
-            usage = call.get("usage") or {}
-            if isinstance(usage, dict):
-                total = usage.get("total_tokens")
-                if total is None:
-                    total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
-                tokens += int(total or 0)
-            cost += _num(call.get("cost")) or 0.0
+            tokens += call_tokens(call)
+            cost += _num(call.get("cost_usd", call.get("cost"))) or 0.0
     return calls, tokens, cost
 
 

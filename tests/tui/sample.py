@@ -67,13 +67,21 @@ def sample_review() -> ReviewInfo:
         rationale="Bluff less often: the population calls too much.",
         llm_calls=[
             {
+                "purpose": "propose",
                 "model": "test-model",
+                "base_url": "http://127.0.0.1:1/v1",
                 "messages": [
                     {"role": "system", "content": "You write poker policies."},
                     {"role": "user", "content": "Beat the mixture."},
                 ],
                 "response": "```python\nclass Policy: ...\n```",
-                "usage": {"prompt_tokens": 12, "completion_tokens": 7},
+                "finish_reason": "stop",
+                "prompt_tokens": 12,
+                "completion_tokens": 7,
+                "latency_s": 1.5,
+                "cost_usd": 0.0021,
+                "attempts": 1,
+                "error": None,
             }
         ],
         iteration=3,

@@ -28,6 +28,7 @@ async def test_review_shows_code_diff_rationale_exchange_and_checks():
         assert "Bluff less often" in _text(app, "#review-rationale")
         exchange = _text(app, "#review-llm")
         assert "Beat the mixture." in exchange and "class Policy: ..." in exchange
+        assert "propose · test-model · 19 tokens · 1.5 s · $0.0021" in exchange
         checks = _text(app, "#review-checks")
         assert "smoke run" in checks and "vs p1" in checks and "-0.1250" in checks
 

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from csro_tui.tui.adapt import call_tokens
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 from csro_tui.tui.model import ReviewDecision, ReviewInfo
 from csro_tui.tui.screens.editor import EditorScreen
@@ -65,17 +66,24 @@ def checks_text(info: ReviewInfo) -> Text:
 
 
 def exchange_text(info: ReviewInfo) -> Text:
+    """Every LLM call of the proposal: the prompt messages and the raw reply."""
     if not info.llm_calls:
         return Text("This oracle made no LLM calls.", style="dim")
     text = Text()
     for n, call in enumerate(info.llm_calls, 1):
-        usage = call.get("usage") or {}
-        meta = ", ".join(f"{k} {v}" for k, v in usage.items()) if isinstance(usage, dict) else str(usage)
+        facts = [str(call[k]) for k in ("purpose", "model") if call.get(k)]
+        tokens = call_tokens(call)
+        if tokens:
+            facts.append(f"{tokens} tokens" + (" (estimated)" if call.get("usage_estimated") else ""))
+        if call.get("latency_s"):
+            facts.append(f"{call['latency_s']:.1f} s")
+        if call.get("attempts", 1) and call.get("attempts", 1) > 1:
+            facts.append(f"{call['attempts']} attempts")
+        if call.get("cost_usd") is not None:
+            facts.append(f"${call['cost_usd']:.4f}")
         text.append(f"── call {n}", style="bold")
-        if call.get("model"):
-            text.append(f"  {call['model']}")
-        if meta:
-            text.append(f"  ({meta})", style="dim")
+        if facts:
+            text.append("  " + " · ".join(facts), style="dim")
         text.append("\n")
         for message in call.get("messages", []):
             role = message.get("role", "?") if isinstance(message, dict) else "?"
@@ -84,13 +92,13 @@ def exchange_text(info: ReviewInfo) -> Text:
                 content = json.dumps(content, indent=1)
             text.append(f"[{role}]\n", style="bold cyan")
             text.append(content.rstrip() + "\n\n")
-        reply = call.get("response", call.get("raw", call.get("reply", "")))
+        reply = call.get("response", "")
         if not isinstance(reply, str):
             reply = json.dumps(reply, indent=1)
         text.append("[reply]\n", style="bold magenta")
         text.append(reply.rstrip() + "\n\n")
         if call.get("error"):
-            text.append(f"error: {call['error']}\n", style="red")
+            text.append(f"error ({call.get('error_kind') or 'failed'}): {call['error']}\n\n", style="red")
     return text
 
 

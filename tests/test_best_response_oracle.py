@@ -248,7 +248,8 @@ def test_empty_population_is_answered_with_the_best_response_to_uniform(kuhn, or
     expected = openspiel_best_response_values(kuhn, uniform)
     uniform_table = openspiel_policy.TabularPolicy(kuhn.load())
     assert seat_values(kuhn, response, uniform_table) == pytest.approx(expected, abs=1e-9)
-    assert "uniform random" in proposal.rationale
+    assert "uniform random policy (the population is empty)" in proposal.rationale
+    assert f"policy's exploitability is {np.mean(expected):.4f}" in proposal.rationale
 
 
 # ---------------------------------------------------------------- determinism

@@ -210,9 +210,11 @@ class BestResponseOracle:
         if members:
             opponent = meta_strategy_policy(spec, members, weights)
             against = ", ".join(f"{m.name} {w:.3f}" for m, w in zip(members, weights))
+            whose = "The meta-strategy's"
         else:
             opponent = openspiel_policy.UniformRandomPolicy(spec.load())
             against = "the uniform random policy (the population is empty)"
+            whose = "The uniform random policy's"
         if context.cancel.is_set():  # tabularising members took a while
             raise CsroError("best-response oracle cancelled")
         points = self.decision_points(spec)
@@ -235,7 +237,7 @@ class BestResponseOracle:
             f"Exact best response to {against}. "
             f"Expected value against it: {per_seat} "
             f"(seat average {response.value:+.4f}). "
-            f"The meta-strategy's exploitability is {response.value:.4f}."
+            f"{whose} exploitability is {response.value:.4f}."
         )
         return Proposal(source=source, oracle=self.name, name=name, rationale=rationale)
 

@@ -46,6 +46,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
     add("--model", help="LLM model, for llm oracles")
     add("--base-url", help="LLM API base URL, for llm oracles")
+    # LLM oracle settings; they go into the oracle's options (see LLM_OPTION_FLAGS).
+    add("--api-key-env", metavar="VAR", help="environment variable holding the API key (default OPENAI_API_KEY)")
+    add("--temperature", type=float, help="LLM sampling temperature (default 0.7)")
+    add("--max-tokens", type=_positive, help="LLM reply length limit in tokens (default 4096)")
+    add("--llm-budget", type=_positive, metavar="N",
+        help="LLM calls per proposal (llm: 3 per candidate, llm-refine: 10, llm-evolve: 16; evolve: mutations, 24)")
+    add("--candidates", type=_positive, metavar="K", help="llm oracle: candidates per iteration, best by preview (default 1)")
+    add("--llm", metavar="BACKEND",
+        help="live (default) or recorded:SESSION to replay a session's recorded LLM calls without a server")
     add("--oracle-option", action="append", default=[], metavar="KEY=VALUE",
         help="an option for the oracle (VALUE read as JSON if it parses); repeatable")
     add("--session-dir", "--sessions-dir", dest="sessions_dir",
@@ -79,11 +88,25 @@ FLAG_FIELDS = (
 )
 
 
+# Flags that are oracle options: argparse dest -> option key.
+LLM_OPTION_FLAGS = {
+    "api_key_env": "api_key_env",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "llm_budget": "budget",
+    "candidates": "candidates",
+    "llm": "llm",
+}
+
+
 def given_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given on the command line (None = not given)."""
     flags = {name: getattr(args, name) for name in FLAG_FIELDS if getattr(args, name) is not None}
-    if args.oracle_option:
-        flags["oracle_options"] = parse_oracle_options(args.oracle_option)
+    llm_options = {
+        option: getattr(args, dest) for dest, option in LLM_OPTION_FLAGS.items() if getattr(args, dest, None) is not None
+    }
+    if args.oracle_option or llm_options:
+        flags["oracle_options"] = {**parse_oracle_options(args.oracle_option), **llm_options}
     return flags
 
 
@@ -113,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     flags = given_flags(args)
     config = load_run_config(flags, config_file=args.config)
     store = SessionStore(config.sessions_dir)
+    for options in (config.oracle_options, flags.get("oracle_options", {})):
+        resolve_recorded_llm(options, store)
     if args.resume:
         overrides = {k: v for k, v in flags.items() if k != "sessions_dir"}
         engine, warnings = resume_engine(args.resume, store=store, overrides=overrides)
@@ -132,6 +157,15 @@ def run(args: argparse.Namespace) -> int:
             engine.writer.close()
     display.summary(outcome)
     return 0 if outcome.reason == "completed" else EXIT_STOPPED
+
+
+def resolve_recorded_llm(options: dict[str, Any], store: Any) -> None:
+    """`--llm recorded:SESSION` may name a session id under the sessions directory: make it a path."""
+    backend = options.get("llm")
+    if isinstance(backend, str) and backend.startswith("recorded:"):
+        reference = backend[len("recorded:"):].strip()
+        if reference:
+            options["llm"] = f"recorded:{store.resolve(reference).resolve()}"
 
 
 @contextmanager

@@ -412,6 +412,7 @@ class Engine:
                     attempt=attempt,
                     error=f"{type(error).__name__}: {error}",
                     traceback=traceback.format_exc(),
+                    llm_calls=list(getattr(error, "llm_calls", None) or []),
                 )
             )
             current = self.state.iterations[number]

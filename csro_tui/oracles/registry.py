@@ -23,6 +23,8 @@ ORACLES: dict[str, str] = {
     "llm": "csro_tui.oracles.llm.zero_shot:make_zero_shot_oracle",
     "llm-refine": "csro_tui.oracles.llm.refine:make_refine_oracle",
     "llm-evolve": "csro_tui.oracles.llm.evolve:make_evolve_oracle",
+    # The same evolutionary search with offline AST mutations (no LLM).
+    "evolve": "csro_tui.oracles.llm.evolve:make_offline_evolve_oracle",
 }
 
 # Errors by which an oracle says it has nothing more to propose; the engine

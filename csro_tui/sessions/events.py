@@ -107,6 +107,9 @@ class OracleFailed(Event):
     attempt: int
     error: str
     traceback: str = ""
+    # LLM calls the oracle made before it failed (LLMCall.to_dict()), so the
+    # log holds every call and a recorded session replays in order.
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -1,0 +1,137 @@
+"""Mutation operators for the evolutionary search, and the LLM one.
+
+An operator turns a batch of `MutationRequest`s (a parent, inspirations, a
+seed for its own randomness) into `MutationResult`s, in the same order:
+new source, or a failure with a one-line reason.  Two exist:
+
+- `LLMMutation` (here): the model sees the parent, how it fared against each
+  opponent, and the inspirations with their scores, and answers with
+  SEARCH/REPLACE edits (`prompts/mutate.md`).  The edits are applied with
+  `apply_edits`; if they do not apply, a full module in the reply is used
+  instead (`extract_code`).  One LLM call per child; calls run concurrently
+  up to the client's limit.
+- `csro_tui.oracles.ast_mutation.ASTMutation`: offline, no LLM.
+
+Every child is checked with `validate_source`; nothing here runs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+from csro_tui.oracles.base import OracleContext
+from csro_tui.oracles.llm.client import LLMBackend, LLMError
+from csro_tui.oracles.llm.common import (
+    PromptSettings,
+    attach_calls,
+    backend_concurrency,
+    member_names,
+    reply_prose,
+    run_in_parallel,
+    validation_reason,
+)
+from csro_tui.oracles.llm.evolve.database import normalised_key
+from csro_tui.oracles.llm.extract import EditError, NoCodeError, apply_edits, extract_code
+from csro_tui.oracles.llm.prompts import EvaluationFeedback, Inspiration
+
+if TYPE_CHECKING:
+    from csro_tui.oracles.llm.evolve.database import Program
+
+SCORE_NAME = "expected payoff"
+
+
+@dataclass(frozen=True)
+class MutationRequest:
+    """Make one child of `parent`."""
+
+    parent: "Program"
+    inspirations: tuple["Program", ...] = ()
+    seed: int = 0  # for the operator's own random choices
+    label: str = ""  # the child's id, e.g. "g2.1.0"
+
+
+@dataclass
+class MutationResult:
+    """A child's source, or why there is none."""
+
+    source: str | None
+    kind: str  # "edit", "rewrite", "ast", ...
+    description: str = ""  # what changed
+    failure: str | None = None
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+class MutationOperator(Protocol):
+    name: str
+    uses_llm: bool
+
+    def mutate_batch(self, requests: Sequence[MutationRequest], context: OracleContext) -> list[MutationResult]:
+        """One result per request, in order."""
+
+
+def child_from_reply(parent_source: str, reply: str) -> MutationResult:
+    """Apply the reply's edits to the parent, or take its full module; then validate."""
+    try:
+        source, kind, note = apply_edits(parent_source, reply), "edit", ""
+    except EditError as edit_error:
+        try:
+            source, kind = extract_code(reply), "rewrite"
+            note = f"edits did not apply ({edit_error}); used the reply's full module"
+        except NoCodeError as code_error:
+            return MutationResult(None, "edit", failure=f"edits did not apply ({edit_error}) and no full module ({code_error})")
+    reason = validation_reason(source)
+    if reason is not None:
+        return MutationResult(None, kind, failure=reason)
+    if normalised_key(source) == normalised_key(parent_source):
+        return MutationResult(None, kind, failure="the change leaves the parent as it was")
+    description = "; ".join(part for part in (note, reply_prose(reply, 300)) if part)
+    return MutationResult(source, kind, description)
+
+
+class LLMMutation:
+    """Children from the model, as SEARCH/REPLACE edits with a full-rewrite fallback."""
+
+    name = "llm"
+    uses_llm = True
+
+    def __init__(self, backend: LLMBackend, prompts: PromptSettings | None = None) -> None:
+        self.backend = backend
+        self.prompts = prompts or PromptSettings()
+        self.library = self.prompts.library()
+
+    def mutate_batch(self, requests: Sequence[MutationRequest], context: OracleContext) -> list[MutationResult]:
+        tasks = [lambda r=r: self.mutate(r, context) for r in requests]
+        results = run_in_parallel(tasks, backend_concurrency(self.backend))
+        for result in results:
+            if isinstance(result, BaseException):
+                calls = [c for r in results if isinstance(r, MutationResult) for c in r.llm_calls]
+                raise attach_calls(result, calls + list(getattr(result, "llm_calls", [])))
+        return results  # type: ignore[return-value]
+
+    def mutate(self, request: MutationRequest, context: OracleContext) -> MutationResult:
+        parent = request.parent
+        names = member_names(context)
+        messages = self.library.mutate_messages(
+            context.spec,
+            parent.source,
+            [Inspiration(p.id, p.source, p.fitness) for p in request.inspirations],
+            parent_score=parent.fitness,
+            score_name=SCORE_NAME,
+            feedback=EvaluationFeedback(
+                expected_payoff=parent.fitness,
+                per_opponent={names.get(k, k): v for k, v in parent.per_member.items()},
+            ),
+            budget_tokens=self.prompts.budget_tokens,
+            options=self.prompts.context_options(),
+        )
+        try:
+            call = self.backend.complete(messages, purpose="mutate", cancel=context.cancel)
+        except LLMError as error:
+            calls = [error.call.to_dict()] if error.call is not None else []
+            if error.kind == "cancelled":
+                raise attach_calls(error, calls)
+            return MutationResult(None, "edit", failure=f"LLM error: {error}", llm_calls=calls)
+        result = child_from_reply(parent.source, call.response)
+        result.llm_calls = [call.to_dict()]
+        return result

@@ -1,0 +1,247 @@
+"""The refining LLM oracle (`llm-refine`): the CSRO paper's linear refinement.
+
+A chain of attempts, each one previewed against the population:
+
+1. the root: a zero-shot best response (`start = "zero-shot"`, the default),
+   or the population member with the highest meta-strategy weight
+   (`start = "member"`), whose code is then refined;
+2. while the best attempt's expected payoff against the meta-strategy is
+   below `threshold` (default 0: not yet beating the mixture) and the call
+   budget (default 10 calls) lasts, the model is shown the code with its
+   evaluation - payoff against each opponent, or the failure with its
+   category and traceback - and asked for an improved version.
+
+Only improvements are kept: an attempt becomes the new best only if it
+scores higher.  What the model is asked to improve is the best attempt so
+far, except right after an attempt that failed to run, which is sent back
+with its failure so the model can fix it.  The proposal is the best attempt;
+its parent is the population member the chain started from (None for a
+zero-shot root, which is not a population member; the rationale shows the
+whole chain).
+
+Cost: 1 to `budget` calls per proposal (a reply without valid code counts as
+an attempt), plus summary calls with `opponent_format = "summary"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from csro_tui.errors import ConfigError
+from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview, Proposal
+from csro_tui.oracles.llm.client import LLMBackend, LLMError
+from csro_tui.oracles.llm.common import (
+    CallBudget,
+    RETRY_MESSAGE,
+    NoUsableCandidate,
+    OptionReader,
+    PromptSettings,
+    SerialPreview,
+    SummaryCache,
+    attach_calls,
+    code_from_reply,
+    failure_text,
+    make_backend,
+    member_names,
+    opponent_briefs,
+    preview_feedback,
+    preview_score,
+    ranked_members,
+    read_llm_settings,
+    read_prompt_settings,
+    rejection_pairs,
+    reply_prose,
+    score_text,
+)
+
+DEFAULT_BUDGET = 10
+DEFAULT_THRESHOLD = 0.0
+STARTS = ("zero-shot", "member")
+
+
+@dataclass
+class Attempt:
+    """One link of the chain."""
+
+    number: int
+    basis: int | None  # the attempt it refined (None: the root)
+    source: str | None
+    preview: Preview | None = None
+    score: float | None = None
+    reason: str | None = None  # why it has no score
+    reply: str = ""
+    kept: bool = False
+
+    def describe(self) -> str:
+        origin = "root" if self.basis is None else f"refines {self.basis}"
+        if self.score is not None:
+            verdict = "kept (improved)" if self.kept and self.basis is not None else ("kept" if self.kept else "dropped (no improvement)")
+            return f"{self.number}. {origin}: {self.score:+.3f}, {verdict}"
+        return f"{self.number}. {origin}: failed: {self.reason}"
+
+
+class RefineOracle:
+    """Refines one policy with evaluation feedback until it beats the threshold."""
+
+    name = "llm-refine"
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        budget: int = DEFAULT_BUDGET,
+        start: str = "zero-shot",
+        prompts: PromptSettings | None = None,
+    ) -> None:
+        if budget < 1:
+            raise ConfigError(f"llm-refine oracle: budget must be at least 1, not {budget}")
+        if start not in STARTS:
+            raise ConfigError(f"llm-refine oracle: start must be one of {', '.join(STARTS)}, not {start!r}")
+        self.backend = backend
+        self.threshold = threshold
+        self.budget = budget
+        self.start = start
+        self.prompts = prompts or PromptSettings()
+        self.library = self.prompts.library()
+        self.summaries = SummaryCache()
+
+    def propose(self, context: OracleContext) -> Proposal:
+        preview = SerialPreview(context)
+        briefs, calls = opponent_briefs(context, self.backend, self.library, self.prompts, self.summaries)
+        budget = CallBudget(self.budget)
+        attempts: list[Attempt] = []
+        best: Attempt | None = None
+        root_member = self._root_member(context)
+        if root_member is not None:
+            root = Attempt(1, None, root_member.source)
+            self._score(root, preview)
+            attempts.append(root)
+            if root.score is not None:
+                root.kept, best = True, root
+        stop = ""
+        while True:
+            if best is not None and best.score is not None and best.score >= self.threshold:
+                stop = f"threshold {self.threshold:+.3f} reached"
+                break
+            if context.cancel.is_set():
+                stop = "cancelled"
+                break
+            if not budget.take():
+                stop = f"budget of {self.budget} calls used"
+                break
+            basis = self._basis(attempts, best)
+            messages = self._messages(context, briefs, basis)
+            last = attempts[-1] if attempts else None
+            if last is not None and last.source is None:
+                # The last reply held no usable code: say why, in the same conversation.
+                messages = messages + [
+                    {"role": "assistant", "content": last.reply},
+                    {"role": "user", "content": RETRY_MESSAGE.format(reason=last.reason)},
+                ]
+            try:
+                call = self.backend.complete(messages, purpose="refine" if basis else "best_response", cancel=context.cancel)
+            except LLMError as error:
+                if error.call is not None:
+                    calls.append(error.call.to_dict())
+                if best is None or error.kind == "cancelled":
+                    raise attach_calls(error, calls)
+                stop = f"LLM error: {error}"
+                break
+            calls.append(call.to_dict())
+            source, reason = code_from_reply(call.response, call.finish_reason)
+            attempt = Attempt(len(attempts) + 1, basis.number if basis else None, source, reason=reason, reply=call.response)
+            if source is not None:
+                self._score(attempt, preview)
+            attempts.append(attempt)
+            if attempt.score is not None and (best is None or best.score is None or attempt.score > best.score):
+                attempt.kept = True
+                best = attempt
+        if best is None:
+            chain = "; ".join(a.describe() for a in attempts) or "no attempt"
+            raise attach_calls(
+                NoUsableCandidate(f"llm-refine oracle: no attempt ran successfully ({stop}): {chain}"), calls
+            )
+        return Proposal(
+            source=best.source or "",
+            oracle=self.name,
+            name=f"refine-{context.iteration}",
+            parent=root_member.id if root_member is not None else None,
+            rationale=self._rationale(attempts, best, stop, calls, root_member),
+            llm_calls=calls,
+        )
+
+    def _root_member(self, context: OracleContext) -> PolicyRecord | None:
+        if self.start != "member" or not context.population:
+            return None
+        return ranked_members(context)[0][0]
+
+    @staticmethod
+    def _score(attempt: Attempt, preview: SerialPreview) -> None:
+        assert attempt.source is not None
+        attempt.preview = preview(attempt.source)
+        attempt.score = preview_score(attempt.preview)
+        if attempt.score is None:
+            attempt.reason = failure_text(attempt.preview)
+
+    @staticmethod
+    def _basis(attempts: list[Attempt], best: Attempt | None) -> Attempt | None:
+        """What to refine next: a just-failed attempt with code (to fix it), else the best."""
+        last = attempts[-1] if attempts else None
+        if last is not None and last.source is not None and last.score is None:
+            return last
+        return best
+
+    def _messages(self, context: OracleContext, briefs: list, basis: Attempt | None) -> list[dict[str, str]]:
+        options = self.prompts.context_options()
+        rejections = rejection_pairs(context)
+        if basis is None:
+            return self.library.best_response_messages(
+                context.spec, briefs, rejections=rejections, budget_tokens=self.prompts.budget_tokens, options=options
+            )
+        assert basis.source is not None and basis.preview is not None
+        goal = f"Goal: an expected payoff of at least {self.threshold:+.3f}." if basis.score is not None else ""
+        feedback = preview_feedback(basis.preview, member_names(context), goal)
+        return self.library.refine_messages(
+            context.spec,
+            basis.source,
+            feedback,
+            briefs,
+            rejections,
+            self.prompts.budget_tokens,
+            options=options,
+        )
+
+    def _rationale(
+        self,
+        attempts: list[Attempt],
+        best: Attempt,
+        stop: str,
+        calls: list[dict[str, Any]],
+        root_member: PolicyRecord | None,
+    ) -> str:
+        start = f"population member {root_member.name} ({root_member.id})" if root_member else "a zero-shot best response"
+        lines = [
+            f"Linear refinement from {start}: threshold {self.threshold:+.3f}, "
+            f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}). Stopped: {stop}.",
+            "Chain (expected payoff against the meta-strategy):",
+        ]
+        lines += [f"- {a.describe()}" for a in attempts]
+        lines.append(f"Proposed: attempt {best.number}, {score_text(best.score)}.")
+        explanation = reply_prose(best.reply)
+        if explanation:
+            lines.append(f"Explanation given in the reply: {explanation}")
+        return "\n".join(lines)
+
+
+def make_refine_oracle(config: Mapping[str, Any] | None = None) -> RefineOracle:
+    """Registry factory for `llm-refine`: threshold, budget, start, prompt and LLM options."""
+    options = OptionReader("llm-refine", config)
+    threshold = options.number("threshold", DEFAULT_THRESHOLD)
+    budget = options.integer("budget", DEFAULT_BUDGET, minimum=1)
+    start = options.choice("start", "zero-shot", STARTS)
+    prompts = read_prompt_settings(options)
+    llm = read_llm_settings(options)
+    options.finish()
+    return RefineOracle(make_backend(llm), threshold=threshold, budget=budget, start=start, prompts=prompts)

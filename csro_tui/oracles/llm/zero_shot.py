@@ -1,0 +1,219 @@
+"""The zero-shot LLM oracle (`llm`): ask for a best response, keep the best of K.
+
+Each iteration the model gets the game, the policy contract, the opponents
+(population members by meta-strategy weight, top k, as code or as summaries
+within a token budget) and the reviewer's earlier rejections with their
+reasons, and is asked for a policy that beats the mixture.  K candidates are
+requested concurrently (up to the client's concurrency).  Each reply goes
+through `extract_code` and `validate_source`; a reply without valid code is
+a failed attempt whose reason is sent back to the model, within that
+candidate's share of the call budget.  Candidates with valid code are
+previewed (sandboxed, against the population) and the one with the highest
+expected payoff against the meta-strategy becomes the proposal.  A
+candidate that fails its preview (crash, timeout, illegal move) is also
+sent back to the model with the failure, while its budget lasts.
+
+Cost: K to `budget` code calls per proposal (default budget 3 per
+candidate), plus, with `opponent_format = "summary"`, one summary call per
+distinct opponent shown that has not been summarised before.
+
+Options (run `oracle_options`): candidates, budget, top_k, opponent_format,
+prompt_budget_tokens, max_rejections, prompts_dir, and the LLM settings
+(`common.LLM_KEYS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from csro_tui.errors import ConfigError
+from csro_tui.oracles.base import OracleContext, Proposal
+from csro_tui.oracles.llm.client import LLMBackend, LLMError
+from csro_tui.oracles.llm.common import (
+    CallBudget,
+    NoUsableCandidate,
+    OptionReader,
+    PromptSettings,
+    SerialPreview,
+    SummaryCache,
+    attach_calls,
+    backend_concurrency,
+    failure_text,
+    make_backend,
+    opponent_briefs,
+    member_names,
+    preview_feedback,
+    preview_score,
+    read_llm_settings,
+    read_prompt_settings,
+    rejection_pairs,
+    reply_prose,
+    request_code,
+    run_in_parallel,
+    score_text,
+    split_budget,
+)
+
+DEFAULT_CANDIDATES = 1
+# Calls per candidate when no budget is given: the first try and two more.
+DEFAULT_CALLS_PER_CANDIDATE = 3
+
+
+@dataclass
+class Candidate:
+    """One of the K candidates: its conversation's outcome and its preview."""
+
+    number: int
+    budget: int
+    source: str | None = None
+    reply: str = ""
+    score: float | None = None
+    failures: list[str] = field(default_factory=list)  # one line per failed attempt
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    error: LLMError | None = None
+
+    def describe(self) -> str:
+        used = f"{len(self.calls)} call{'s' if len(self.calls) != 1 else ''}"
+        if self.score is not None:
+            text = f"candidate {self.number}: expected payoff {self.score:+.3f} ({used})"
+        else:
+            text = f"candidate {self.number}: no usable policy ({used})"
+        if self.failures:
+            text += "; failed attempts: " + " | ".join(self.failures)
+        if self.error is not None:
+            text += f"; LLM error: {self.error}"
+        return text
+
+
+class ZeroShotOracle:
+    """K zero-shot best responses from the model, the best by preview proposed."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        *,
+        candidates: int = DEFAULT_CANDIDATES,
+        budget: int | None = None,
+        prompts: PromptSettings | None = None,
+    ) -> None:
+        if candidates < 1:
+            raise ConfigError(f"llm oracle: candidates must be at least 1, not {candidates}")
+        budget = candidates * DEFAULT_CALLS_PER_CANDIDATE if budget is None else budget
+        if budget < candidates:
+            raise ConfigError(f"llm oracle: budget ({budget} calls) must cover the {candidates} candidates")
+        self.backend = backend
+        self.candidates = candidates
+        self.budget = budget
+        self.prompts = prompts or PromptSettings()
+        self.library = self.prompts.library()
+        self.summaries = SummaryCache()
+
+    def propose(self, context: OracleContext) -> Proposal:
+        briefs, summary_calls = opponent_briefs(context, self.backend, self.library, self.prompts, self.summaries)
+        messages = self.library.best_response_messages(
+            context.spec,
+            briefs,
+            rejections=rejection_pairs(context),
+            budget_tokens=self.prompts.budget_tokens,
+            options=self.prompts.context_options(),
+        )
+        preview = SerialPreview(context) if context.preview is not None else None
+        candidates = [
+            Candidate(number, share) for number, share in enumerate(split_budget(self.budget, self.candidates), 1)
+        ]
+        tasks = [lambda c=c: self._run_candidate(c, messages, context, preview) for c in candidates]
+        for candidate, outcome in zip(candidates, run_in_parallel(tasks, backend_concurrency(self.backend))):
+            if isinstance(outcome, BaseException):
+                raise attach_calls(outcome, summary_calls + [c for k in candidates for c in k.calls])
+        calls = summary_calls + [call for c in candidates for call in c.calls]
+        return self._choose(context, candidates, calls, preview is not None)
+
+    def _run_candidate(
+        self, candidate: Candidate, messages: list[dict[str, str]], context: OracleContext, preview: SerialPreview | None
+    ) -> None:
+        """One candidate's conversation: code, preview, and the failures fed back, within its budget."""
+        budget = CallBudget(candidate.budget)
+        conversation = list(messages)
+        while budget.left > 0:
+            request = request_code(self.backend, conversation, purpose="best_response", budget=budget, cancel=context.cancel)
+            candidate.calls += request.calls
+            candidate.failures += request.failures
+            if request.error is not None:
+                candidate.error = request.error
+                return
+            if request.source is None:
+                return  # budget spent on replies without code
+            if preview is None:
+                candidate.source, candidate.reply = request.source, request.reply
+                return
+            result = preview(request.source)
+            score = preview_score(result)
+            if score is not None:
+                candidate.source, candidate.reply, candidate.score = request.source, request.reply, score
+                return
+            candidate.failures.append(f"preview failed: {failure_text(result)}")
+            # Show the model how its code failed, then let it try again.
+            feedback = preview_feedback(result, member_names(context)).render()
+            conversation = conversation + [
+                {"role": "assistant", "content": request.reply},
+                {"role": "user", "content": (
+                    "Your policy failed when it was run against the population:\n"
+                    f"{feedback}\nFix it and reply with the complete module in one ```python code block."
+                )},
+            ]
+
+    def _choose(
+        self, context: OracleContext, candidates: list[Candidate], calls: list[dict[str, Any]], previewed: bool
+    ) -> Proposal:
+        usable = [c for c in candidates if c.source is not None]
+        if not usable:
+            errors = [c.error for c in candidates if c.error is not None]
+            if errors and len(errors) == len(candidates):
+                raise attach_calls(errors[0], calls)
+            reasons = "; ".join(c.describe() for c in candidates)
+            raise attach_calls(
+                NoUsableCandidate(f"llm oracle: no usable policy from {len(calls)} LLM calls: {reasons}"), calls
+            )
+        # Highest preview payoff; the first candidate among equals.
+        best = max(usable, key=lambda c: (c.score if c.score is not None else float("-inf"), -c.number))
+        return Proposal(
+            source=best.source or "",
+            oracle=self.name,
+            name=f"llm-{context.iteration}",
+            parent=None,
+            rationale=self._rationale(best, candidates, calls, previewed),
+            llm_calls=calls,
+        )
+
+    def _rationale(self, best: Candidate, candidates: list[Candidate], calls: list[dict[str, Any]], previewed: bool) -> str:
+        code_calls = sum(len(c.calls) for c in candidates)
+        summaries = len(calls) - code_calls
+        lines = [
+            f"Zero-shot best response: {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}, "
+            f"{code_calls} of {self.budget} budgeted calls used"
+            + (f", plus {summaries} summary call{'s' if summaries > 1 else ''}" if summaries else "")
+            + "."
+        ]
+        lines += [f"- {c.describe()}" for c in candidates]
+        if previewed:
+            lines.append(f"Chosen: candidate {best.number}, expected payoff {score_text(best.score)} against the meta-strategy.")
+        else:
+            lines.append(f"Chosen: candidate {best.number} (no preview available to rank candidates).")
+        explanation = reply_prose(best.reply)
+        if explanation:
+            lines.append(f"Explanation given in the reply: {explanation}")
+        return "\n".join(lines)
+
+
+def make_zero_shot_oracle(config: Mapping[str, Any] | None = None) -> ZeroShotOracle:
+    """Registry factory for `llm`; see the module docstring for the options."""
+    options = OptionReader("llm", config)
+    candidates = options.integer("candidates", DEFAULT_CANDIDATES, minimum=1)
+    budget = options.integer("budget", candidates * DEFAULT_CALLS_PER_CANDIDATE, minimum=1)
+    prompts = read_prompt_settings(options)
+    llm = read_llm_settings(options)
+    options.finish()
+    return ZeroShotOracle(make_backend(llm), candidates=candidates, budget=budget, prompts=prompts)

@@ -6,6 +6,8 @@ by tabularising it through its PolicyHost (`evaluation.exact.tabularize`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from open_spiel.python import policy as openspiel_policy
@@ -180,10 +182,7 @@ def test_leduc_keys_identify_information_states_up_to_suits():
 
 def test_collision_check_catches_a_key_that_loses_information(kuhn):
     points = decision_points(kuhn, 1)
-    blunted = [
-        type(point)(point.seat, point.history, point.info_state, point.obs, point.key[0])
-        for point in points
-    ]
+    blunted = [replace(point, key=point.key[0]) for point in points]
     assert key_collisions(blunted)  # the card alone cannot tell "Pass" from "Bet"
 
 

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
     pairs = [(i, j) for i in range(len(members)) for j in range(i + 1, len(members))]
     jobs = [MatchJob(members[i], members[j], episodes, args.seed) for i, j in pairs]
-    with job_progress(f"{spec.name} cross-table", len(jobs)) as advance:
+    with job_progress("cross-table", len(jobs)) as advance:
         results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance)
 
     size = len(members)

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     episodes = args.episodes or spec.default_episodes
     opponents = benchmark_participants(spec)
     jobs = [MatchJob(participant, opponent, episodes, args.seed) for opponent in opponents]
-    with job_progress(f"{participant.name} vs {spec.name} benchmark", len(jobs), quiet=args.json) as advance:
+    with job_progress(f"evaluating {participant.name}", len(jobs)) as advance:
         results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance)
 
     failed = next((result for result in results if result.failure is not None), None)
@@ -123,10 +123,11 @@ def load_participant(spec: "GameSpec", reference: str) -> "Participant":
 
 
 @contextmanager
-def job_progress(description: str, total: int, *, quiet: bool = False) -> Iterator:
+def job_progress(description: str, total: int) -> Iterator:
     """A rich progress bar on stderr; yields the runner's progress callback.
 
-    Shown only when stderr is a terminal, so pipes and tests stay clean.
+    Shown only when stderr is a terminal, so pipes and tests stay clean
+    (stdout, tables or --json, is never touched).
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -139,7 +140,7 @@ def job_progress(description: str, total: int, *, quiet: bool = False) -> Iterat
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=quiet or not console.is_terminal,
+        disable=not console.is_terminal,
     ) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done, _total: progress.update(task, completed=done)

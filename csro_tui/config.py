@@ -102,13 +102,16 @@ _SECRET_WORDS = ("key", "token", "secret", "password", "credential", "auth")
 REDACTED = "<redacted>"
 
 
+def _secret_name(name: object) -> bool:
+    text = str(name).lower()
+    # "api_key_env" names the variable that holds the key, not the key itself.
+    return any(word in text for word in _SECRET_WORDS) and not text.endswith("_env")
+
+
 def redact(value: Any) -> Any:
     """A copy of `value` with every secret-looking entry of a mapping replaced."""
     if isinstance(value, dict):
-        return {
-            k: REDACTED if any(word in str(k).lower() for word in _SECRET_WORDS) else redact(v)
-            for k, v in value.items()
-        }
+        return {k: REDACTED if _secret_name(k) else redact(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
     return value

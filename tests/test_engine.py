@@ -377,13 +377,15 @@ def test_secrets_never_reach_the_session_log():
     engine = make_engine(
         iterations=0,
         base_url="https://user:hunter2@llm.example/v1",
-        oracle_options={"api_key": "sk-123", "temperature": 0.2, "headers": {"Authorization": "Bearer x"}},
+        oracle_options={"api_key": "sk-123", "temperature": 0.2, "headers": {"Authorization": "Bearer x"},
+                        "api_key_env": "MY_KEY_VARIABLE"},
     )
     started = engine.run().state.started
     text = str(started)
     assert "sk-123" not in text and "hunter2" not in text and "Bearer x" not in text
     assert started.base_url == "https://llm.example/v1"
     assert started.config["oracle_options"]["temperature"] == 0.2
+    assert started.config["oracle_options"]["api_key_env"] == "MY_KEY_VARIABLE"  # a name, not a secret
 
 
 def test_oracle_previews_skip_the_benchmark_but_reviews_get_it():

@@ -202,12 +202,14 @@ def tabularize(
 
 def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, host_factory):
     template = tables.template
-    # Observation sequence per row: own earlier decisions, then the row's state.
-    sequences: list[list[dict]] = []
-    for row, state in enumerate(template.states):
-        view = spec.new_view(int(tables.row_player[row]))
-        path_states = [path_state for path_state, _, _ in tables.own_path[row]]
-        sequences.append([view.observe(s) for s in [*path_states, state]])
+    # States each row's episode is shown: own earlier decisions, then its own.
+    # Observed only when sent, in order, as the referee would: a view may keep
+    # state and reuse its lists.
+    sequences = [
+        [path_state for path_state, _, _ in tables.own_path[row]] + [state]
+        for row, state in enumerate(template.states)
+    ]
+    views = [spec.new_view(int(player)) for player in tables.row_player]
 
     factory = host_factory or default_host_factory()
     kwargs = {"name": code_policy.name}
@@ -222,7 +224,7 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
         depth = max(len(sequence) for sequence in sequences)
         for step in range(depth):
             asked = [row for row in rows if len(sequences[row]) > step]
-            answers = host.act([(row, sequences[row][step]) for row in asked])
+            answers = host.act([(row, views[row].observe(sequences[row][step])) for row in asked])
             for row, answer in zip(asked, answers):
                 if step == len(sequences[row]) - 1:
                     final_answers[row] = answer

@@ -27,6 +27,7 @@ def _num(value: Any) -> float | None:
 
 def dashboard_data(state: Any) -> DashboardData:
     """The dashboard of a session state (live or at a step of its timeline)."""
+    from csro_tui.evaluation.metrics import population_metrics
     from csro_tui.sessions.state import headline_metric
 
     started = state.started
@@ -51,10 +52,9 @@ def dashboard_data(state: Any) -> DashboardData:
             scores["vs meta"] = sum(c.mean * w for c, w in row if c is not None and w > 0)
         bench = state.benchmark.get(policy.id)
         if bench is not None and bench.per_bot:
-            values = [v for v in (_num(x) for x in bench.per_bot.values()) if v is not None]
-            if values:
-                pop_return = sum(values) / len(values)
-                scores["AggScore"] = pop_return - max(-v for v in values)
+            per_bot = {bot: v for bot, v in ((b, _num(x)) for b, x in bench.per_bot.items()) if v is not None}
+            if per_bot:
+                scores["AggScore"] = population_metrics(per_bot).agg_score
         members.append(
             Member(
                 id=policy.id,
@@ -130,7 +130,10 @@ def event_line(event: Any) -> str:
     elif kind in ("iteration_started",):
         body = f"iteration {event.iteration}"
     elif kind == "iteration_finished":
-        body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
+        if event.iteration == 0:
+            body = "iteration 0: the seed population"
+        else:
+            body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
     elif kind == "oracle_failed":
         body = f"attempt {event.attempt}: {event.error.splitlines()[0] if event.error else ''}"
     elif kind == "proposal_created":

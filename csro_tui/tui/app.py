@@ -90,19 +90,36 @@ class CsroApp(App[None]):
         self.push_screen(StartScreen(choices, self.options), chosen)
 
     def start_session(self, options: LaunchOptions) -> None:
+        self._open_dashboard(DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver))
         self.options = options
-        self.latest = DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver)
-        self.dashboard = DashboardScreen(self.latest)
-        self.push_screen(self.dashboard)
-        self.reviewer = QueueReviewer(self._review_from_thread, self.backend.to_engine_decision)
         self._set_work(f"starting a {options.game} session: evaluating the seed population…")
         self._run_worker(self._start_run, options, options.iterations or 0)
+
+    def resume_session(self, session_id: str) -> None:
+        """Continue a recorded session from its last complete event."""
+        if self.live is not None:
+            self.notify("A session is already live in this window.", severity="warning")
+            return
+        self._open_dashboard(DashboardData())
+        self._set_work(f"resuming {session_id}…")
+        self._run_worker(self._resume_run, session_id)
+
+    def _open_dashboard(self, data: DashboardData) -> None:
+        self.latest = data
+        self.dashboard = DashboardScreen(data)
+        self.push_screen(self.dashboard)
+        self.reviewer = QueueReviewer(self._review_from_thread, self.backend.to_engine_decision)
 
     def _start_run(self, options: LaunchOptions, iterations: int) -> None:
         self.live = self.backend.start_run(options, self.reviewer, self._event_from_thread)
         self.call_from_thread(self.notify, f"Session {self.live.session_id} started.")
         if iterations:
             self._iterate(iterations)
+
+    def _resume_run(self, session_id: str) -> None:
+        self.live = self.backend.resume_run(session_id, self.reviewer, self._event_from_thread)
+        self.options = self.live.options
+        self.call_from_thread(self.notify, f"Session {session_id} resumed.")
 
     # ------------------------------------------------------------------ live run
     def _run_worker(self, target, *args) -> None:
@@ -148,11 +165,11 @@ class CsroApp(App[None]):
 
     def _show(self, data: DashboardData) -> None:
         self.latest = data
-        if self.dashboard is not None and self.dashboard.is_mounted:
+        if self.dashboard is not None:
             self.dashboard.show(data)
 
     def _set_work(self, text: str) -> None:
-        if self.dashboard is not None and self.dashboard.is_mounted:
+        if self.dashboard is not None:
             self.dashboard.set_work(text)
 
     def _review_from_thread(self, review: Any) -> None:

@@ -83,6 +83,9 @@ class Backend:
         live.record_game(record)
         return True
 
+    def resume_run(self, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None]) -> "LiveRun":
+        return LiveRun.resume(self, session_id, reviewer, on_event)
+
     review_info = staticmethod(adapt.review_info)
     to_engine_decision = staticmethod(adapt.engine_decision)
 
@@ -125,6 +128,16 @@ class LiveRun:
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
+        config = engine.config
+        self.options = LaunchOptions(
+            game=config.game,
+            oracle=config.oracle,
+            model=config.model or None,
+            base_url=config.base_url or None,
+            meta_solver=config.solver,
+            episodes=config.episodes,
+            seed=config.seed,
+        )
 
     @classmethod
     def start(
@@ -148,6 +161,19 @@ class LiveRun:
         run = cls(engine)
         engine.subscribe(lambda event: on_event(event, run.data()))
         engine.run(0, close=False)  # the seeds join, are evaluated and solved; no oracle call yet
+        return run
+
+    @classmethod
+    def resume(
+        cls, backend: Backend, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
+    ) -> "LiveRun":
+        from csro_tui.engine import resume_engine
+
+        engine, _warnings = resume_engine(session_id, store=backend.store, reviewer=reviewer, **backend.engine_parts)
+        run = cls(engine)
+        engine.subscribe(lambda event: on_event(event, run.data()))
+        # finish what a stop interrupted (e.g. evaluating an accepted policy); no new iteration
+        engine.run(engine.snapshot().completed_iterations, close=False)
         return run
 
     @property

@@ -17,6 +17,7 @@ from csro_tui.tui.backend import Backend
 from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.review import ReviewScreen
+from csro_tui.tui.screens.sessions import TimelineScreen
 from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
@@ -127,3 +128,37 @@ async def test_quit_closes_the_session(tmp_path):
     state = fold(Backend(tmp_path).read_events(session_id))
     assert state.closed is not None
     assert [m.name for m in state.population] == ["weak"]
+
+
+async def test_resume_a_recorded_session_from_its_timeline(tmp_path):
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await idle(pilot, app)
+        await pilot.press("n")
+        await review(pilot, app)
+        await pilot.press("a")
+        await idle(pilot, app)
+        session_id = app.live.session_id
+
+    oracle = climbing_oracle(0.1)
+    backend = Backend(
+        tmp_path,
+        engine_parts={"spec": ToySpec(), "oracle": oracle, "evaluator": ToyEvaluator(), "meta_solve": best_member_solve},
+    )
+    app = CsroApp(session=session_id, sessions_dir=tmp_path, backend=backend)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step > 0, "the timeline")
+        await pilot.press("R")
+        await idle(pilot, app)
+        assert population(app) == ["weak", "climb-1"], notifications(app)
+        await pilot.press("n")
+        screen = await review(pilot, app)
+        assert screen.info.name == "climb-2"
+        await pilot.press("a")
+        await idle(pilot, app)
+        assert population(app) == ["weak", "climb-1", "climb-2"]
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert [m.name for m in state.population] == ["weak", "climb-1", "climb-2"]
+    assert len(state.resumes) >= 1

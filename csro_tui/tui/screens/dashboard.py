@@ -28,6 +28,7 @@ class DashboardScreen(Screen[None]):
         super().__init__()
         self._initial = data or DashboardData()
         self._pending: DashboardData | None = None
+        self._work_text = "idle"
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -36,7 +37,10 @@ class DashboardScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.show(self._initial)
+        if self._pending is None:  # nothing newer arrived before the screen was mounted
+            self._pending = self._initial
+        self._apply()
+        self.query_one(StatusLine).work = self._work_text
         self.query_one(PopulationTable).focus()
 
     @property
@@ -46,7 +50,7 @@ class DashboardScreen(Screen[None]):
     def show(self, data: DashboardData) -> None:
         """Show `data` now, or when the screen is next visible (a review may be on top)."""
         self._pending = data
-        if self.is_current:
+        if self.is_mounted and self.is_current:
             self._apply()
 
     def on_screen_resume(self) -> None:
@@ -61,7 +65,9 @@ class DashboardScreen(Screen[None]):
         self.query_one(StatusLine).show(data)
 
     def set_work(self, text: str) -> None:
-        self.query_one(StatusLine).work = text
+        self._work_text = text
+        if self.is_mounted:
+            self.query_one(StatusLine).work = text
 
     def action_inspect(self, member_id: str | None = None) -> None:
         member_id = member_id or self.query_one(DashboardView).selected_member

@@ -78,6 +78,7 @@ class TimelineScreen(Screen[None]):
         Binding("shift+right", "step(10)", "Forward 10", id="timeline.forward10", show=False, priority=True),
         Binding("home", "first", "First", id="timeline.first", priority=True),
         Binding("end", "last", "Last", id="timeline.last", priority=True),
+        Binding("R", "resume", "Resume session", id="timeline.resume"),
         Binding("escape", "app.pop_screen", "Back", id="timeline.close"),
         Binding("question_mark", "app.help", "Help", id="timeline.help"),
     ]
@@ -148,6 +149,9 @@ class TimelineScreen(Screen[None]):
 
     def action_step(self, delta: int) -> None:
         self.go(self.step + delta)
+
+    def action_resume(self) -> None:
+        self.app.resume_session(self.session_id)  # type: ignore[attr-defined]
 
     def action_first(self) -> None:
         self.go(1)

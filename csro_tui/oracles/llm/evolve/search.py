@@ -111,6 +111,7 @@ class EvolutionOracle:
         # The best programs of earlier searches, seeds of the next one.
         self._carried: list[tuple[str, str]] = []  # (label, source)
         self.last_search: SearchSummary | None = None
+        self.last_database: ProgramDatabase | None = None  # the last search's programs, for inspection
 
     # ---------------------------------------------------------------- propose
     def propose(self, context: OracleContext) -> Proposal:
@@ -119,6 +120,7 @@ class EvolutionOracle:
         database = ProgramDatabase(settings.islands, exploitation=settings.exploitation)
         rng = random.Random(mix_seed(context.seed, settings.seed, self.name))
         log = SearchLog()
+        self.last_database = database
         member_ids = [m.id for m in context.population]
         self._seed(database, context, fitness, member_ids, log)
         if not len(database):

@@ -34,3 +34,14 @@ async def start_screen(pilot, app) -> None:
 
     await wait_until(pilot, ready, "the start screen")
     await pilot.pause()
+
+
+async def type_reason(pilot, app, reason: str) -> None:
+    """Fill in the rejection reason and press enter (typing is tested in test_review_screen)."""
+    from textual.widgets import Input
+
+    from csro_tui.tui.screens.reject import RejectReasonScreen
+
+    await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen), "the reason box")
+    app.screen.query_one(Input).value = reason
+    await pilot.press("enter")

@@ -21,7 +21,7 @@ from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import start_screen, notifications, wait_until
+from tests.tui.helpers import type_reason, start_screen, notifications, wait_until
 
 EDIT_MARK = "# Reviewed by hand: keep the decision tables as they are.\n"
 
@@ -92,7 +92,7 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
         await pilot.press("n")
         third = await next_review(pilot, app)
         await pilot.press("r")
-        await pilot.press(*"bets too much with J", "enter")
+        await type_reason(pilot, app, "bets too much with J")
         retry = await next_review(pilot, app, previous=third)
         assert oracle.seen_rejections[-1] == ["bets too much with J"]
         assert retry.info.attempt == 2

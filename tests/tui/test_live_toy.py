@@ -21,7 +21,7 @@ from csro_tui.tui.screens.sessions import TimelineScreen
 from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import start_screen, MAX_WAIT_STEPS, notifications, wait_until
+from tests.tui.helpers import type_reason, start_screen, MAX_WAIT_STEPS, notifications, wait_until
 
 
 class ToySpec:
@@ -91,8 +91,7 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
         await pilot.press("n")
         await review(pilot, app)
         await pilot.press("r")
-        await pilot.press(*"too timid")
-        await pilot.press("enter")
+        await type_reason(pilot, app, "too timid")
         await review(pilot, app)  # attempt 2 of iteration 3
         assert oracle.contexts[-1].rejections[-1][1] == "too timid"
         await pilot.press("c")  # stop the run from the review screen

@@ -1,0 +1,110 @@
+"""Start form, help, command palette and the $EDITOR path."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from textual.widgets import Input, Markdown, Select
+
+from csro_tui.policies.contract import POLICY_CONTRACT
+from csro_tui.tui.model import LaunchOptions, ReviewDecision, StartChoices
+from csro_tui.tui.screens.dashboard import DashboardScreen
+from csro_tui.tui.screens.help import HelpScreen
+from csro_tui.tui.screens.review import ReviewScreen
+from csro_tui.tui.screens.start import StartScreen
+from tests.tui.helpers import notifications
+from tests.tui.sample import ScreenApp, sample_data, sample_review
+
+CHOICES = StartChoices(
+    games=["kuhn_poker", "rrps"], oracles=["best-response", "seed", "llm"], llm_oracles={"llm"}, solvers=["nash", "uniform"]
+)
+
+
+async def test_start_form_llm_fields_and_validation():
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions()))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        llm_fields = screen.query_one("#llm-fields")
+        assert not llm_fields.display  # best-response: no model or URL
+        screen.query_one("#oracle", Select).value = "llm"
+        await pilot.pause()
+        assert llm_fields.display
+        screen.query_one("#model", Input).value = "qwen-small"
+        screen.query_one("#base-url", Input).value = "http://127.0.0.1:8000/v1"
+        screen.query_one("#game", Select).value = "rrps"
+        screen.query_one("#episodes", Input).value = "0"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.results == []
+        assert "The evaluation budget must be at least one episode." in notifications(app)
+        screen.query_one("#episodes", Input).value = "20"
+        screen.query_one("#seed", Input).value = "7"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert app.results == [
+        LaunchOptions(
+            game="rrps",
+            oracle="llm",
+            model="qwen-small",
+            base_url="http://127.0.0.1:8000/v1",
+            meta_solver="nash",
+            episodes=20,
+            seed=7,
+        )
+    ]
+
+
+async def test_help_shows_the_policy_contract_and_keys():
+    app = ScreenApp(lambda: DashboardScreen(sample_data()))
+    app.action_help = lambda: app.push_screen(HelpScreen())  # what CsroApp does
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        source = app.screen.query_one(Markdown).source
+        assert POLICY_CONTRACT in source
+        assert "| review | `r` | reject it, with a reason the oracle receives |" in source
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_palette_offers_the_app_commands(tmp_path):
+    from csro_tui.tui.app import CsroApp
+
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Help" in titles and "Sessions" in titles
+        assert "Next iteration" not in titles  # only once a session is live
+        app.live = object()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Next iteration", "Run 5 iterations", "Cancel work", "Play"} <= set(titles)
+        app.live = None
+
+
+async def test_edit_in_editor_sends_what_the_editor_saved(tmp_path, monkeypatch):
+    script = tmp_path / "fake_editor.py"
+    script.write_text("import sys\nopen(sys.argv[1], 'a').write('# edited outside\\n')\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    app.suspend = contextlib.nullcontext  # the headless test driver cannot suspend
+    async with app.run_test() as pilot:
+        await pilot.press("E")
+        await pilot.pause()
+    assert app.results == [ReviewDecision("edit", source=sample_review().source + "# edited outside\n")]
+
+
+async def test_edit_in_editor_without_editor_is_a_notification(monkeypatch):
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test() as pilot:
+        await pilot.press("E")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+        assert any("Set $EDITOR" in n for n in notifications(app))

@@ -64,3 +64,43 @@ def test_start(snap_compare):
 def test_help(snap_compare):
     app = ScreenApp(HelpScreen)
     assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_timeline(snap_compare, tmp_path):
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import wait_until
+    from tests.tui.sample import record_sample_session
+
+    record_sample_session(tmp_path)
+    app = CsroApp(session="sample-kuhn", sessions_dir=tmp_path)
+
+    async def step_back(pilot):
+        await wait_until(pilot, lambda: getattr(app.screen, "step", 0) == 17, "the last step")
+        for _ in range(5):
+            await pilot.press("left")
+        await wait_until(pilot, lambda: "step 12/17" in str(app.screen.query_one("#timeline-bar").render()), "step 12")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=step_back)
+
+
+def test_play_rrps(snap_compare, tmp_path):
+    from csro_tui.tui.backend import Backend
+    from csro_tui.tui.model import DashboardData
+    from csro_tui.tui.screens.play import PlayScreen
+    from tests.tui.helpers import wait_until
+
+    screen = PlayScreen(Backend(tmp_path), "rrps(num_repetitions=5)", DashboardData())
+    app = ScreenApp(lambda: screen)
+
+    async def two_throws(pilot):
+        await wait_until(pilot, lambda: screen.spec is not None, "the game")
+        options = screen.query_one("#opponents")
+        options.highlighted = options.get_option_index("bot:rotatebot")
+        options.action_select()
+        for n, key in enumerate("rp", start=1):
+            await wait_until(pilot, lambda: screen.session is not None and len(screen.query("#play-actions Button")) == 3, "a throw")
+            await pilot.press(key)
+            await wait_until(pilot, lambda: len([m for m in screen.session.moves if m.who == "you"]) == n, "played")
+        await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, "the board")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=two_throws)

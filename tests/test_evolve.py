@@ -25,7 +25,7 @@ from csro_tui.oracles.base import OracleContext, PolicyRecord
 from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase
 from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features, size_bin
 from csro_tui.oracles.llm.evolve.mutation import MutationResult, child_from_reply
-from csro_tui.oracles.llm.evolve.search import EvolutionOracle, EvolutionSettings
+from csro_tui.oracles.llm.evolve.search import EvolutionOracle, EvolutionSettings, code_key
 from csro_tui.oracles.registry import make_oracle
 from csro_tui.reviewers import AutoReviewer
 
@@ -34,7 +34,7 @@ def program(program_id: str, fitness: float, features=(0, 0), source: str | None
     return Program(program_id, source or f"# {program_id}\n" + toy_policy(fitness), fitness, features=features, parent=parent)
 
 
-def toy_context(population=None, weights=None, iteration=1, seed=0) -> OracleContext:
+def toy_context(population=None, weights=None, iteration=1, seed=0, rejections=()) -> OracleContext:
     population = population or [PolicyRecord("p0", "zero", toy_policy(0.0), "seed")]
     weights = weights or [1.0 / len(population)] * len(population)
     by_id = {m.id: w for m, w in zip(population, weights)}
@@ -46,6 +46,7 @@ def toy_context(population=None, weights=None, iteration=1, seed=0) -> OracleCon
         meta_strategy=list(weights),
         preview=lambda source: gate.check(source, population, by_id, key=f"evolve-{iteration}"),
         seed=seed,
+        rejections=list(rejections),
     )
 
 
@@ -237,6 +238,17 @@ def test_the_best_programs_carry_over_into_the_next_search():
     assert any(program_id.startswith("earlier:") for program_id in oracle.last_database.programs)
     # The first champion is a member now: the search never proposes a member again.
     assert strength(second.source) != strength(first.source)
+
+
+def test_code_the_reviewer_rejected_is_not_proposed_again():
+    first = make_oracle("evolve", {"budget": 12, "game_seeds": False}).propose(toy_context())
+
+    # The same search (same seed), but the reviewer has rejected its champion (header comment and all).
+    second = make_oracle("evolve", {"budget": 12, "game_seeds": False}).propose(
+        toy_context(rejections=[(first, "not different enough")])
+    )
+
+    assert code_key(second.source) != code_key(first.source)
 
 
 def test_evolve_options_are_checked_and_llm_settings_ignored():

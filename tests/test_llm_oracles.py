@@ -345,6 +345,16 @@ def test_llm_evolution_applies_edits_and_falls_back_to_a_full_module(llm_server)
     assert "STRENGTH = 0.0" in prompt and "SEARCH" in prompt and "zero (p0): +0.000" in prompt
 
 
+def test_llm_evolution_tells_the_model_why_the_reviewer_rejected_earlier_proposals(llm_server):
+    rejected = Proposal(source=toy_policy(0.05), oracle="llm-evolve", name="llm-evolve-1")
+    llm_server.script(code_reply(0.3))
+    oracle = make_oracle("llm-evolve", options(llm_server, budget=1, islands=1, game_seeds=False))
+
+    oracle.propose(toy_context(rejections=[(rejected, "it ignores the opponent entirely")]))
+
+    assert "- it ignores the opponent entirely" in user_message(llm_server.chat_requests[0])
+
+
 def test_llm_evolution_spends_exactly_its_budget_over_generations(llm_server):
     llm_server.script(*[code_reply(round(0.1 * n, 1)) for n in range(1, 6)])
     oracle = make_oracle("llm-evolve", options(llm_server, budget=5, islands=2, children=2, game_seeds=False))

@@ -89,6 +89,14 @@ def child_from_reply(parent_source: str, reply: str) -> MutationResult:
     return MutationResult(source, kind, description)
 
 
+def rejection_notes(context: OracleContext, count: int) -> str:
+    """The reviewer's latest reasons for rejecting proposals, as a note (the mutate prompt has no code for them)."""
+    reasons = [reason.strip() for _, reason in context.rejections if reason and reason.strip()][-count:] if count else []
+    if not reasons:
+        return ""
+    return "The reviewer rejected earlier proposals for these reasons; avoid them:\n" + "\n".join(f"- {r}" for r in reasons)
+
+
 class LLMMutation:
     """Children from the model, as SEARCH/REPLACE edits with a full-rewrite fallback."""
 
@@ -121,6 +129,7 @@ class LLMMutation:
             feedback=EvaluationFeedback(
                 expected_payoff=parent.fitness,
                 per_opponent={names.get(k, k): v for k, v in parent.per_member.items()},
+                notes=rejection_notes(context, self.prompts.max_rejections),
             ),
             budget_tokens=self.prompts.budget_tokens,
             options=self.prompts.context_options(),

@@ -30,6 +30,7 @@ preview per seed and per new child, plus the finalists' re-evaluation.
 
 from __future__ import annotations
 
+import ast
 import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -41,6 +42,14 @@ from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase, norma
 from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features
 from csro_tui.oracles.llm.evolve.fitness import Fitness, mix_seed
 from csro_tui.oracles.llm.evolve.mutation import MutationOperator, MutationRequest
+
+def code_key(source: str) -> str:
+    """Identity of code regardless of comments and layout (the syntax tree), for exclusions."""
+    try:
+        return ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return normalised_key(source)
+
 
 # How many failure reasons the rationale quotes.
 _FAILURES_SHOWN = 5
@@ -134,7 +143,10 @@ class EvolutionOracle:
         champion, finalists = self._promote(database, context, fitness)
         if champion is None:
             raise attach_calls(
-                NoUsableCandidate(f"{self.name} oracle: every program found is already in the population"), log.calls
+                NoUsableCandidate(
+                    f"{self.name} oracle: every program found is already in the population or was rejected"
+                ),
+                log.calls,
             )
         self._carried = [(p.id, p.source) for p in database.best(settings.carry_over)]
         lineage = database.lineage(champion)
@@ -256,9 +268,13 @@ class EvolutionOracle:
     def _promote(
         self, database: ProgramDatabase, context: OracleContext, fitness: Fitness
     ) -> tuple[Program | None, list[tuple[Program, float | None]]]:
-        """The proposal: the best new program after re-evaluating the finalists."""
-        in_population = {normalised_key(m.source) for m in context.population}
-        new = [p for p in database.best(len(database)) if normalised_key(p.source) not in in_population]
+        """The proposal: the best new program after re-evaluating the finalists.
+
+        Members are not new, and code the reviewer rejected is not proposed again.
+        """
+        known = {code_key(m.source) for m in context.population}
+        known |= {code_key(proposal.source) for proposal, _ in context.rejections}
+        new = [p for p in database.best(len(database)) if code_key(p.source) not in known]
         finalists = new[: self.settings.finalists]
         if not finalists:
             return None, []

@@ -2,8 +2,8 @@
 
 Many episodes, of one or several matches, advance together: at each step
 every live episode moves once, every code participant's host gets one
-batched `act` call (on its own thread, so hosts think while bots step), and
-results are folded into `MatchResult`s as matches end.
+batched `act` call, and results are folded into `MatchResult`s as matches
+end.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyspiel
@@ -47,9 +46,6 @@ class _SharedHost:
         self.batch: list[tuple[int, dict]] = []  # this step's requests
         self.targets: list[tuple[_Episode, int]] = []  # where each answer goes
         self.ended: list[int] = []  # this step's finished episodes
-        self.pending: Any = None  # the act call in flight: (answers, error) or a Future of it
-        self.sent_at = 0.0
-        self.thread: ThreadPoolExecutor | None = None  # created when calls overlap
 
 
 class _Match:
@@ -158,13 +154,9 @@ class Lockstep:
         self._finish_matches()
 
     def close(self) -> None:
-        # Hosts first: if an error interrupted a step, a call may still be in
-        # flight on a host's thread, and killing the host ends it at once.
         for host in self.hosts.values():
             if host.host is not None:
                 host.host.close()
-            if host.thread is not None:
-                host.thread.shutdown(wait=True)
 
     def results(self) -> list[MatchResult]:
         for match in self.matches:  # a match still open here was cut short by an error
@@ -189,7 +181,6 @@ class Lockstep:
                 self.live = [episode for episode, _ in self._drop_cut_short([(e, 0) for e in self.live], hosts)]
                 continue
             moving: list[tuple[_Episode, int]] = []  # (episode, acting player or SIMULTANEOUS)
-            bot_moves: list[tuple[_Episode, int]] = []  # (episode, seat) where a bot acts
             finished = False
             for episode in self.live:
                 state = episode.state
@@ -210,21 +201,16 @@ class Lockstep:
                 for seat in ((0, 1) if player == SIMULTANEOUS else (player,)):
                     host = episode.hosts[seat]
                     if host is None:
-                        bot_moves.append((episode, seat))
+                        episode.pending[seat] = episode.agents[seat].step(state)
                     else:
                         host.batch.append((episode.id, episode.views[seat].observe(state)))
                         host.targets.append((episode, seat))
-            # Hosts think while the bots do: each batch goes out on its host's
-            # own thread, the bots step here, then the answers are collected.
-            asking = [host for host in hosts if host.batch]
-            overlap = len(asking) > 1 or (asking and bot_moves)
-            for host in asking:
-                self._send(host, threaded=overlap)
-            for episode, seat in bot_moves:
-                episode.pending[seat] = episode.agents[seat].step(episode.state)
-            bot_moves.clear()
-            for host in asking:
-                self._receive(host)
+            # One round trip per host.  (Asking the hosts on threads so they
+            # think while bots step was measured slower: GIL hand-overs cost
+            # more than the overlap gains.)
+            for host in hosts:
+                if host.batch:
+                    self._ask(host)
             if finished:
                 self._end_finished(hosts)
             if self.cut_short:
@@ -243,31 +229,20 @@ class Lockstep:
                 self._report_progress()
         self._report_progress()
 
-    def _send(self, host: _SharedHost, *, threaded: bool) -> None:
-        """One round trip for every observation this host needs now, in one
-        batch; on the host's own thread when something can overlap with it."""
+    def _ask(self, host: _SharedHost) -> None:
+        """One round trip: every observation this host needs now, in one batch."""
+        batch, targets = host.batch, host.targets
+        host.batch, host.targets = [], []
         if host.failure is not None:
-            host.pending = None
             return
-        host.sent_at = time.monotonic()
-        if not threaded:
-            host.pending = _call(host.host.act, host.batch)
-            return
-        if host.thread is None:
-            host.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"host-{host.name}")
-        host.pending = host.thread.submit(_call, host.host.act, host.batch)
-
-    def _receive(self, host: _SharedHost) -> None:
-        """Put the host's answers into the episodes (sampling distributions)."""
-        targets, pending = host.targets, host.pending
-        host.batch, host.targets, host.pending = [], [], None
-        if pending is None:
-            return
-        answers, error = pending.result() if isinstance(pending, Future) else pending
-        host.busy_seconds += time.monotonic() - host.sent_at
-        if error is not None:
+        started = time.monotonic()
+        try:
+            answers = host.host.act(batch)
+        except PolicyFailure as error:
             self._fail_host(host, error)
             return
+        finally:
+            host.busy_seconds += time.monotonic() - started
         for (episode, seat), answer in zip(targets, answers):
             episode.pending[seat] = answer if answer.__class__ is int else sample(answer, episode.rng)
 
@@ -356,14 +331,6 @@ def create_episodes(host, episodes: list[tuple[int, int, int]]) -> None:
     per-call bookkeeping stays cheap however many episodes a lockstep has."""
     for start in range(0, len(episodes), NEW_EPISODES_SLICE):
         host.new_episodes(episodes[start : start + NEW_EPISODES_SLICE])
-
-
-def _call(act, batch) -> tuple[Any, PolicyFailure | None]:
-    """`act(batch)` as (answers, None), or (None, failure) if the policy failed."""
-    try:
-        return act(batch), None
-    except PolicyFailure as failure:
-        return None, failure
 
 
 def _settle_chance(state, rng: random.Random) -> int:

@@ -1,0 +1,1 @@
+"""csro-tui's benchmark suite (not part of the tests): `python -m bench [--quick]`."""

@@ -19,9 +19,8 @@ async def test_review_shows_code_diff_rationale_exchange_and_checks():
         await pilot.pause()
         assert "br_3" in _text(app, "#review-summary")
         assert "+0.0625" in _text(app, "#review-summary")
-        tabs = app.screen.query_one(TabbedContent)
-        tabs.active = "tab-diff"
-        await pilot.pause()
+        await pilot.press("2")
+        assert app.screen.query_one(TabbedContent).active == "tab-diff"
         diff = _text(app, "#review-diff")
         assert "-        if self.rng.random() < 0.3:" in diff
         assert "+        if self.rng.random() < 0.2:" in diff

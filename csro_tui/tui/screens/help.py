@@ -27,10 +27,14 @@ KEYS = """\
 | review | `e` | edit it in the built-in editor (`E`: in `$EDITOR`) |
 | review | `r` | reject it, with a reason the oracle receives |
 | review | `g` | regenerate: ask the oracle again |
+| review | `1`…`5` | code, diff, rationale, LLM exchange, checks |
+| review | `c` | stop the run (the proposal is not decided) |
 | editor | `ctrl+s` | send the edited code (validated and previewed again) |
 | editor | `escape` | discard the edit |
 | timeline | `left` / `right` | step back / forward through the session's events |
 | timeline | `home` / `end` | first / last step |
+| timeline | `R` | resume the session here (new iterations) |
+| play | `t` / `n` | switch seat / new game against the highlighted opponent |
 | play | `r` `p` `s` | rock, paper, scissors (RRPS) |
 | play | `1`…`9` | the legal actions shown as buttons (poker) |
 """

@@ -30,6 +30,7 @@ def summary_text(info: ReviewInfo) -> Text:
     text.append(f"  by {info.oracle}  iteration {info.iteration}  attempt {info.attempt}")
     if info.parent:
         text.append(f"  parent {info.parent}")
+    text.append("   (keys 1-5 switch tabs)", style="dim")
     text.append("\n")
     if info.valid:
         text.append("✔ valid", style="bold green")
@@ -112,6 +113,11 @@ class ReviewScreen(Screen[ReviewDecision]):
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("g", "regenerate", "Regenerate", id="review.regenerate"),
         Binding("c", "app.cancel_work", "Stop the run", id="review.cancel"),
+        Binding("1", "tab('tab-code')", "Code", id="review.tab_code", show=False),
+        Binding("2", "tab('tab-diff')", "Diff", id="review.tab_diff", show=False),
+        Binding("3", "tab('tab-rationale')", "Rationale", id="review.tab_rationale", show=False),
+        Binding("4", "tab('tab-llm')", "LLM exchange", id="review.tab_llm", show=False),
+        Binding("5", "tab('tab-checks')", "Checks", id="review.tab_checks", show=False),
         Binding("question_mark", "app.help", "Help", id="review.help"),
     ]
 
@@ -150,6 +156,9 @@ class ReviewScreen(Screen[ReviewDecision]):
         if not lines:
             return Text("Identical to its parent.", style="dim")
         return coloured_diff(lines)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
 
     def action_accept(self) -> None:
         if not self.info.valid:

@@ -22,11 +22,13 @@ from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import play_match
 from csro_tui.games.registry import get_game
 from csro_tui.oracles.base import OracleContext, PolicyRecord
+from csro_tui.oracles.llm.client import LLMError
+from csro_tui.oracles.llm.common import NoUsableCandidate
 from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase
 from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features, size_bin
 from csro_tui.oracles.llm.evolve.mutation import MutationResult, child_from_reply
-from csro_tui.oracles.llm.evolve.search import EvolutionOracle, EvolutionSettings, code_key
-from csro_tui.oracles.registry import make_oracle
+from csro_tui.oracles.llm.evolve.search import EvolutionOracle, EvolutionSettings, SearchExhausted, code_key
+from csro_tui.oracles.registry import OracleExhausted, make_oracle
 from csro_tui.reviewers import AutoReviewer
 
 
@@ -223,6 +225,33 @@ def test_the_operator_is_pluggable_and_game_seeds_join_the_database():
     assert strength(proposal.source) == pytest.approx(0.3)  # three generations of +0.1
     lineage = oracle.last_database.lineage(programs["g3.0.0"])
     assert [p.id for p in lineage] == ["member:p0", "g1.0.0", "g2.0.0", "g3.0.0"]
+
+
+class EchoOperator:
+    """A stand-in operator whose children are copies of their parents (or LLM errors)."""
+
+    name = "echo"
+
+    def __init__(self, uses_llm: bool, error: Exception | None = None) -> None:
+        self.uses_llm = uses_llm
+        self.error = error
+
+    def mutate_batch(self, requests, context):
+        if self.error is not None:
+            return [MutationResult(None, "edit", failure=f"LLM error: {self.error}", error=self.error) for _ in requests]
+        return [MutationResult(request.parent.source, "echo") for request in requests]
+
+
+def test_a_search_that_finds_nothing_new_ends_offline_runs_and_fails_llm_attempts():
+    settings = EvolutionSettings(budget=4, game_seeds=False)
+    with pytest.raises(SearchExhausted, match="none of 4 mutations gave a new program .*4 duplicates") as raised:
+        EvolutionOracle(EchoOperator(uses_llm=False), settings, name="evolve").propose(toy_context())
+    assert isinstance(raised.value, OracleExhausted)  # the engine ends the run normally
+    with pytest.raises(NoUsableCandidate, match="none of 4 mutations"):
+        EvolutionOracle(EchoOperator(uses_llm=True), settings, name="llm-evolve").propose(toy_context())
+    down = LLMError("unreachable", "LLM server at http://127.0.0.1:9/v1 refused the connection")
+    with pytest.raises(LLMError, match="refused the connection"):
+        EvolutionOracle(EchoOperator(uses_llm=True, error=down), settings, name="llm-evolve").propose(toy_context())
 
 
 def test_the_best_programs_carry_over_into_the_next_search():

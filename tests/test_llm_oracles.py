@@ -25,6 +25,8 @@ from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
 from csro_tui.oracles.llm.common import NoUsableCandidate, load_recorded_calls
+from csro_tui.oracles.llm.evolve.mutation import LLMMutation
+from csro_tui.oracles.llm.evolve.search import EvolutionOracle
 from csro_tui.oracles.llm.recorded import RecordedLLM
 from csro_tui.oracles.llm.refine import RefineOracle
 from csro_tui.oracles.llm.zero_shot import ZeroShotOracle
@@ -353,6 +355,21 @@ def test_llm_evolution_tells_the_model_why_the_reviewer_rejected_earlier_proposa
     oracle.propose(toy_context(rejections=[(rejected, "it ignores the opponent entirely")]))
 
     assert "- it ignores the opponent entirely" in user_message(llm_server.chat_requests[0])
+
+
+def test_concurrent_llm_evolution_replays_from_its_recorded_calls(llm_server):
+    """Calls finish in any order, but are kept in request order, so a replay asks for them in that order."""
+    llm_server.script(*[ScriptedReply(code_reply(round(0.1 * n, 1)), chunk_delay_s=0.01 * (4 - n)) for n in range(1, 5)])
+    live_oracle = make_oracle("llm-evolve", options(llm_server, budget=4, islands=2, children=2, game_seeds=False))
+    live = live_oracle.propose(toy_context())
+
+    recorded = RecordedLLM(live.llm_calls)
+    replay_oracle = EvolutionOracle(LLMMutation(recorded), live_oracle.settings, name="llm-evolve")
+    replayed = replay_oracle.propose(toy_context())
+
+    assert replayed.source == live.source and replayed.rationale == live.rationale
+    assert replayed.llm_calls == live.llm_calls
+    assert recorded.remaining == 0
 
 
 def test_llm_evolution_spends_exactly_its_budget_over_generations(llm_server):

@@ -60,6 +60,7 @@ class MutationResult:
     description: str = ""  # what changed
     failure: str | None = None
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: Exception | None = None  # the LLM error behind the failure, if that was the cause
 
 
 class MutationOperator(Protocol):
@@ -140,7 +141,7 @@ class LLMMutation:
             calls = [error.call.to_dict()] if error.call is not None else []
             if error.kind == "cancelled":
                 raise attach_calls(error, calls)
-            return MutationResult(None, "edit", failure=f"LLM error: {error}", llm_calls=calls)
+            return MutationResult(None, "edit", failure=f"LLM error: {error}", llm_calls=calls, error=error)
         result = child_from_reply(parent.source, call.response)
         result.llm_calls = [call.to_dict()]
         return result

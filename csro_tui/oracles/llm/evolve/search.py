@@ -42,6 +42,7 @@ from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase, norma
 from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features
 from csro_tui.oracles.llm.evolve.fitness import Fitness, mix_seed
 from csro_tui.oracles.llm.evolve.mutation import MutationOperator, MutationRequest
+from csro_tui.oracles.registry import OracleExhausted
 
 def code_key(source: str) -> str:
     """Identity of code regardless of comments and layout (the syntax tree), for exclusions."""
@@ -49,6 +50,10 @@ def code_key(source: str) -> str:
         return ast.dump(ast.parse(source))
     except (SyntaxError, ValueError):
         return normalised_key(source)
+
+
+class SearchExhausted(OracleExhausted):
+    """The offline search found nothing that is not already in the population."""
 
 
 # How many failure reasons the rationale quotes.
@@ -92,6 +97,7 @@ class SearchLog:
     failures: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     seed_failures: list[str] = field(default_factory=list)
+    llm_errors: list[Exception] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -142,12 +148,7 @@ class EvolutionOracle:
             raise attach_calls(error, log.calls + list(getattr(error, "llm_calls", [])))
         champion, finalists = self._promote(database, context, fitness)
         if champion is None:
-            raise attach_calls(
-                NoUsableCandidate(
-                    f"{self.name} oracle: every program found is already in the population or was rejected"
-                ),
-                log.calls,
-            )
+            raise attach_calls(self._nothing_new(log), log.calls)
         self._carried = [(p.id, p.source) for p in database.best(settings.carry_over)]
         lineage = database.lineage(champion)
         root = lineage[0]
@@ -171,6 +172,25 @@ class EvolutionOracle:
             rationale=self._rationale(database, context, champion, lineage, finalists, log),
             llm_calls=log.calls,
         )
+
+    def _nothing_new(self, log: SearchLog) -> Exception:
+        """The error for a search whose every program is a member or was rejected.
+
+        If every child failed for want of the LLM, that error (the server is
+        down, say).  With the offline operator the population's neighbourhood
+        is used up - tiny programs have only a few mutants - so the oracle has
+        finished (the run ends normally).  An LLM search may do better on the
+        next attempt: a failed attempt.
+        """
+        if log.llm_errors and len(log.llm_errors) == log.asked:
+            return log.llm_errors[0]
+        message = (
+            f"{self.name} oracle: none of {log.asked} mutations gave a new program that runs "
+            f"({len(log.failures)} failed, {log.duplicates} duplicates, the rest population members or rejected code)"
+        )
+        if not self.operator.uses_llm:
+            return SearchExhausted(message)
+        return NoUsableCandidate(message)
 
     # ---------------------------------------------------------------- steps
     def _seed(
@@ -235,6 +255,8 @@ class EvolutionOracle:
             results = self.operator.mutate_batch([request for _, request in batch], context)
             for (island, request), result in zip(batch, results):
                 log.calls += result.llm_calls
+                if result.error is not None:
+                    log.llm_errors.append(result.error)
                 if result.source is None:
                     log.failures.append(f"{request.label}: {result.failure}")
                     continue

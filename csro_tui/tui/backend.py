@@ -197,7 +197,8 @@ class LiveRun:
     def close(self) -> None:
         """Record the session as closed (the app is quitting)."""
         self.engine.request_stop()
-        self.engine.close("stopped" if self.engine.snapshot().completed_iterations else "completed")
+        interrupted = self.engine.snapshot().open_iteration is not None
+        self.engine.close("stopped" if interrupted else "completed", "closed in the TUI")
 
     def data(self) -> DashboardData:
         return adapt.dashboard_data(self.engine.snapshot())

@@ -8,6 +8,8 @@ matrix and the meta-strategy on screen and in the session log.
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.widgets import DataTable, OptionList, Static
 
 from csro_tui.oracles.registry import make_oracle
@@ -21,7 +23,7 @@ from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import type_reason, start_screen, notifications, wait_until
+from tests.tui.helpers import MAX_WAIT_STEPS, type_reason, start_screen, notifications, wait_until
 
 EDIT_MARK = "# Reviewed by hand: keep the decision tables as they are.\n"
 
@@ -139,9 +141,15 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
             await wait_until(pilot, lambda: len(play.session.moves) > before, "the move")
         await wait_until(pilot, lambda: "Game recorded in the session." in notifications(app), "the record")
         hand = play.session.record()
+        assert "games played here 1" in str(play.query_one("#play-status", Static).render())
         await pilot.press("escape")
         assert not any("Error" in n for n in notifications(app))
         session_id = app.live.session_id
+        await app.action_quit()  # ctrl+q: records the session as closed, then exits
+        for _ in range(MAX_WAIT_STEPS):
+            if app.return_code is not None:
+                break
+            await asyncio.sleep(0.05)
 
     state = fold(Backend(tmp_path).read_events(session_id))
     assert state.ids == ids
@@ -153,4 +161,4 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
     assert len(state.games) == 1
     game = state.games[0]
     assert game.opponent == "always_call" and game.returns == hand["returns"]
-    assert state.closed is None or state.closed.reason in ("completed", "stopped")
+    assert state.closed is not None and state.closed.reason == "completed"

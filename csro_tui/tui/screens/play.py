@@ -184,11 +184,15 @@ class PlayScreen(Screen[None]):
             self.app.call_from_thread(self.notify, f"The game stopped: {error}", severity="error", timeout=10)
         self.app.call_from_thread(self._render_game)
         if session.finished:
+            self.app.call_from_thread(self._game_over)
             self._record(session)
+
+    def _game_over(self) -> None:
+        self.games_played += 1
+        self._status()
 
     def _record(self, session: PlaySession) -> None:
         """Runs on the play worker's thread: the session log is a file."""
-        self.games_played += 1
         try:
             recorded = self.backend.record_game(self.live, session.record())
         except Exception as error:  # noqa: BLE001

@@ -33,6 +33,7 @@ slots up front, so the calls a slot makes never depend on timing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -450,21 +451,8 @@ def preview_score(preview: Preview) -> float | None:
 
 
 def preview_feedback(preview: Preview, names: Mapping[str, str] | None = None, notes: str = "") -> EvaluationFeedback:
-    """What the model is told about a preview: payoffs by opponent name, or the failure with its traceback.
-
-    A failed preview has no expected payoff (NaN); it is left out rather than shown as "nan".
-    """
-    feedback = EvaluationFeedback.from_preview(preview, names)
-    expected = feedback.expected_payoff
-    if expected is not None and expected != expected:
-        expected = None
-    return EvaluationFeedback(
-        expected_payoff=expected,
-        per_opponent=feedback.per_opponent,
-        failure=feedback.failure,
-        traceback=feedback.traceback,
-        notes=notes,
-    )
+    """What the model is told about a preview: payoffs by opponent name, or the failure with its traceback."""
+    return dataclasses.replace(EvaluationFeedback.from_preview(preview, names), notes=notes)
 
 
 def failure_text(preview: Preview) -> str:

@@ -17,6 +17,7 @@ many were left out.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import string
@@ -75,9 +76,13 @@ class EvaluationFeedback:
             category = getattr(failure, "category", "failure")
             failure_line = f"{category}: {getattr(failure, 'message', failure)}"
             traceback = getattr(failure, "traceback", "") or None
+        expected = getattr(preview, "expected_payoff", None)
         return cls(
-            expected_payoff=getattr(preview, "expected_payoff", None),
-            per_opponent={names.get(pid, pid): value for pid, value in per_member.items()},
+            # A failed preview has NaN payoffs: leave them out rather than show "nan".
+            expected_payoff=None if expected is None or math.isnan(expected) else expected,
+            per_opponent={
+                names.get(pid, pid): value for pid, value in per_member.items() if not math.isnan(value)
+            },
             failure=failure_line,
             traceback=traceback,
         )

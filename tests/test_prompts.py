@@ -266,6 +266,15 @@ def test_refine_includes_code_payoffs_failure_and_traceback_tail(library):
     assert "## Opponents" not in user  # no opponents given: no empty section
 
 
+def test_feedback_from_a_failed_preview_leaves_out_nan_payoffs():
+    failure = PolicyFailure(FailureCategory.TIMEOUT, "act took longer than 1 s")
+    preview = Preview(expected_payoff=float("nan"), per_member={"p1": float("nan"), "p2": 0.5}, failure=failure)
+    text = EvaluationFeedback.from_preview(preview).render()
+    assert "nan" not in text.lower()
+    assert "FAILED: timeout: act took longer than 1 s" in text and "- p2: +0.500" in text
+    assert "Expected payoff" not in text
+
+
 def test_mutate_asks_for_edits_and_trims_inspirations(library):
     parent = "class Policy:\n    def act(self, obs):\n        return 0\n"
     inspirations = [Inspiration(f"i{n}", opponent(f"i{n}", 1.0).source, score=s) for n, s in enumerate([0.1, 0.9, 0.5])]

@@ -43,9 +43,10 @@ class _SharedHost:
         self.busy_seconds = 0.0  # time spent waiting for this host
         self.matches: list[_Match] = []
         self.new: list[tuple[int, int, int]] = []  # episodes to create at start
-        self.batch: list[tuple[int, dict]] = []  # this step's requests
-        self.targets: list[tuple[_Episode, int]] = []  # where each answer goes
+        self.targets: list[tuple[_Episode, int]] = []  # this step's (episode, seat) requests
         self.ended: list[int] = []  # this step's finished episodes
+        self.sent = False  # this step's batch is in flight (send_act done, receive_act due)
+        self.answers: list | None = None  # this step's answers when they came back at once
 
 
 class _Match:
@@ -181,6 +182,7 @@ class Lockstep:
                 self.live = [episode for episode, _ in self._drop_cut_short([(e, 0) for e in self.live], hosts)]
                 continue
             moving: list[tuple[_Episode, int]] = []  # (episode, acting player or SIMULTANEOUS)
+            bot_moves: list[tuple[_Episode, int]] = []  # (episode, seat) where a bot acts
             finished = False
             for episode in self.live:
                 state = episode.state
@@ -201,16 +203,22 @@ class Lockstep:
                 for seat in ((0, 1) if player == SIMULTANEOUS else (player,)):
                     host = episode.hosts[seat]
                     if host is None:
-                        episode.pending[seat] = episode.agents[seat].step(state)
+                        bot_moves.append((episode, seat))
                     else:
-                        host.batch.append((episode.id, episode.views[seat].observe(state)))
                         host.targets.append((episode, seat))
-            # One round trip per host.  (Asking the hosts on threads so they
-            # think while bots step was measured slower: GIL hand-overs cost
-            # more than the overlap gains.)
-            for host in hosts:
-                if host.batch:
-                    self._ask(host)
+            # One round trip per host, overlapped without threads: each host
+            # gets its batch as soon as it is built, so it thinks while the
+            # next host's observations are built, the other hosts think and
+            # the bots step; only then are answers read.  (Threads were
+            # measured slower: GIL hand-overs cost more than they won.)
+            asking = [host for host in hosts if host.targets]
+            for host in asking:
+                self._send(host)
+            for episode, seat in bot_moves:
+                episode.pending[seat] = episode.agents[seat].step(episode.state)
+            bot_moves.clear()
+            for host in asking:
+                self._receive(host)
             if finished:
                 self._end_finished(hosts)
             if self.cut_short:
@@ -229,20 +237,46 @@ class Lockstep:
                 self._report_progress()
         self._report_progress()
 
-    def _ask(self, host: _SharedHost) -> None:
-        """One round trip: every observation this host needs now, in one batch."""
-        batch, targets = host.batch, host.targets
-        host.batch, host.targets = [], []
+    def _send(self, host: _SharedHost) -> None:
+        """Send the host every observation it needs now, in one batch.
+
+        Hosts without the split API (`send_act`/`receive_act`, e.g. test
+        doubles) are asked with one `act` call here instead.
+        """
+        host.sent = False
         if host.failure is not None:
             return
+        batch = [(episode.id, episode.views[seat].observe(episode.state)) for episode, seat in host.targets]
         started = time.monotonic()
         try:
-            answers = host.host.act(batch)
+            send = getattr(host.host, "send_act", None)
+            if send is None:
+                host.answers = host.host.act(batch)
+            else:
+                host.sent = send(batch)
+                host.answers = None if host.sent else []
         except PolicyFailure as error:
             self._fail_host(host, error)
-            return
         finally:
             host.busy_seconds += time.monotonic() - started
+
+    def _receive(self, host: _SharedHost) -> None:
+        """Put the host's answers into the episodes (sampling distributions)."""
+        targets = host.targets
+        host.targets = []
+        if host.failure is not None:
+            return
+        answers = host.answers
+        if host.sent:
+            started = time.monotonic()
+            try:
+                answers = host.host.receive_act()
+            except PolicyFailure as error:
+                self._fail_host(host, error)
+                return
+            finally:
+                host.busy_seconds += time.monotonic() - started
+        host.answers = None
         for (episode, seat), answer in zip(targets, answers):
             episode.pending[seat] = answer if answer.__class__ is int else sample(answer, episode.rng)
 

@@ -423,6 +423,34 @@ def test_results_are_reported_as_matches_end():
     assert [result for _, result in sorted(seen, key=lambda pair: pair[0])] == results
 
 
+class SplitFakeHost(FakeHost):
+    """FakeHost with the split API, logging the order of calls."""
+
+    log: list[tuple[str, str]] = []
+
+    def send_act(self, requests):
+        SplitFakeHost.log.append(("send", self.name))
+        self.in_flight = self.act(requests)
+        return True
+
+    def receive_act(self):
+        SplitFakeHost.log.append(("receive", self.name))
+        answers, self.in_flight = self.in_flight, None
+        return answers
+
+
+def test_every_host_gets_its_batch_before_any_answer_is_read():
+    SplitFakeHost.log.clear()
+    split = play_match(rrps(throws=6), RANDOM, UNIFORM, episodes=4, seed=2, host_factory=SplitFakeHost)
+    plain = match(rrps(throws=6), RANDOM, UNIFORM, episodes=4, seed=2)
+    assert split.returns == plain.returns
+    steps = [SplitFakeHost.log[i : i + 4] for i in range(0, len(SplitFakeHost.log), 4)]
+    assert len(steps) == 6
+    for step in steps:
+        assert [kind for kind, _ in step] == ["send", "send", "receive", "receive"]
+        assert {name for _, name in step} == {RANDOM.name, UNIFORM.name}
+
+
 # ---------------------------------------------------------------- real sandbox
 
 

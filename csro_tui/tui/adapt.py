@@ -25,8 +25,11 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def dashboard_data(state: Any) -> DashboardData:
-    """The dashboard of a session state (live or at a step of its timeline)."""
+def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
+    """The dashboard of a session state (live or at a step of its timeline).
+
+    `log` is the event log's lines when the caller keeps them already.
+    """
     from csro_tui.evaluation.metrics import population_metrics
     from csro_tui.sessions.state import headline_metric
 
@@ -86,7 +89,7 @@ def dashboard_data(state: Any) -> DashboardData:
         payoffs=payoffs,
         metric_name=metric_name or "exploitability",
         metric_history=history,
-        log=[event_line(event) for event in state.events],
+        log=log if log is not None else [event_line(event) for event in state.events],
         iteration=max((n for n in state.iterations), default=0),
         llm_calls=usage[0],
         tokens=usage[1],

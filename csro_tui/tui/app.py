@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -24,6 +25,15 @@ from csro_tui.tui.screens.help import HelpScreen
 from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.model import StartChoices
 from csro_tui.tui.screens.start import OpenSession, StartScreen
+
+
+class EngineUpdate(Message):
+    """An engine event and the dashboard after it, from the engine's thread."""
+
+    def __init__(self, event: Any, data: DashboardData) -> None:
+        super().__init__()
+        self.event = event
+        self.data = data
 
 
 class CsroApp(App[None]):
@@ -57,6 +67,7 @@ class CsroApp(App[None]):
         self.reviewer: QueueReviewer | None = None
         self.dashboard: DashboardScreen | None = None
         self.latest = DashboardData()
+        self._newest: DashboardData | None = None
         self._work: Worker | None = None
         self._idle = threading.Event()  # set whenever no engine work runs
         self._idle.set()
@@ -154,14 +165,16 @@ class CsroApp(App[None]):
         return self.live.iterate(count) if self.live is not None else None
 
     def _event_from_thread(self, event: Any, data: DashboardData) -> None:
-        """Engine subscriber: runs on the engine's thread, hands over to the UI."""
-        self.call_from_thread(self._on_engine_event, event, data)
+        """Engine subscriber: runs on the engine's thread; never waits for the UI."""
+        self._newest = data
+        self.post_message(EngineUpdate(event, data))
 
-    def _on_engine_event(self, event: Any, data: DashboardData) -> None:
-        activity = self.backend.describe_activity(event)
+    def on_engine_update(self, message: "EngineUpdate") -> None:
+        activity = self.backend.describe_activity(message.event)
         if activity:
             self._set_work(activity)
-        self._show(data)
+        if message.data is self._newest:  # older updates still queued are skipped
+            self._show(message.data)
 
     def _show(self, data: DashboardData) -> None:
         self.latest = data

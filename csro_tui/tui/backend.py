@@ -6,6 +6,7 @@ engine), so the app calls them from thread workers only.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -126,8 +127,15 @@ class LiveRun:
     is after that event, folded on the engine's thread, not the UI's.
     """
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Any, on_event: Callable[[Any, DashboardData], None]) -> None:
         self.engine = engine
+        # Our own fold, advanced one event at a time on the engine's thread
+        # (a fresh fold of the whole log per event would cost O(events)).
+        self._lock = threading.Lock()
+        self._state = engine.snapshot()
+        self._log = [adapt.event_line(event) for event in self._state.events]
+        self._on_event = on_event
+        engine.subscribe(self._apply)
         config = engine.config
         self.options = LaunchOptions(
             game=config.game,
@@ -158,8 +166,7 @@ class LiveRun:
         }
         config = load_run_config(flags)
         engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
-        run = cls(engine)
-        engine.subscribe(lambda event: on_event(event, run.data()))
+        run = cls(engine, on_event)
         engine.run(0, close=False)  # the seeds join, are evaluated and solved; no oracle call yet
         return run
 
@@ -170,8 +177,7 @@ class LiveRun:
         from csro_tui.engine import resume_engine
 
         engine, _warnings = resume_engine(session_id, store=backend.store, reviewer=reviewer, **backend.engine_parts)
-        run = cls(engine)
-        engine.subscribe(lambda event: on_event(event, run.data()))
+        run = cls(engine, on_event)
         # finish what a stop interrupted (e.g. evaluating an accepted policy); no new iteration
         engine.run(engine.snapshot().completed_iterations, close=False)
         return run
@@ -200,8 +206,17 @@ class LiveRun:
         interrupted = self.engine.snapshot().open_iteration is not None
         self.engine.close("stopped" if interrupted else "completed", "closed in the TUI")
 
+    def _apply(self, event: Any) -> None:
+        """Engine subscriber (engine thread): fold the event, pass it on with the new dashboard."""
+        with self._lock:
+            self._state.apply(event)
+            self._log.append(adapt.event_line(event))
+            data = adapt.dashboard_data(self._state, log=list(self._log))
+        self._on_event(event, data)
+
     def data(self) -> DashboardData:
-        return adapt.dashboard_data(self.engine.snapshot())
+        with self._lock:
+            return adapt.dashboard_data(self._state, log=list(self._log))
 
     def record_game(self, record: dict[str, Any]) -> None:
         self.engine.record_game(**record)

@@ -13,7 +13,7 @@ from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.help import HelpScreen
 from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.start import StartScreen
-from tests.tui.helpers import notifications
+from tests.tui.helpers import notifications, start_screen
 from tests.tui.sample import ScreenApp, sample_data, sample_review
 
 CHOICES = StartChoices(
@@ -76,7 +76,7 @@ async def test_palette_offers_the_app_commands(tmp_path):
 
     app = CsroApp(sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause()
+        await start_screen(pilot, app)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Help" in titles and "Sessions" in titles
         assert "Next iteration" not in titles  # only once a session is live

@@ -8,7 +8,7 @@ from csro_tui.tui.app import CsroApp
 from csro_tui.tui.screens.sessions import SessionsScreen, TimelineScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import notifications, wait_until
+from tests.tui.helpers import notifications, start_screen, wait_until
 from tests.tui.sample import record_sample_session
 
 
@@ -53,8 +53,7 @@ async def test_sessions_screen_lists_and_opens(tmp_path):
     record_sample_session(tmp_path, "first")
     app = CsroApp(sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await start_screen(pilot, app)
         app.action_sessions()
         await pilot.pause()
         await app.workers.wait_for_complete()

@@ -1,11 +1,17 @@
-"""One line: background work, iteration, LLM calls, tokens and cost."""
+"""One line: background work (with a spinner and elapsed time), iteration, LLM calls, tokens and cost."""
 
 from __future__ import annotations
 
+import time
+
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Static
 
 from csro_tui.tui.model import DashboardData
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+RESTING = ("idle", "replay")
 
 
 class StatusLine(Static):
@@ -14,18 +20,39 @@ class StatusLine(Static):
     def __init__(self, **kwargs) -> None:
         super().__init__("", **kwargs)
         self._data = DashboardData()
+        self._since: float | None = None
+        self._frame = 0
+        self._timer: Timer | None = None
 
     def show(self, data: DashboardData) -> None:
         self._data = data
         self._refresh_text()
 
-    def watch_work(self, _: str) -> None:
+    def watch_work(self, work: str) -> None:
+        busy = work not in RESTING and not work.startswith("waiting")
+        if busy and self._since is None:
+            self._since = time.monotonic()
+            self._timer = self.set_interval(0.25, self._tick)
+        elif not busy and self._since is not None:
+            self._since = None
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+        self._refresh_text()
+
+    def _tick(self) -> None:
+        self._frame += 1
         self._refresh_text()
 
     def _refresh_text(self) -> None:
         d = self._data
+        if self._since is not None:
+            elapsed = int(time.monotonic() - self._since)
+            head = f"{SPINNER[self._frame % len(SPINNER)]} {self.work} {elapsed} s (c cancels)"
+        else:
+            head = f"⚙ {self.work}"
         parts = [
-            f"⚙ {self.work}",
+            head,
             f"iteration {d.iteration}",
             f"population {len(d.members)}",
             f"LLM calls {d.llm_calls}",

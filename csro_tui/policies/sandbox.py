@@ -332,6 +332,7 @@ class PolicyHost:
         self._scanned = 0
         self._poll_in: select.poll | None = None
         self._poll_out: select.poll | None = None
+        self._in_flight: tuple | None = None  # (requests, legal lists, deadline, what) of a sent act
         # episode id -> {observation key -> (last list object, the child's copy)}
         self._episodes: dict[int, dict[str, tuple[list, list]]] = {}
 
@@ -452,11 +453,24 @@ class PolicyHost:
         """One round trip for the whole batch; answers in request order.
 
         Each answer is a legal action id, or a distribution over legal
-        actions normalised to sum to 1.
+        actions normalised to sum to 1.  Same as `send_act` then `receive_act`.
+        """
+        if not self.send_act(requests):
+            return []
+        return self.receive_act()
+
+    def send_act(self, requests: list[tuple[int, dict]]) -> bool:
+        """The first half of `act`: send the batch and return without waiting.
+
+        Lets a caller with several hosts send every host its batch before
+        reading any answer, so the hosts think at the same time (and while
+        the caller encodes the next batch) instead of one after another.
+        Then `receive_act` must be called before any other call on this host.
+        Returns False for an empty batch (nothing sent, nothing to receive).
         """
         self.start()
         if not requests:
-            return []
+            return False
         encoded = []
         legal_lists = []
         for entry in requests:
@@ -472,14 +486,28 @@ class PolicyHost:
             encoded.append(self._encode_observation(episode, obs, sent))
             legal_lists.append(obs["legal_actions"])
         deadline = time.monotonic() + self.limits.batch_deadline(len(requests))
-        reply = self._call({"op": "act", "reqs": encoded}, deadline, f"act for {len(requests)} episode(s)")
+        what = f"act for {len(requests)} episode(s)"
+        self._send({"op": "act", "reqs": encoded}, deadline, what)
+        self._in_flight = (requests, legal_lists, deadline, what)
+        return True
+
+    def receive_act(self) -> list[int | dict[int, float]]:
+        """The second half of `act`: wait for the answers of the batch sent last."""
+        if self._in_flight is None:
+            raise RuntimeError(f"policy host {self.name!r} has no act batch in flight")
+        requests, legal_lists, deadline, what = self._in_flight
+        self._in_flight = None
+        reply = self._receive(deadline, what)
         answers = reply.get("answers")
         if not isinstance(answers, list) or len(answers) != len(requests):
             count = len(answers) if isinstance(answers, list) else "no"
             self._fail(FailureCategory.MALFORMED, f"host sent {count} answers for {len(requests)} requests")
         self._forget_lists(reply.get("resync", []))
+        check = self._check_answer
+        # Plain legal action ids (the common case) are checked inline; anything
+        # else goes through _check_answer, which also words the failures.
         return [
-            self._check_answer(answer, legal, episode)
+            answer if type(answer) is int and answer in legal else check(answer, legal, episode)
             for answer, legal, (episode, _obs) in zip(answers, legal_lists, requests)
         ]
 
@@ -534,28 +562,39 @@ class PolicyHost:
                 pass
 
     def _fail(self, category: FailureCategory, message: str, traceback_text: str = "") -> None:
+        self._in_flight = None
         self.failure = PolicyFailure(category, message, traceback_text, self.name)
         self._kill()
         raise self.failure
 
     def _call(self, message: dict, deadline: float, what: str) -> dict:
         """Send one request, wait for its reply; fail the host on any problem."""
+        self._send(message, deadline, what)
+        return self._receive(deadline, what)
+
+    def _send(self, message: dict, deadline: float, what: str) -> None:
         self._check_usable()
+        if self._in_flight is not None:
+            raise RuntimeError(f"policy host {self.name!r} has an act batch in flight; call receive_act first")
         self._seq += 1
         message["seq"] = self._seq
-        try:
-            data = json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"cannot send {what} to the policy host: {error}") from None
+        data = _encode_message(message, what)
         try:
             self._write(data, deadline)
+        except _HostSilent:
+            self._fail(FailureCategory.TIMEOUT, self._timeout_message(what, deadline))
+        except _HostDied:
+            self._fail(*self._death_report(what))
+
+    def _receive(self, deadline: float, what: str) -> dict:
+        try:
             line = self._read_line(deadline)
         except _HostSilent:
             self._fail(FailureCategory.TIMEOUT, self._timeout_message(what, deadline))
         except _HostDied:
             self._fail(*self._death_report(what))
         try:
-            reply = json.loads(line)
+            reply = _decode_reply(line)
         except ValueError:
             self._fail(FailureCategory.MALFORMED, f"host sent a reply that is not JSON while {what}")
         if not isinstance(reply, dict) or reply.get("seq") != self._seq or not isinstance(reply.get("ok"), bool):
@@ -600,9 +639,10 @@ class PolicyHost:
             self._scanned = len(buffer)
             if len(buffer) > limit:
                 self._fail(FailureCategory.MALFORMED, f"host sent a reply longer than {limit} bytes")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _HostSilent
+            # Never a negative wait: a reply already in the pipe counts even
+            # if the caller only came to read it after the deadline (it may
+            # have been busy sending other hosts their batches).
+            remaining = max(deadline - time.monotonic(), 0.0)
             if not self._poll_in.poll(remaining * 1000):
                 raise _HostSilent
             chunk = os.read(fd, 1 << 20)
@@ -780,6 +820,22 @@ class PolicyHost:
         if not abs(total - 1.0) <= 1e-6:
             self._fail(FailureCategory.MALFORMED, f"probabilities sum to {total:.9g}, not 1 {where}")
         return {key: probability / total for key, probability in result.items()}
+
+
+# -- the wire ----------------------------------------------------------------------
+
+
+def _encode_message(message: dict, what: str) -> bytes:
+    """One protocol line; ValueError for a message JSON cannot carry."""
+    try:
+        return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"cannot send {what} to the policy host: {error}") from None
+
+
+def _decode_reply(line: bytes):
+    """The reply as Python data; ValueError if it is not JSON."""
+    return json.loads(line)
 
 
 def _brief_list(values, limit: int = 12) -> str:

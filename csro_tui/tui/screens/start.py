@@ -36,6 +36,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         super().__init__()
         self.choices = choices
         self.defaults = defaults or LaunchOptions()
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         d = self.defaults
@@ -75,6 +76,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             table.add_row(session_id, summary, key=session_id)
         self._toggle_llm_fields()
         self.query_one("#game", Select).focus()
+        # leaving before the form has settled trips textual's Select mid-mount
+        self.call_after_refresh(setattr, self, "_ready", True)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "oracle":
@@ -124,11 +127,15 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             self.action_open()
 
     def action_start(self) -> None:
+        if not self._ready:
+            return
         options = self.options()
         if options is not None:
             self.dismiss(options)
 
     def action_open(self) -> None:
+        if not self._ready:
+            return
         table = self.query_one("#session-list", DataTable)
         if not table.row_count:
             self.notify("No recorded sessions yet.", severity="warning")
@@ -138,5 +145,5 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             self.dismiss(OpenSession(key))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.data_table.id == "session-list" and event.row_key.value is not None:
+        if self._ready and event.data_table.id == "session-list" and event.row_key.value is not None:
             self.dismiss(OpenSession(event.row_key.value))

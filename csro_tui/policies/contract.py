@@ -7,6 +7,8 @@ help screen, so the three never drift apart.  Static validation
 
 from __future__ import annotations
 
+import textwrap
+
 # Modules a policy may import.  Everything else is rejected before the code
 # runs (static check) and blocked again at run time inside the sandbox.
 ALLOWED_IMPORTS: frozenset[str] = frozenset(
@@ -32,6 +34,13 @@ MAX_SOURCE_BYTES = 100_000
 
 POLICY_CLASS_NAME = "Policy"
 
+# Wrapped like the rest of the text, which is shown in 80-column terminals.
+_ALLOWED_IMPORTS_RULE = textwrap.fill(
+    "- Allowed imports: " + ", ".join(sorted(ALLOWED_IMPORTS)) + ",",
+    width=76,
+    subsequent_indent="  ",
+)
+
 POLICY_CONTRACT = f"""\
 A policy is one Python module that defines `class {POLICY_CLASS_NAME}`:
 
@@ -55,9 +64,10 @@ Rules:
 - Return a legal action id, or a dict {{action id: probability}} over legal
   actions whose probabilities are non-negative and sum to 1.
 - For randomness use `random.Random(game["seed"])`; never global state.
-- Allowed imports: {", ".join(sorted(ALLOWED_IMPORTS))} (and
-  `from __future__ import annotations`). Nothing else: no files, network,
-  processes, `exec`/`eval`, or dunder tricks (`x.__class__`, ...).
+{_ALLOWED_IMPORTS_RULE}
+  and `from __future__ import annotations`. Nothing else:
+  no files, network, processes, `exec`/`eval`, or dunder tricks
+  (`x.__class__`, ...).
 - Each call has a time limit; keep `act` fast (well under a millisecond for
   repeated games with thousands of moves).
 - At most {MAX_SOURCE_BYTES // 1000} kB of source.

@@ -108,3 +108,24 @@ async def test_edit_in_editor_without_editor_is_a_notification(monkeypatch):
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen)
         assert any("Set $EDITOR" in n for n in notifications(app))
+
+
+def test_tui_command_passes_flags_to_the_app(tmp_path, monkeypatch):
+    from csro_tui import cli
+    from csro_tui.tui.app import CsroApp
+
+    seen = []
+    monkeypatch.setattr(CsroApp, "run", lambda self: seen.append(self))
+    for name in ("CSRO_GAME", "CSRO_ORACLE", "CSRO_CONFIG", "CSRO_SEED"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no csro.toml here
+    assert cli.main(["tui", "--game", "rrps(num_repetitions=5)", "--oracle", "seed", "--seed", "3",
+                     "--sessions-dir", str(tmp_path)]) == 0
+    assert cli.main([]) == 0  # `csro` alone opens the start screen
+    assert cli.main(["tui", "some-session", "--sessions-dir", str(tmp_path)]) == 0
+    direct, plain, recorded = seen
+    assert not direct.show_start
+    assert (direct.options.game, direct.options.oracle, direct.options.seed) == ("rrps(num_repetitions=5)", "seed", 3)
+    assert str(direct.backend.store.root) == str(tmp_path)
+    assert plain.show_start and plain.options.game == "kuhn_poker" and plain.options.oracle == "best-response"
+    assert recorded.open_session_id == "some-session"

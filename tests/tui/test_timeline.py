@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import DataTable, Static
 
 from csro_tui.tui.app import CsroApp
+from csro_tui.tui.screens.inspector import InspectorScreen
 from csro_tui.tui.screens.sessions import SessionsScreen, TimelineScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
@@ -47,6 +48,14 @@ async def test_open_recorded_session_and_step_through_timeline(tmp_path):
         assert table.row_count == 2
         detail = str(app.screen.query_one("#payoff-detail", Static).render())
         assert "exact" in detail
+
+        # the inspector shows a policy as it was at this step
+        app.screen.query_one(PopulationTable).move_cursor(row=1)
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(app.screen, InspectorScreen), "the inspector")
+        facts = str(app.screen.query_one("#inspector-text", Static).render())
+        assert "p1  br_1" in facts and "└ p0 always_call (seed)" in facts
+        assert "vs p0 always_call" in facts and "+0.5000 ± 0.0000 (exact)" in facts
 
 
 async def test_sessions_screen_lists_and_opens(tmp_path):

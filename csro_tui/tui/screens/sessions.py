@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from csro_tui.tui.backend import session_summary
 from csro_tui.tui.widgets.dashboard_view import DashboardView
+from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
 
 
@@ -78,6 +79,7 @@ class TimelineScreen(Screen[None]):
         Binding("shift+right", "step(10)", "Forward 10", id="timeline.forward10", show=False, priority=True),
         Binding("home", "first", "First", id="timeline.first", priority=True),
         Binding("end", "last", "Last", id="timeline.last", priority=True),
+        Binding("i", "inspect", "Inspect", id="timeline.inspect"),
         Binding("R", "resume", "Resume session", id="timeline.resume"),
         Binding("escape", "app.pop_screen", "Back", id="timeline.close"),
         Binding("question_mark", "app.help", "Help", id="timeline.help"),
@@ -149,6 +151,19 @@ class TimelineScreen(Screen[None]):
 
     def action_step(self, delta: int) -> None:
         self.go(self.step + delta)
+
+    def action_inspect(self, member_id: str | None = None) -> None:
+        view = self.query_one(DashboardView)
+        member_id = member_id or view.selected_member
+        if member_id is None:
+            self.notify("No policy at this step.", severity="warning")
+            return
+        from csro_tui.tui.screens.inspector import InspectorScreen
+
+        self.app.push_screen(InspectorScreen(view.data, member_id))
+
+    def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
+        self.action_inspect(message.member_id)
 
     def action_resume(self) -> None:
         self.app.resume_session(self.session_id)  # type: ignore[attr-defined]

@@ -39,6 +39,7 @@ import types  # noqa: E402
 # Mutable host state lives in closures and locals, not here, so a policy that
 # somehow reached this module's globals would find little to tamper with.
 _MAX_DIST_ENTRIES = 100_000
+_MAX_ACTION_BITS = 63  # larger ints cannot be action ids (and may not fit the JSON channel)
 _EXIT_AFTER_FAILURE = 3
 
 
@@ -249,8 +250,11 @@ class _Guard:
     # Modules whose (first) import is blocked whoever asks, once armed.
     DENIED_MODULES = frozenset(
         {"ctypes", "_ctypes", "subprocess", "_posixsubprocess", "socket", "_socket", "multiprocessing",
-         "_multiprocessing", "pty", "mmap", "fcntl", "select", "selectors", "asyncio", "_asyncio"}
+         "_multiprocessing", "_posixshmem", "pty", "mmap", "fcntl", "select", "selectors", "asyncio", "_asyncio"}
     )
+    # os/posix functions replaced by stubs (see patch_modules).
+    UNAUDITED_OS_FUNCTIONS = ("mkfifo", "mknod", "pidfd_open", "setpriority", "sched_setaffinity",
+                              "sched_setscheduler", "sched_setparam")
     # Blocked when called directly by policy code (libraries may use them).
     POLICY_CALLER_BLOCKED = frozenset({"exec", "compile", "marshal.loads", "marshal.load", "marshal.dumps",
                                        "pickle.find_class"})
@@ -371,9 +375,18 @@ class _Guard:
 
         for module in (signal, _signal):
             for name in ("signal", "setitimer", "alarm", "pthread_sigmask", "siginterrupt", "set_wakeup_fd",
-                         "sigwait", "sigwaitinfo", "sigtimedwait", "pause", "raise_signal"):
+                         "sigwait", "sigwaitinfo", "sigtimedwait", "pause", "raise_signal", "pidfd_send_signal"):
                 if hasattr(module, name):
                     setattr(module, name, self._stub(f"signal.{name}"))
+        # os functions with no audit event of their own: they create files
+        # (fifos, device nodes) or reach other processes of the same user (in
+        # rlimits mode every host runs as nobody), e.g. the opponent's host.
+        import posix
+
+        for module in (os, posix):
+            for name in self.UNAUDITED_OS_FUNCTIONS:
+                if hasattr(module, name):
+                    setattr(module, name, self._stub(f"os.{name}"))
 
     # -- audit hook ------------------------------------------------------------
 
@@ -503,6 +516,81 @@ class _Guard:
             check(event, args)
 
         sys.addaudithook(hook)
+        self._guard_import_machinery(forbid, frame_at, is_policy, import_initiator)
+
+    def _guard_import_machinery(self, forbid, frame_at, is_policy, import_initiator) -> None:
+        """Apply the import rules where importlib can be entered without an
+        `import` audit event.
+
+        `_imp.create_builtin` / `_imp.create_dynamic` make module objects.
+        Called directly, they would hand the policy a fresh copy of a module
+        the sandbox patched (posix, _signal: the functions stubbed above
+        come back) or a denied extension module.  Modules loaded before the
+        policy may not be created again; denied modules never; other
+        modules outside the allowlist not at the policy's request.  The
+        spec goes on as a copy, so a spec whose `name` changes between two
+        reads cannot swap the module after the check.
+        """
+        import _imp
+
+        real_create_builtin = _imp.create_builtin
+        real_create_dynamic = _imp.create_dynamic
+        loaded = frozenset(sys.modules)
+        denied = self.DENIED_MODULES
+        allowed_imports = self.allowed_imports
+        namespace = types.SimpleNamespace  # a built-in type: its attributes cannot be patched
+        # Builtins bound now: the policy may replace those in the builtins module.
+        str_type, type_of, describe, get, put = str, type, _describe, getattr, setattr
+
+        def checked_name(spec) -> str:
+            name = get(spec, "name", None)
+            if type_of(name) is not str_type:
+                forbid("creating a module from a spec whose name is not a str")
+            if name in loaded:
+                forbid(f"re-creating the module {describe(name)}")
+            parts = name.split(".")
+            for part in parts:
+                if part in denied:
+                    forbid(f"import of {describe(name)}")
+            if parts[0] not in allowed_imports and is_policy(import_initiator(frame_at(2))):
+                forbid(f"import of {describe(name)}")
+            return name
+
+        def create_builtin(spec):
+            return real_create_builtin(namespace(name=checked_name(spec)))
+
+        def create_dynamic(spec, *file):
+            copy = namespace(name=checked_name(spec))
+            # What extension modules read from their spec (Cython copies these).
+            for attribute in ("origin", "loader", "parent", "submodule_search_locations"):
+                value = get(spec, attribute, namespace)
+                if value is not namespace:
+                    put(copy, attribute, value)
+            if type_of(get(copy, "origin", None)) is not str_type:
+                forbid("creating an extension module from a spec without a str origin")
+            return real_create_dynamic(copy, *file)
+
+        _imp.create_builtin = create_builtin
+        _imp.create_dynamic = create_dynamic
+
+        # Every import, by statement or by importlib's Python entry points
+        # (`_gcd_import`, `import_module`, which raise no `import` event),
+        # goes through `_find_and_load`: the import rules apply there too.
+        bootstrap = sys.modules["_frozen_importlib"]
+        real_find_and_load = bootstrap._find_and_load
+        modules = sys.modules
+
+        def find_and_load(name, import_):
+            if type_of(name) is not str_type:
+                forbid("import of a module whose name is not a str")
+            top = name.split(".")[0]
+            if top in denied and name not in modules:
+                forbid(f"import of {describe(name)}")
+            if top not in allowed_imports and is_policy(import_initiator(frame_at(1))):
+                forbid(f"import of {describe(name)}")
+            return real_find_and_load(name, import_)
+
+        bootstrap._find_and_load = find_and_load
 
 
 def _normalize(path: str, cwd: str) -> str:
@@ -522,11 +610,21 @@ def _normalize(path: str, cwd: str) -> str:
     return "/" + "/".join(parts)
 
 
+def _action_id(value):
+    """An int-like value as a JSON-safe int, or a type report for one too big to be an action id
+    (JSON cannot even carry ints past a few thousand digits here)."""
+    number = operator.index(value)
+    bits = int.bit_length(number)  # not number.bit_length(): an int subclass may override it
+    if bits > _MAX_ACTION_BITS:
+        return {"type": f"{bits}-bit int"}
+    return number
+
+
 def _encode_key(key):
     if _is_bool(key):
         return {"type": "bool"}
     try:
-        return operator.index(key)
+        return _action_id(key)
     except TypeError:
         return {"type": type(key).__name__}
 
@@ -550,7 +648,7 @@ def _encode_answer(answer):
     the parent reports as malformed.
     """
     if type(answer) is int:
-        return answer
+        return _action_id(answer)
     if _is_bool(answer):
         return {"type": "bool"}
     if isinstance(answer, dict):
@@ -560,7 +658,7 @@ def _encode_answer(answer):
     if isinstance(answer, (str, bytes, float, complex)):
         return {"type": type(answer).__name__}
     try:
-        return operator.index(answer)
+        return _action_id(answer)
     except TypeError:
         return {"type": type(answer).__name__}
 

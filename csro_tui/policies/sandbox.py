@@ -473,18 +473,21 @@ class PolicyHost:
             return False
         encoded = []
         legal_lists = []
+        # Locals: this loop runs once per move of every episode.
+        episodes, encode = self._episodes, self._encode_observation
         for entry in requests:
             try:
                 episode, obs = entry
             except (TypeError, ValueError):
                 raise ValueError(f"a request must be (episode_id, obs), not {type(entry).__name__}") from None
-            sent = self._episodes.get(episode)
+            sent = episodes.get(episode)
             if sent is None:
                 raise ValueError(f"episode {episode!r} is not running on this host; call new_episodes first")
-            if not isinstance(obs, dict) or not isinstance(obs.get("legal_actions"), (list, tuple)):
+            legal = obs.get("legal_actions") if isinstance(obs, dict) else None
+            if not isinstance(legal, (list, tuple)):
                 raise ValueError(f"the observation of episode {episode} must be a dict with a legal_actions list")
-            encoded.append(self._encode_observation(episode, obs, sent))
-            legal_lists.append(obs["legal_actions"])
+            encoded.append(encode(episode, obs, sent))
+            legal_lists.append(legal)
         deadline = time.monotonic() + self.limits.batch_deadline(len(requests))
         what = f"act for {len(requests)} episode(s)"
         self._send({"op": "act", "reqs": encoded}, deadline, what)
@@ -730,36 +733,36 @@ class PolicyHost:
 
     @staticmethod
     def _encode_observation(episode: int, obs: dict, sent: dict[str, tuple[list, list]]) -> list:
-        """[episode, plain values, {key: [start, appended items]}] for the child."""
+        """[episode, plain values, {key: [start, appended items]}] for the child.
+
+        Runs once per request (every move of every episode), so it is kept
+        lean: the common case, the same list object grown by a few items, is
+        one comparison, one slice and one extend; `sent` is updated in place.
+        """
         plain = {}
         deltas = {}
-        kept = {}
         for key, value in obs.items():
-            if type(value) is not list or key == "legal_actions":
+            if value.__class__ is not list or key == "legal_actions":
                 plain[key] = value
                 continue
             previous = sent.get(key)
-            start = 0
             if previous is not None:
                 last_object, mirror = previous
                 known = len(mirror)
-                if len(value) >= known:
-                    if value is last_object:
-                        extends = known == 0 or value[known - 1] == mirror[-1]
-                    else:
-                        extends = value[:known] == mirror
-                    if extends:
-                        start = known
-            if start:
-                suffix = value[start:]
-                mirror.extend(suffix)
-            else:
-                suffix = value
-                mirror = list(value)
-            kept[key] = (value, mirror)
-            deltas[key] = [start, suffix]
-        sent.clear()
-        sent.update(kept)
+                if known and len(value) >= known and (
+                    value[known - 1] == mirror[-1] if value is last_object else value[:known] == mirror
+                ):
+                    suffix = value[known:]
+                    mirror += suffix
+                    if value is not last_object:
+                        sent[key] = (value, mirror)
+                    deltas[key] = [known, suffix]
+                    continue
+            sent[key] = (value, list(value))
+            deltas[key] = [0, value]
+        if len(sent) != len(deltas):  # lists the observation no longer has
+            for key in [key for key in sent if key not in deltas]:
+                del sent[key]
         return [episode, plain, deltas or 0]
 
     def _check_answer(self, answer, legal, episode: int) -> int | dict[int, float]:

@@ -86,6 +86,7 @@ _CHILD_CATEGORIES = {
 }
 _MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "out of memory", "Out of memory", "memory allocation")
 _TEXT_LIMIT = 20_000  # longest message or traceback accepted from the child
+_LAST_LINE_LIMIT = 200  # longest line of the host's log quoted in a failure summary
 
 
 @dataclass(frozen=True)
@@ -598,7 +599,7 @@ class PolicyHost:
             self._fail(*self._death_report(what))
         try:
             reply = _decode_reply(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             self._fail(FailureCategory.MALFORMED, f"host sent a reply that is not JSON while {what}")
         if not isinstance(reply, dict) or reply.get("seq") != self._seq or not isinstance(reply.get("ok"), bool):
             self._fail(FailureCategory.MALFORMED, f"host sent a reply out of protocol while {what}")
@@ -701,10 +702,13 @@ class PolicyHost:
                 log,
             )
         last = log.splitlines()[-1] if log else "no message"
+        if len(last) > _LAST_LINE_LIMIT:  # the policy may have written it: keep the summary short
+            last = last[: _LAST_LINE_LIMIT - 3] + "..."
         return FailureCategory.CRASH, f"host exited with code {code} while {what}: {last}", log
 
     def _child_failure(self, reply: dict) -> tuple[FailureCategory, str, str]:
-        category = _CHILD_CATEGORIES.get(reply.get("category"))
+        name = reply.get("category")
+        category = _CHILD_CATEGORIES.get(name) if isinstance(name, str) else None
         message = reply.get("message")
         traceback_text = reply.get("traceback", "")
         output = reply.get("output", "")
@@ -725,7 +729,9 @@ class PolicyHost:
         if not isinstance(resync, list):
             self._fail(FailureCategory.MALFORMED, "host sent a reply out of protocol (resync)")
         for entry in resync:
-            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str)):
+            if not (
+                isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int and isinstance(entry[1], str)
+            ):
                 self._fail(FailureCategory.MALFORMED, "host sent a reply out of protocol (resync)")
             sent = self._episodes.get(entry[0])
             if sent is not None:
@@ -806,6 +812,8 @@ class PolicyHost:
                     FailureCategory.MALFORMED,
                     f"probability of action {key} is a {str(kind)[:60]}, not a number {where}",
                 )
+            if type(probability) is int:  # only a forged reply has ints too big for a float
+                probability = float(probability) if probability.bit_length() <= 1023 else math.inf
             if not math.isfinite(probability):
                 self._fail(FailureCategory.MALFORMED, f"probability of action {key} is {probability} {where}")
             if probability < 0:

@@ -72,6 +72,7 @@ class CsroApp(App[None]):
         self._idle = threading.Event()  # set whenever no engine work runs
         self._idle.set()
         self._quitting = False
+        self._torn_down = False
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
@@ -142,6 +143,8 @@ class CsroApp(App[None]):
                 if not self._quitting:
                     self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
             finally:
+                if self._torn_down and self.live is not None:
+                    self.live.release()  # the app went away while the engine worked
                 self._idle.set()
             if not self._quitting:
                 data = self.live.data() if self.live is not None else None
@@ -291,7 +294,10 @@ class CsroApp(App[None]):
     def on_unmount(self) -> None:
         # the app is going (quit above, or torn down): release the engine thread
         self._quitting = True
+        self._torn_down = True
         if self.live is not None:
             self.live.cancel()
+            if self._idle.is_set():
+                self.live.release()  # closing a file handle; the engine is not running
         if self.reviewer is not None:
             self.reviewer.cancel()

@@ -205,6 +205,12 @@ class LiveRun:
         self.engine.request_stop()
         interrupted = self.engine.snapshot().open_iteration is not None
         self.engine.close("stopped" if interrupted else "completed", "closed in the TUI")
+        self.release()
+
+    def release(self) -> None:
+        """Close the session log's file (idempotent); the engine cannot record after this."""
+        if self.engine.writer is not None:
+            self.engine.writer.close()
 
     def _apply(self, event: Any) -> None:
         """Engine subscriber (engine thread): fold the event, pass it on with the new dashboard."""

@@ -231,7 +231,7 @@ class Lockstep:
             self.live = [episode for episode, _ in moving]
             now = time.monotonic()
             if self.live and now > deadline:
-                self._overrun(limit)
+                deadline = self._overrun(limit, now)
             if self.progress is not None and now >= next_report:
                 next_report = now + PROGRESS_INTERVAL
                 self._report_progress()
@@ -330,18 +330,36 @@ class Lockstep:
                 self.cut_short = True
         self._finish_matches()
 
-    def _overrun(self, limit: float) -> None:
-        for match in self.matches:
-            if match.result is None:
-                code = [host for host in match.hosts if host is not None]
-                culprit = max(code, key=lambda host: host.busy_seconds) if code else None
-                match.failure = PolicyFailure(
-                    FailureCategory.TIMEOUT,
-                    f"the match overran its limit of {limit:g} s",
-                    policy=culprit.name if culprit else "",
-                )
+    def _overrun(self, limit: float, now: float) -> float:
+        """The lockstep passed its deadline (`limit` per match); the next deadline.
+
+        A host that used more than its share - `limit` for each match it
+        serves - ends its open matches, charged to it; the other matches get
+        a new deadline and play on, so one slow policy cannot time out
+        matches it is not in (nor get its opponents blamed).  If no host
+        used more than its share (the time went to bots, or was spread
+        out), every open match ends, charged to its slowest code side.
+        """
+        message = f"the match overran its limit of {limit:g} s"
+        hogs = [
+            host for host in self.hosts.values()
+            if host.busy_seconds > limit * len(host.matches) and any(m.result is None for m in host.matches)
+        ]
+        for host in hogs:
+            for match in host.matches:
+                if match.result is None and match.failure is None:
+                    match.failure = PolicyFailure(FailureCategory.TIMEOUT, message, policy=host.name)
+        if not hogs:
+            for match in self.matches:
+                if match.result is None:
+                    code = [host for host in match.hosts if host is not None]
+                    culprit = max(code, key=lambda host: host.busy_seconds) if code else None
+                    match.failure = PolicyFailure(
+                        FailureCategory.TIMEOUT, message, policy=culprit.name if culprit else ""
+                    )
         self._finish_matches()
         self.cut_short = True
+        return now + limit * sum(1 for match in self.matches if match.result is None)
 
     def _report_progress(self) -> None:
         if self.progress is None:

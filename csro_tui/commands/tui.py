@@ -46,16 +46,7 @@ def run(args: argparse.Namespace) -> int:
         "sessions_dir": args.sessions_dir,
     }
     config = load_run_config(flags, config_file=args.config)
-    options = LaunchOptions(
-        game=config.game,
-        oracle=config.oracle,
-        model=config.model or None,
-        base_url=config.base_url or None,
-        meta_solver=config.solver,
-        episodes=config.episodes,
-        seed=config.seed,
-        iterations=args.iterations,
-    )
+    options = LaunchOptions.from_config(config, iterations=args.iterations)
     start_now = args.game is not None or args.oracle is not None
 
     from csro_tui.tui.app import CsroApp  # textual is imported only for the UI

@@ -16,7 +16,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from csro_tui.tui.model import DashboardData, LaunchOptions, ReviewDecision
 from csro_tui.tui.reviewer import QueueReviewer

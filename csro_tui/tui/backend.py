@@ -136,16 +136,7 @@ class LiveRun:
         self._log = [adapt.event_line(event) for event in self._state.events]
         self._on_event = on_event
         engine.subscribe(self._apply)
-        config = engine.config
-        self.options = LaunchOptions(
-            game=config.game,
-            oracle=config.oracle,
-            model=config.model or None,
-            base_url=config.base_url or None,
-            meta_solver=config.solver,
-            episodes=config.episodes,
-            seed=config.seed,
-        )
+        self.options = LaunchOptions.from_config(engine.config)
 
     @classmethod
     def start(
@@ -154,16 +145,7 @@ class LiveRun:
         from csro_tui.config import load_run_config
         from csro_tui.engine import new_engine
 
-        flags = {
-            "game": options.game,
-            "oracle": options.oracle,
-            "model": options.model,
-            "base_url": options.base_url,
-            "solver": options.meta_solver,
-            "episodes": options.episodes,
-            "seed": options.seed,
-            "sessions_dir": str(backend.store.root),
-        }
+        flags = {**options.flags(), "sessions_dir": str(backend.store.root)}
         config = load_run_config(flags)
         engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
         run = cls(engine, on_event)

@@ -9,6 +9,7 @@ the session state can be tested without an app.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,32 @@ class LaunchOptions:
     episodes: int | None = None  # evaluation budget per matchup; None: the game's default
     seed: int = 0
     iterations: int | None = None  # run this many at once (each still reviewed)
+
+    @classmethod
+    def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
+        """From a `RunConfig` (defaults < csro.toml < environment < flags, or a recorded run)."""
+        return cls(
+            game=config.game,
+            oracle=config.oracle,
+            model=config.model or None,
+            base_url=config.base_url or None,
+            meta_solver=config.solver,
+            episodes=config.episodes,
+            seed=config.seed,
+            iterations=iterations,
+        )
+
+    def flags(self) -> dict[str, Any]:
+        """As `load_run_config` flags (None: not given)."""
+        return {
+            "game": self.game,
+            "oracle": self.oracle,
+            "model": self.model,
+            "base_url": self.base_url,
+            "solver": self.meta_solver,
+            "episodes": self.episodes,
+            "seed": self.seed,
+        }
 
 
 @dataclass

@@ -45,3 +45,10 @@ async def type_reason(pilot, app, reason: str) -> None:
     await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen), "the reason box")
     app.screen.query_one(Input).value = reason
     await pilot.press("enter")
+
+
+async def engine_idle(pilot, app) -> None:
+    """Wait until the engine worker is done and the dashboard is showing."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    await wait_until(pilot, lambda: not app._busy() and isinstance(app.screen, DashboardScreen), "the engine")

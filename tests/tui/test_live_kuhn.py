@@ -16,14 +16,12 @@ from csro_tui.oracles.registry import make_oracle
 from csro_tui.sessions.state import fold
 from csro_tui.tui.app import CsroApp
 from csro_tui.tui.backend import Backend
-from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.play import PlayScreen
 from csro_tui.tui.screens.review import ReviewScreen
-from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import MAX_WAIT_STEPS, type_reason, start_screen, notifications, wait_until
+from tests.tui.helpers import engine_idle, MAX_WAIT_STEPS, type_reason, start_screen, notifications, wait_until
 
 EDIT_MARK = "# Reviewed by hand: keep the decision tables as they are.\n"
 
@@ -46,8 +44,6 @@ def rows(app) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
-async def idle(pilot, app) -> None:
-    await wait_until(pilot, lambda: not app._busy() and isinstance(app.screen, DashboardScreen), "the engine")
 
 
 async def next_review(pilot, app, previous=None) -> ReviewScreen:
@@ -64,7 +60,7 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
         await start_screen(pilot, app)
         assert app.screen.options().game == "kuhn_poker" and app.screen.options().oracle == "best-response"
         await pilot.press("ctrl+n")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert [r[1] for r in rows(app)] == ["always_bet"]
 
         # review 1: accept
@@ -73,7 +69,7 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
         assert first.info.oracle == "best-response" and first.info.valid
         assert first.info.expected_payoff is not None
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert len(rows(app)) == 2
 
         # review 2: edit, then accept the edited code after its own validation and preview
@@ -87,7 +83,7 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
         edited = await next_review(pilot, app, previous=second)
         assert edited.info.source.startswith(EDIT_MARK) and edited.info.valid
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert len(rows(app)) == 3
 
         # review 3: reject with a reason; the oracle's next attempt is given it; accept that one
@@ -99,7 +95,7 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
         assert oracle.seen_rejections[-1] == ["bets too much with J"]
         assert retry.info.attempt == 2
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
 
         table = rows(app)
         ids = [r[0] for r in table]

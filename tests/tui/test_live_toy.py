@@ -14,14 +14,12 @@ from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_orac
 from csro_tui.sessions.state import fold
 from csro_tui.tui.app import CsroApp
 from csro_tui.tui.backend import Backend
-from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.sessions import TimelineScreen
-from csro_tui.tui.screens.start import StartScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
-from tests.tui.helpers import type_reason, start_screen, MAX_WAIT_STEPS, notifications, wait_until
+from tests.tui.helpers import engine_idle, type_reason, start_screen, MAX_WAIT_STEPS, notifications, wait_until
 
 
 class ToySpec:
@@ -50,8 +48,6 @@ async def review(pilot, app):
     return app.screen
 
 
-async def idle(pilot, app):
-    await wait_until(pilot, lambda: not app._busy() and isinstance(app.screen, DashboardScreen), "the engine to finish")
 
 
 async def test_three_reviews_accept_edit_reject(tmp_path):
@@ -59,7 +55,7 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await start_screen(pilot, app)
         await pilot.press("ctrl+n")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert population(app) == ["weak"]
 
         # 1: accept
@@ -67,7 +63,7 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
         screen = await review(pilot, app)
         assert screen.info.name == "climb-1" and screen.info.valid
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert population(app) == ["weak", "climb-1"]
 
         # 2: edit (a stronger policy), reviewed again, then accept
@@ -82,7 +78,7 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
         )
         assert "STRENGTH = 0.9" in app.screen.info.source
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert population(app) == ["weak", "climb-1", "climb-2"]
         bars = str(app.screen.query_one(MetaBars).render())
         assert "climb-2" in bars and "100.0%" in bars  # the strongest takes all the weight
@@ -95,7 +91,7 @@ async def test_three_reviews_accept_edit_reject(tmp_path):
         await review(pilot, app)  # attempt 2 of iteration 3
         assert oracle.contexts[-1].rejections[-1][1] == "too timid"
         await pilot.press("c")  # stop the run from the review screen
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert population(app) == ["weak", "climb-1", "climb-2"]
         assert not any("Error" in n for n in notifications(app))
         session_id = app.live.session_id
@@ -114,7 +110,7 @@ async def test_quit_closes_the_session(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await start_screen(pilot, app)
         await pilot.press("ctrl+n")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         await pilot.press("n")
         await review(pilot, app)  # the engine thread waits for the person
         session_id = app.live.session_id
@@ -134,11 +130,11 @@ async def test_resume_a_recorded_session_from_its_timeline(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await start_screen(pilot, app)
         await pilot.press("ctrl+n")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         await pilot.press("n")
         await review(pilot, app)
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         session_id = app.live.session_id
 
     oracle = climbing_oracle(0.1)
@@ -150,13 +146,13 @@ async def test_resume_a_recorded_session_from_its_timeline(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step > 0, "the timeline")
         await pilot.press("R")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert population(app) == ["weak", "climb-1"], notifications(app)
         await pilot.press("n")
         screen = await review(pilot, app)
         assert screen.info.name == "climb-2"
         await pilot.press("a")
-        await idle(pilot, app)
+        await engine_idle(pilot, app)
         assert population(app) == ["weak", "climb-1", "climb-2"]
     state = fold(Backend(tmp_path).read_events(session_id))
     assert [m.name for m in state.population] == ["weak", "climb-1", "climb-2"]

@@ -1,0 +1,17 @@
+"""Allocates memory without bound."""
+EXPECT = {
+    "tries": "memory bomb (64 MB blocks until something gives)",
+    "static": "valid",
+    "runtime": "memory",
+    "message": r"^memory: .*\(limit 256 MB\)",
+    "limits": {"memory_mb": 256},
+}
+
+
+class Policy:
+    def __init__(self, player, game):
+        self.hoard = []
+
+    def act(self, obs):
+        while True:
+            self.hoard.append(bytearray(64 * 2**20))

@@ -237,4 +237,4 @@ def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:
         return Decision.reject(decision.reason or "rejected")
     if decision.kind == "regenerate":
         return Decision.reject(REGENERATE_REASON)
-    return Decision.reject("review cancelled")
+    raise ValueError(f"no engine decision for {decision.kind!r}")

@@ -28,7 +28,11 @@ class QueueReviewer:
         self.pending: Any = None
 
     def decide(self, review: Any) -> Any:
-        """Called on the engine thread; returns the engine's Decision."""
+        """Called on the engine thread; the engine's Decision, or None when cancelled.
+
+        None tells the engine the review was interrupted by a stop, so nothing
+        is recorded as the person's decision.
+        """
         self.pending = review
         stop = getattr(review, "cancel", None)
         try:
@@ -44,6 +48,8 @@ class QueueReviewer:
                     continue
         finally:
             self.pending = None
+        if decision.kind == "cancel":
+            return None
         return self._to_decision(decision, review)
 
     def answer(self, decision: ReviewDecision) -> None:

@@ -196,7 +196,8 @@ def review_info(review: Any) -> ReviewInfo:
     if validation.smoke:
         smoke = ", ".join(f"{k} {v:+.2f}" for k, v in validation.smoke.items())
         tag = "ok" if validation.failure is None else "failed"
-        lines.append(f"{tag}: smoke run ({validation.smoke_episodes} episodes each): {smoke}")
+        how = f"{validation.smoke_episodes} episodes each" if validation.smoke_episodes else "exact"
+        lines.append(f"{tag}: smoke run ({how}): {smoke}")
     preview = review.preview
     failure = None
     if not validation.valid:

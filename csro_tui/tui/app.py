@@ -159,6 +159,12 @@ class CsroApp(App[None]):
         self._set_work("idle")
         if message:
             self.notify(message)
+        if self.live is None and self.dashboard is not None:
+            # the session never started (the error is in a notification): back to the form
+            if self.screen is self.dashboard:
+                self.pop_screen()
+            self.dashboard = None
+            self.load_choices()
 
     def _iterate(self, count: int) -> str | None:
         """Runs on the engine worker's thread."""

@@ -129,3 +129,15 @@ def test_tui_command_passes_flags_to_the_app(tmp_path, monkeypatch):
     assert str(direct.backend.store.root) == str(tmp_path)
     assert plain.show_start and plain.options.game == "kuhn_poker" and plain.options.oracle == "best-response"
     assert recorded.open_session_id == "some-session"
+
+
+async def test_a_session_that_cannot_start_returns_to_the_form(tmp_path):
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import wait_until
+
+    app = CsroApp(LaunchOptions(game="no_such_game"), sessions_dir=tmp_path, show_start=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, StartScreen), "the start form")
+        assert any("no_such_game" in n for n in notifications(app))
+        assert app.live is None
+        await start_screen(pilot, app)

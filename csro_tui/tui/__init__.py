@@ -2,11 +2,11 @@
 
 Layers, from the core outwards:
 
-- `model`, `adapt`, `reviewer`, `backend`, `play_session`, `diffing`: no
+- `model`, `adapt`, `reviewer`, `backend`, `diffing`: no
   textual import.  Plain data the screens show (`DashboardData`,
   `ReviewInfo`), adapters from session state and review requests, the
   queue-backed Reviewer the engine thread blocks on, the one door to the core
-  (`Backend`, `LiveRun`) and a game played by hand (`PlaySession`).
+  (`Backend`, `LiveRun`); a game played by hand is `csro_tui.play.PlaySession`.
 - `widgets/`: dashboard panels, each rendering part of a `DashboardData`.
 - `screens/`: start, dashboard, review, editor, reject reason, inspector,
   play, sessions and timeline, help.

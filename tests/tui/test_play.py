@@ -8,7 +8,7 @@ from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.games.registry import get_game
 from csro_tui.tui.backend import Backend
 from csro_tui.tui.model import DashboardData, Member
-from csro_tui.tui.play_session import PlaySession
+from csro_tui.play import PlaySession
 from csro_tui.tui.screens.play import PlayScreen
 from tests.tui.helpers import wait_until
 from tests.tui.sample import ScreenApp

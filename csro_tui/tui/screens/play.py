@@ -15,7 +15,7 @@ from textual.widgets import Button, Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from csro_tui.tui.model import DashboardData
-from csro_tui.tui.play_session import PlaySession, opponent_for
+from csro_tui.play import PlaySession, opponent_for
 
 MAX_LIST_ITEMS = 12
 

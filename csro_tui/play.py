@@ -6,9 +6,7 @@ here, a code policy runs only in its sandbox host (never in this process)
 and sees only its own observations, a benchmark bot steps on the state.
 Every opponent decision is recorded with what it saw, so the person can see
 afterwards what the bot saw and did.  `transcript()` is what goes into the
-session's `game_played` event.
-
-This module may move to the core (e.g. `csro_tui/play.py`) as it is.
+session's `game_played` event (`Engine.record_game`).
 """
 
 from __future__ import annotations

@@ -46,7 +46,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -291,6 +293,35 @@ def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
     return args
 
 
+# -- spawning ---------------------------------------------------------------------
+
+_spawner: ThreadPoolExecutor | None = None
+_spawner_pid = 0
+_spawner_lock = threading.Lock()
+
+
+def _spawn(*args, **kwargs) -> subprocess.Popen:
+    """`subprocess.Popen` on one thread that lives as long as the process.
+
+    A host asks the kernel to kill it when its parent dies
+    (PR_SET_PDEATHSIG, and bwrap's --die-with-parent), and to the kernel
+    the parent is the *thread* that started it: a host started on a
+    short-lived worker thread (the TUI's play screen starts a game on one
+    and makes each move on another) was killed as soon as that thread ended.
+    """
+    global _spawner, _spawner_pid
+    with _spawner_lock:
+        if _spawner is None or _spawner_pid != os.getpid():  # none yet, or a forked child
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="csro-host-spawner")
+            _spawner_pid = os.getpid()
+        spawner = _spawner
+    try:
+        future = spawner.submit(subprocess.Popen, *args, **kwargs)
+    except RuntimeError:  # the interpreter is shutting down: this thread will do
+        return subprocess.Popen(*args, **kwargs)
+    return future.result()
+
+
 # -- the host -------------------------------------------------------------------
 
 
@@ -376,7 +407,7 @@ class PolicyHost:
         command += ["-s", "-S", "-P", script]
         try:
             with open(log_path, "wb") as log:
-                self._process = subprocess.Popen(
+                self._process = _spawn(
                     command,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from csro_tui.evaluation.metrics import population_metrics
 from csro_tui.sessions.state import SessionState, headline_metric
 
 
@@ -102,8 +103,7 @@ def member_rows(state: SessionState) -> list[MemberRow]:
         bench = state.benchmark.get(member.id)
         agg = None
         if bench is not None and bench.per_bot:
-            values = list(bench.per_bot.values())
-            agg = sum(values) / len(values) - max(-v for v in values)
+            agg = population_metrics(bench.per_bot).agg_score
         rows.append(
             MemberRow(
                 id=member.id,

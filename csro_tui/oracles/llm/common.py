@@ -334,15 +334,13 @@ def code_from_reply(reply: str, finish_reason: str | None = None) -> tuple[str |
         source = extract_code(reply)
     except NoCodeError as error:
         reason = str(error)
-        if finish_reason == "length":
-            reason += " (the reply was cut off at max_tokens)"
-        return None, reason
-    reason = validation_reason(source)
-    if reason is not None:
-        if finish_reason == "length":
-            reason += " (the reply was cut off at max_tokens)"
-        return None, reason
-    return source, None
+    else:
+        reason = validation_reason(source)
+        if reason is None:
+            return source, None
+    if finish_reason == "length":
+        reason += " (the reply was cut off at max_tokens)"
+    return None, reason
 
 
 def reply_prose(reply: str, limit: int = 600) -> str:

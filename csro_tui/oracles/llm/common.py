@@ -351,6 +351,14 @@ def reply_prose(reply: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def follow_up(messages: list[dict[str, str]], reply: str, answer: str) -> list[dict[str, str]]:
+    """The conversation continued: the model's `reply`, then our `answer` to it (a new list)."""
+    return messages + [
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": answer},
+    ]
+
+
 @dataclass
 class CodeAttempt:
     """One reply in a code request: usable source, or why not."""
@@ -407,10 +415,7 @@ def request_code(
         if source is not None:
             result.source, result.reply = source, call.response
             return result
-        conversation = conversation + [
-            {"role": "assistant", "content": call.response},
-            {"role": "user", "content": RETRY_MESSAGE.format(reason=reason)},
-        ]
+        conversation = follow_up(conversation, call.response, RETRY_MESSAGE.format(reason=reason))
     return result
 
 

@@ -42,6 +42,7 @@ from csro_tui.oracles.llm.common import (
     attach_calls,
     code_from_reply,
     failure_text,
+    follow_up,
     make_backend,
     member_names,
     opponent_briefs,
@@ -136,10 +137,7 @@ class RefineOracle:
             last = attempts[-1] if attempts else None
             if last is not None and last.source is None:
                 # The last reply held no usable code: say why, in the same conversation.
-                messages = messages + [
-                    {"role": "assistant", "content": last.reply},
-                    {"role": "user", "content": RETRY_MESSAGE.format(reason=last.reason)},
-                ]
+                messages = follow_up(messages, last.reply, RETRY_MESSAGE.format(reason=last.reason))
             try:
                 call = self.backend.complete(messages, purpose="refine" if basis else "best_response", cancel=context.cancel)
             except LLMError as error:

@@ -40,6 +40,7 @@ from csro_tui.oracles.llm.common import (
     attach_calls,
     backend_concurrency,
     failure_text,
+    follow_up,
     make_backend,
     opponent_briefs,
     member_names,
@@ -157,13 +158,12 @@ class ZeroShotOracle:
             candidate.failures.append(f"preview failed: {failure_text(result)}")
             # Show the model how its code failed, then let it try again.
             feedback = preview_feedback(result, member_names(context)).render()
-            conversation = conversation + [
-                {"role": "assistant", "content": request.reply},
-                {"role": "user", "content": (
-                    "Your policy failed when it was run against the population:\n"
-                    f"{feedback}\nFix it and reply with the complete module in one ```python code block."
-                )},
-            ]
+            conversation = follow_up(
+                conversation,
+                request.reply,
+                "Your policy failed when it was run against the population:\n"
+                f"{feedback}\nFix it and reply with the complete module in one ```python code block.",
+            )
 
     def _choose(
         self, context: OracleContext, candidates: list[Candidate], calls: list[dict[str, Any]], previewed: bool

@@ -351,6 +351,12 @@ def reply_prose(reply: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def explanation_lines(reply: str) -> list[str]:
+    """The rationale's closing line quoting the model's explanation; none when it gave none."""
+    explanation = reply_prose(reply)
+    return [f"Explanation given in the reply: {explanation}"] if explanation else []
+
+
 def follow_up(messages: list[dict[str, str]], reply: str, answer: str) -> list[dict[str, str]]:
     """The conversation continued: the model's `reply`, then our `answer` to it (a new list)."""
     return messages + [

@@ -41,6 +41,7 @@ from csro_tui.oracles.llm.common import (
     SummaryCache,
     attach_calls,
     code_from_reply,
+    explanation_lines,
     failure_text,
     follow_up,
     make_backend,
@@ -52,7 +53,6 @@ from csro_tui.oracles.llm.common import (
     read_llm_settings,
     read_prompt_settings,
     rejection_pairs,
-    reply_prose,
     score_text,
 )
 
@@ -227,9 +227,7 @@ class RefineOracle:
         ]
         lines += [f"- {a.describe()}" for a in attempts]
         lines.append(f"Proposed: attempt {best.number}, {score_text(best.score)}.")
-        explanation = reply_prose(best.reply)
-        if explanation:
-            lines.append(f"Explanation given in the reply: {explanation}")
+        lines += explanation_lines(best.reply)
         return "\n".join(lines)
 
 

@@ -39,6 +39,7 @@ from csro_tui.oracles.llm.common import (
     SummaryCache,
     attach_calls,
     backend_concurrency,
+    explanation_lines,
     failure_text,
     follow_up,
     make_backend,
@@ -49,7 +50,6 @@ from csro_tui.oracles.llm.common import (
     read_llm_settings,
     read_prompt_settings,
     rejection_pairs,
-    reply_prose,
     request_code,
     run_in_parallel,
     score_text,
@@ -202,9 +202,7 @@ class ZeroShotOracle:
             lines.append(f"Chosen: candidate {best.number}, expected payoff {score_text(best.score)} against the meta-strategy.")
         else:
             lines.append(f"Chosen: candidate {best.number} (no preview available to rank candidates).")
-        explanation = reply_prose(best.reply)
-        if explanation:
-            lines.append(f"Explanation given in the reply: {explanation}")
+        lines += explanation_lines(best.reply)
         return "\n".join(lines)
 
 

@@ -40,6 +40,7 @@ from csro_tui.oracles.llm.common import (
     SerialPreview,
     SummaryCache,
     attach_calls,
+    call_record,
     code_from_reply,
     explanation_lines,
     failure_text,
@@ -141,8 +142,7 @@ class RefineOracle:
             try:
                 call = self.backend.complete(messages, purpose="refine" if basis else "best_response", cancel=context.cancel)
             except LLMError as error:
-                if error.call is not None:
-                    calls.append(error.call.to_dict())
+                calls.extend(call_record(error.call))
                 if best is None or error.kind == "cancelled":
                     raise attach_calls(error, calls)
                 stop = f"LLM error: {error}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.commands.sessions import add_sessions_dir_argument
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -16,8 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id (under the sessions directory) or path")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into (created if needed)")
     parser.add_argument("--step", type=int, help="export the state after event K (default: the end)")
-    parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
-                        help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
+    add_sessions_dir_argument(parser)
     parser.set_defaults(func=run)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.commands.sessions import add_sessions_dir_argument
+
 EXIT_NOT_REPRODUCED = 1
 MATRIX_MAX_COLUMNS = 16  # wider matrices are summarised; `csro export` writes them whole
 
@@ -26,8 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id (under the sessions directory) or path")
     parser.add_argument("--step", type=int, metavar="K", help="the state after event K (default: the last)")
     parser.add_argument("--verify", action="store_true", help="re-run the recorded evaluations and meta-solves")
-    parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
-                        help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
+    add_sessions_dir_argument(parser)
     parser.set_defaults(func=run)
 
 

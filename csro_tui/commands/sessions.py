@@ -12,9 +12,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="List the sessions under the sessions directory: id, game, oracle, iterations, "
         "population size, best metric, date and status. Unreadable logs are listed with the reason.",
     )
+    add_sessions_dir_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def add_sessions_dir_argument(parser: argparse.ArgumentParser) -> None:
+    """--session-dir (alias --sessions-dir), for the commands that read recorded sessions."""
     parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
                         help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

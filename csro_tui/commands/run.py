@@ -16,6 +16,8 @@ import signal
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from csro_tui.commands.eval import whole_number
+
 EXIT_STOPPED = 130
 
 
@@ -72,10 +74,7 @@ def _positive(text: str) -> int:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    value = whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {value}")
     return value

@@ -43,6 +43,10 @@ def default_sessions_root(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get(SESSIONS_DIR_ENV) or DEFAULT_SESSIONS_DIR)
 
 
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -150,7 +154,11 @@ class SessionWriter:
         self.path = self.directory / EVENTS_FILE
         self._next_seq = next_seq
         self._lock = threading.Lock()
-        self._file = open(self.path, "ab")  # noqa: SIM115 - closed by close()
+        try:
+            # Unbuffered: a failed write leaves no bytes behind to be written later.
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed by close()
+        except OSError as error:
+            raise SessionError(f"{self.path}: cannot open the session log for writing ({_reason(error)})") from None
 
     @property
     def session_id(self) -> str:
@@ -164,24 +172,47 @@ class SessionWriter:
             event.seq = self._next_seq
             event.ts = _now()
             line = json.dumps(to_record(event), ensure_ascii=False, default=str, allow_nan=False)
-            self._file.write(line.encode("utf-8") + b"\n")
-            self._file.flush()
-            if self.fsync:
-                os.fsync(self._file.fileno())
+            self._write_line(line.encode("utf-8") + b"\n")
             self._next_seq += 1
             return event
+
+    def _write_line(self, data: bytes) -> None:
+        """Write one whole line or nothing: after a failed write (a full disk)
+        the bytes that did get written are cut off again, so the next event
+        does not land after half a line."""
+        fd = self._file.fileno()
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view):]
+            if self.fsync:
+                os.fsync(fd)
+        except OSError as error:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                self._file.close()  # cannot undo it: leave a torn last line, which resume repairs
+            raise SessionError(f"{self.path}: cannot write the session log ({_reason(error)})") from None
 
     def write_policy(self, policy: PolicyRecord) -> Path:
         """Write accepted code to `policies/<id>.py` (atomically: temp file, then rename)."""
         target = self.directory / POLICIES_DIR / f"{policy.id}.py"
-        target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_suffix(".py.tmp")
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(policy.source)
-            handle.flush()
-            if self.fsync:
-                os.fsync(handle.fileno())
-        os.replace(temporary, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(temporary, "w", encoding="utf-8") as handle:
+                handle.write(policy.source)
+                handle.flush()
+                if self.fsync:
+                    os.fsync(handle.fileno())
+            os.replace(temporary, target)
+        except OSError as error:
+            try:
+                temporary.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise SessionError(f"{target}: cannot write the policy file ({_reason(error)})") from None
         return target
 
     def close(self) -> None:
@@ -274,20 +305,23 @@ class SessionStore:
         directory = self.resolve(ref)
         log = read_log(directory / EVENTS_FILE)
         path = directory / EVENTS_FILE
-        if log.torn_offset is not None:
-            # Keep the torn bytes for inspection, then cut them off the log.
-            with open(path, "rb") as handle:
-                handle.seek(log.torn_offset)
-                torn = handle.read()
-            with open(path.with_name(EVENTS_FILE + TORN_SUFFIX), "ab") as keep:
-                keep.write(torn + b"\n")
-            with open(path, "r+b") as handle:
-                handle.truncate(log.torn_offset)
-                os.fsync(handle.fileno())
-        elif log.missing_newline:
-            with open(path, "ab") as handle:
-                handle.write(b"\n")
-                os.fsync(handle.fileno())
+        try:
+            if log.torn_offset is not None:
+                # Keep the torn bytes for inspection, then cut them off the log.
+                with open(path, "rb") as handle:
+                    handle.seek(log.torn_offset)
+                    torn = handle.read()
+                with open(path.with_name(EVENTS_FILE + TORN_SUFFIX), "ab") as keep:
+                    keep.write(torn + b"\n")
+                with open(path, "r+b") as handle:
+                    handle.truncate(log.torn_offset)
+                    os.fsync(handle.fileno())
+            elif log.missing_newline:
+                with open(path, "ab") as handle:
+                    handle.write(b"\n")
+                    os.fsync(handle.fileno())
+        except OSError as error:
+            raise SessionError(f"{path}: cannot repair the log's last line to continue ({_reason(error)})") from None
         return SessionWriter(directory, next_seq=len(log.events) + 1, fsync=self.fsync), log
 
     def list_sessions(self) -> list[SessionInfo]:

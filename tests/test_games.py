@@ -23,22 +23,9 @@ from csro_tui.games.generic import GenericSpec
 from csro_tui.games.registry import get_game, list_games
 from csro_tui.games.repeated_leduc import CONTINUE, leduc_info_state
 from csro_tui.games.rrps import DETERMINISTIC_BOTS, SEEDABLE_BOTS, throw_score
+from tests.game_trees import decision_states
 
 RANKS = "JQK"
-
-
-def decision_states(game: pyspiel.Game):
-    """Every non-chance, non-terminal state of a small sequential game."""
-    stack = [game.new_initial_state()]
-    while stack:
-        state = stack.pop()
-        if state.is_terminal():
-            continue
-        if state.is_chance_node():
-            stack.extend(state.child(a) for a, _ in state.chance_outcomes())
-            continue
-        yield state
-        stack.extend(state.child(a) for a in state.legal_actions())
 
 
 # ---------------------------------------------------------------- registry

@@ -17,6 +17,7 @@ import pytest
 from csro_tui.games.base import sample_action
 from csro_tui.games.registry import get_game
 from csro_tui.policies.contract import ALLOWED_IMPORTS, POLICY_CLASS_NAME
+from tests.game_trees import decision_states
 
 EXPECTED_SEEDS = {
     "rrps": {"constant_rock", "cycle", "uniform_random", "beat_last", "frequency_counter", "markov_predictor"},
@@ -159,19 +160,6 @@ def test_rrps_seeds_play_legally_against_benchmark_bots_in_both_seats():
             assert -60 <= returns[0] <= 60
             returns = play(spec, [bot.make(0, 2), seed_policy(spec, name, 1, seed=1)], seed=4)
             assert -60 <= returns[1] <= 60
-
-
-def decision_states(game):
-    stack = [game.new_initial_state()]
-    while stack:
-        state = stack.pop()
-        if state.is_terminal():
-            continue
-        if state.is_chance_node():
-            stack.extend(state.child(a) for a, _ in state.chance_outcomes())
-            continue
-        yield state
-        stack.extend(state.child(a) for a in state.legal_actions())
 
 
 @pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])

@@ -28,13 +28,14 @@ class ToySpec:
         return {"weak": toy_policy(0.1)}
 
 
-def toy_app(tmp_path):
+def toy_app(tmp_path, session: str | None = None):
+    """The app over the toy engine parts; `session` opens that recorded session."""
     oracle = climbing_oracle(0.1)
     backend = Backend(
         tmp_path,
         engine_parts={"spec": ToySpec(), "oracle": oracle, "evaluator": ToyEvaluator(), "meta_solve": best_member_solve},
     )
-    return CsroApp(sessions_dir=tmp_path, backend=backend), oracle
+    return CsroApp(session=session, sessions_dir=tmp_path, backend=backend), oracle
 
 
 def population(app) -> list[str]:
@@ -45,6 +46,15 @@ def population(app) -> list[str]:
 async def review(pilot, app):
     await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "a review")
     return app.screen
+
+
+async def start_and_review_first_proposal(pilot, app):
+    """Start a new session from the start screen and open the review of its first proposal."""
+    await start_screen(pilot, app)
+    await pilot.press("ctrl+n")
+    await engine_idle(pilot, app)
+    await pilot.press("n")
+    return await review(pilot, app)
 
 
 
@@ -79,11 +89,7 @@ async def test_cancel_from_the_review_stops_the_run_and_the_next_one_goes_ahead(
 async def test_quit_closes_the_session(tmp_path):
     app, _ = toy_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await start_screen(pilot, app)
-        await pilot.press("ctrl+n")
-        await engine_idle(pilot, app)
-        await pilot.press("n")
-        await review(pilot, app)  # the engine thread waits for the person
+        await start_and_review_first_proposal(pilot, app)  # the engine thread waits for the person
         session_id = app.live.session_id
         await app.action_quit()  # what ctrl+q does; the app exits on its own once the log is closed
         for _ in range(MAX_WAIT_STEPS):
@@ -99,21 +105,12 @@ async def test_quit_closes_the_session(tmp_path):
 async def test_resume_a_recorded_session_from_its_timeline(tmp_path):
     app, _ = toy_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await start_screen(pilot, app)
-        await pilot.press("ctrl+n")
-        await engine_idle(pilot, app)
-        await pilot.press("n")
-        await review(pilot, app)
+        await start_and_review_first_proposal(pilot, app)
         await pilot.press("a")
         await engine_idle(pilot, app)
         session_id = app.live.session_id
 
-    oracle = climbing_oracle(0.1)
-    backend = Backend(
-        tmp_path,
-        engine_parts={"spec": ToySpec(), "oracle": oracle, "evaluator": ToyEvaluator(), "meta_solve": best_member_solve},
-    )
-    app = CsroApp(session=session_id, sessions_dir=tmp_path, backend=backend)
+    app, _ = toy_app(tmp_path, session=session_id)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step > 0, "the timeline")
         await pilot.press("R")

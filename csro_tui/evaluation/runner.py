@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from csro_tui.evaluation.referee import MatchJob, play_matches
@@ -25,7 +26,7 @@ from csro_tui.evaluation.results import MatchResult
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
 
-__all__ = ["MatchJob", "evaluate_matchups", "plan_chunks"]
+__all__ = ["MatchJob", "RefereePool", "evaluate_matchups", "plan_chunks"]
 
 # progress(done, total) in jobs; `done` may be fractional while matches play.
 JobProgress = Callable[[float, int], None]
@@ -36,6 +37,10 @@ MAX_LOCKSTEP_EPISODES = 2048
 # Below this many moves (estimated) the default is to play in this process:
 # spawning workers that import OpenSpiel costs a few seconds.
 MIN_POOL_STEPS = 200_000
+# With a RefereePool that is already running (or will be reused), that cost
+# is paid once per session, so much smaller batches are worth splitting:
+# about 20 RRPS episodes, a second or two of play in one process.
+MIN_WARM_POOL_STEPS = 20_000
 
 
 def evaluate_matchups(
@@ -46,20 +51,29 @@ def evaluate_matchups(
     progress: JobProgress | None = None,
     limits: Any = None,
     exact: bool | None = None,
+    pool: "RefereePool | None" = None,
 ) -> list[MatchResult]:
     """Play (or compute exactly) every job; results in job order.
 
     `exact` defaults to `spec.exact`.  `workers` defaults to the CPU count,
     or to 1 for work too small to pay for starting a pool; with one worker,
     or one chunk, matches run in this process (their code policies still run
-    in sandbox hosts).  A policy failure is reported in the
-    `MatchResult.failure` of every job its host served; other jobs carry on.
+    in sandbox hosts).  A `pool` (kept by the caller between calls) is used
+    for any batch of at least MIN_WARM_POOL_STEPS moves unless `workers` is
+    1.  A policy failure is reported in the `MatchResult.failure` of every
+    job its host served; other jobs carry on.
     """
     jobs = list(jobs)
     if not jobs:
         return []
     if getattr(spec, "exact", False) if exact is None else exact:
         return _evaluate_exactly(spec, jobs, progress, limits)
+    if pool is not None and workers != 1:
+        if _estimated_steps(spec, jobs) >= MIN_WARM_POOL_STEPS:
+            chunks = plan_chunks(jobs, pool.processes)
+            if len(chunks) > 1:
+                return pool.run(jobs, chunks, progress, limits)
+        return _evaluate_here(spec, jobs, plan_chunks(jobs, 1), progress, limits)
     if workers is None and _estimated_steps(spec, jobs) < MIN_POOL_STEPS:
         workers = 1  # starting a pool would cost more than it saves
     count = max(1, workers or os.cpu_count() or 1)
@@ -119,37 +133,81 @@ def _evaluate_here(spec, jobs, chunks, progress, limits) -> list[MatchResult]:
 
 
 def _evaluate_in_pool(spec, jobs, chunks, processes, progress, limits) -> list[MatchResult]:
-    context = multiprocessing.get_context("spawn")
-    messages = context.Queue()
+    """A pool for this call only (see RefereePool for one kept between calls)."""
+    pool = RefereePool(spec, processes)
+    try:
+        return pool.run(jobs, chunks, progress, limits)
+    finally:
+        pool.close()
+
+
+class RefereePool:
+    """Worker processes playing lockstep chunks of one game's matches, kept
+    between calls.
+
+    Starting workers (spawned, each importing OpenSpiel) costs seconds; the
+    engine evaluates several batches per iteration (smoke runs, previews,
+    payoff entries, benchmark scores), so it keeps one pool per session and
+    pays that once.  Workers start on first use.  Calls are serialised.  If
+    a call fails or is interrupted, the workers are terminated and the next
+    call starts fresh ones.  `close` ends them (they are daemonic, so they
+    also end with this process).
+    """
+
+    def __init__(self, spec: "GameSpec", processes: int | None = None) -> None:
+        self.spec = spec
+        self.processes = max(1, processes or os.cpu_count() or 1)
+        self._pool = None
+        self._messages = None
+        self._lock = threading.Lock()
+
+    def run(self, jobs: Sequence[MatchJob], chunks: list[list[int]], progress, limits) -> list[MatchResult]:
+        """Play the chunks (job indices) in the workers; results in job order."""
+        with self._lock:
+            if self._pool is None:
+                context = multiprocessing.get_context("spawn")
+                self._messages = context.Queue()
+                self._pool = context.Pool(
+                    self.processes, initializer=_worker_init, initargs=(self.spec, self._messages)
+                )
+            try:
+                return _collect(self._pool, self._messages, jobs, chunks, progress, limits)
+            except BaseException:
+                self._pool.terminate()  # interrupted, or a worker raised: stop the rest now
+                self._pool.join()
+                self._pool = self._messages = None
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool.join()
+                self._pool = self._messages = None
+
+
+def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult]:
     results: list[MatchResult | None] = [None] * len(jobs)
     chunk_done = [0.0] * len(chunks)
-    pool = context.Pool(processes, initializer=_worker_init, initargs=(spec, messages))
-    try:
-        for number, chunk in enumerate(chunks):
-            pool.apply_async(
-                _worker_play,
-                (number, [(index, jobs[index]) for index in chunk], limits),
-                error_callback=lambda error, number=number: messages.put(("error", number, error)),
-            )
-        remaining = len(jobs)
-        while remaining:
-            kind, number, payload = _next(messages)
-            if kind == "error":
-                raise payload
-            if kind == "result":
-                index, data = payload
-                results[index] = MatchResult.from_dict(data)
-                remaining -= 1
-            elif kind == "progress":
-                chunk_done[number] = payload
-            if progress is not None:
-                progress(sum(chunk_done), len(jobs))
-        pool.close()
-    except BaseException:
-        pool.terminate()  # interrupted, or a worker raised: stop the rest now
-        raise
-    finally:
-        pool.join()
+    for number, chunk in enumerate(chunks):
+        pool.apply_async(
+            _worker_play,
+            (number, [(index, jobs[index]) for index in chunk], limits),
+            error_callback=lambda error, number=number: messages.put(("error", number, error)),
+        )
+    remaining = len(jobs)
+    while remaining:
+        kind, number, payload = _next(messages)
+        if kind == "error":
+            raise payload
+        if kind == "result":
+            index, data = payload
+            results[index] = MatchResult.from_dict(data)
+            remaining -= 1
+        elif kind == "progress":
+            chunk_done[number] = payload
+        if progress is not None:
+            progress(sum(chunk_done), len(jobs))
     return results  # type: ignore[return-value]
 
 

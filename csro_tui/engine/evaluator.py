@@ -14,7 +14,10 @@ which side failed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
@@ -26,8 +29,8 @@ if TYPE_CHECKING:
 
 # Name a candidate plays under in smoke runs and previews (never a member id).
 CANDIDATE = "candidate"
-# Sampled batches at least this large go to a process pool.
-POOL_MIN_JOBS = 6
+# Sampled results remembered by GameEvaluator (see its docstring).
+RESULT_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,29 @@ def as_code(record: PolicyRecord):
 
 
 class GameEvaluator:
-    """The real evaluator: static validation, sandboxed referee, exact evaluation."""
+    """The real evaluator: static validation, sandboxed referee, exact evaluation.
+
+    Sampled jobs all go through the runner (`evaluate_matchups`): a small
+    batch plays in one lockstep in this process (one sandbox per code
+    policy, however many of the batch's matches it plays), a larger one in
+    a process pool of referees that the evaluator keeps until `close`, so
+    worker start-up is paid once per session, not per batch.  `workers=1`
+    keeps everything in this process.
+
+    Sampled results are deterministic given their job (the participants'
+    code, seed and episodes), so successful ones are remembered: the same
+    job asked again (a candidate's benchmark preview and, once it is
+    accepted, the member's benchmark use the same seeds) is not played twice.
+    """
 
     def __init__(self, spec: "GameSpec", *, limits: Any = None, workers: int | None = None) -> None:
         self.spec = spec
         self.exact = bool(spec.exact)
         self.limits = limits
         self.workers = workers
+        self._pool = None
+        self._pool_lock = threading.Lock()
+        self._results: OrderedDict[tuple, Any] = OrderedDict()
 
     def static_issues(self, source: str) -> list[dict[str, Any]]:
         from csro_tui.policies.validation import validate_source
@@ -115,24 +134,49 @@ class GameEvaluator:
         return BotPolicy(side.name) if isinstance(side, Bot) else as_code(side)
 
     def run(self, jobs: Sequence[MatchJob]) -> list[MatchOutcome]:
-        sampled = [i for i, job in enumerate(jobs) if not job.exact]
         results: list[MatchOutcome | None] = [None] * len(jobs)
-        if len(sampled) >= POOL_MIN_JOBS and self.workers != 1:
-            # A process pool pays off only for batches: starting it costs seconds.
+        to_play = []
+        for index, job in enumerate(jobs):
+            if job.exact:
+                continue
+            known = self._results.get(_result_key(job))
+            if known is not None:
+                results[index] = dataclasses.replace(known, a=job.a.id, b=_side_name(job.b))
+            else:
+                to_play.append(index)
+        if to_play:
             from csro_tui.evaluation.runner import MatchJob as RunnerJob, evaluate_matchups
 
             batch = [
                 RunnerJob(self._participant(jobs[i].a), self._participant(jobs[i].b), jobs[i].episodes, jobs[i].seed)
-                for i in sampled
+                for i in to_play
             ]
-            for index, result in zip(sampled, evaluate_matchups(
-                self.spec, batch, workers=self.workers, limits=self.limits, exact=False
-            )):
+            played = evaluate_matchups(
+                self.spec, batch, workers=self.workers, limits=self.limits, exact=False, pool=self._referee_pool()
+            )
+            for index, result in zip(to_play, played):
                 results[index] = result
+                if result.failure is None:
+                    self._remember(_result_key(jobs[index]), result)
         for index, job in enumerate(jobs):
             if results[index] is None:
                 results[index] = self._run_one(job)
         return results  # type: ignore[return-value]
+
+    def _referee_pool(self):
+        if self.workers == 1:
+            return None
+        with self._pool_lock:
+            if self._pool is None:
+                from csro_tui.evaluation.runner import RefereePool
+
+                self._pool = RefereePool(self.spec, self.workers)
+            return self._pool
+
+    def _remember(self, key: tuple, result: Any) -> None:
+        self._results[key] = result
+        while len(self._results) > RESULT_CACHE_SIZE:
+            self._results.popitem(last=False)
 
     def _run_one(self, job: MatchJob) -> MatchOutcome:
         from csro_tui.evaluation.exact import exact_payoff
@@ -158,4 +202,18 @@ class GameEvaluator:
         return float(self.spec.load().min_utility())
 
     def close(self) -> None:
-        pass
+        """End the referee pool's worker processes, if any were started."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+
+def _side_name(side: PolicyRecord | Bot) -> str:
+    return side.name if isinstance(side, Bot) else side.id
+
+
+def _result_key(job: MatchJob) -> tuple:
+    """What a sampled result depends on: the code (not the names), seed, episodes."""
+    b = ("bot", job.b.name) if isinstance(job.b, Bot) else ("code", job.b.source)
+    return (job.a.source, b, job.seed, job.episodes)

@@ -235,21 +235,32 @@ class Engine:
                     break
         except KeyboardInterrupt:
             self._close("stopped", "interrupted")
+            self._release_evaluator()
             raise
         except BaseException as error:
             self._close("error", f"{type(error).__name__}: {error}")
+            self._release_evaluator()
             raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
         if reason == "completed" and not message:
             message = f"{self.state.completed_iterations} iterations"
         if close:
             self._close(reason, message)
+            self._release_evaluator()
         return RunOutcome(reason, message, self.state)
 
     def close(self, reason: str = "completed", message: str = "") -> None:
         """Record the session as closed (after `run(close=False)`); idempotent."""
         if self.state.closed is None:
             self._close(reason, message)
+        self._release_evaluator()
+
+    def _release_evaluator(self) -> None:
+        """Let the evaluator end its worker processes (it starts new ones if run again)."""
+        try:
+            self.evaluator.close()
+        except Exception:  # best effort, like recording the close
+            log.exception("could not close the evaluator")
 
     # --- events ---------------------------------------------------------------
 
@@ -572,7 +583,7 @@ class Engine:
 
     def _add_policy(self, *, name: str, source: str, origin: str, parent: str | None, iteration: int, proposal_id: str | None = None) -> PolicyRecord:
         policy = PolicyRecord(
-            id=f"p{len(self.state.population)}",
+            id=self._next_member_id(),
             name=name,
             source=source,
             origin=origin,
@@ -583,6 +594,10 @@ class Engine:
             self.writer.write_policy(policy)
         self._emit(PolicyAdded(policy=policy, proposal_id=proposal_id))
         return policy
+
+    def _next_member_id(self) -> str:
+        """The id the next policy to join gets."""
+        return f"p{len(self.state.population)}"
 
     def _join(self, proposal_id: str) -> PolicyRecord:
         entry = self.state.proposals[proposal_id]

@@ -84,10 +84,15 @@ class Gate:
         validation: ValidationResult,
         *,
         benchmark: bool = True,
+        member_id: str | None = None,
     ) -> tuple[Preview, bool, int]:
         """(preview, exact, episodes per member) for a valid candidate.
 
         `benchmark=False` skips the benchmark scores even where configured.
+        `member_id`, the id the candidate will have if it joins, makes the
+        benchmark matches the very ones the member's own benchmark will play
+        (same seeds), so the evaluator can reuse them instead of playing
+        dozens of bot matches twice.
         """
         candidate = candidate_record(source)
         exact = self.evaluator.exact
@@ -107,7 +112,7 @@ class Gate:
                     per_member[member.id] = float(outcome.mean)
         metrics = None
         if benchmark and self.settings.benchmark and failure is None:
-            metrics, failure = self._benchmark(key, candidate)
+            metrics, failure = self._benchmark(key, candidate, member_id)
         return (
             Preview(
                 expected_payoff=expected_payoff(per_member, weights),
@@ -119,7 +124,9 @@ class Gate:
             episodes,
         )
 
-    def _benchmark(self, key: str, candidate: PolicyRecord) -> tuple[dict[str, float] | None, PolicyFailure | None]:
+    def _benchmark(
+        self, key: str, candidate: PolicyRecord, member_id: str | None = None
+    ) -> tuple[dict[str, float] | None, PolicyFailure | None]:
         from csro_tui.evaluation.metrics import population_metrics
 
         bots = self.evaluator.bots()
@@ -127,8 +134,8 @@ class Gate:
             return None, None
         episodes = self.settings.benchmark_episodes
         jobs = [
-            MatchJob(candidate, Bot(bot), derive_seed(self.settings.seed, "preview-bench", key, bot), episodes)
-            for bot in bots
+            MatchJob(candidate, Bot(bot), seed, episodes)
+            for bot, seed in zip(bots, self._benchmark_seeds(key, bots, member_id))
         ]
         per_bot: dict[str, float] = {}
         for bot, outcome in zip(bots, self.evaluator.run(jobs)):
@@ -137,6 +144,12 @@ class Gate:
             per_bot[bot] = float(outcome.mean)
         scores = population_metrics(per_bot)
         return {"pop_return": scores.pop_return, "pop_expl": scores.pop_expl, "agg_score": scores.agg_score}, None
+
+    def _benchmark_seeds(self, key: str, bots: list[str], member_id: str | None) -> list[int]:
+        if member_id is None:
+            return [derive_seed(self.settings.seed, "preview-bench", key, bot) for bot in bots]
+        # The seeds of engine.jobs.benchmark_jobs for that member.
+        return [derive_seed(self.settings.seed, "benchmark", member_id, bot) for bot in bots]
 
     def check(self, source: str, population: Sequence[PolicyRecord], weights: dict[str, float], key: str) -> Preview:
         """Validate and preview in one call (the oracles' `context.preview`).

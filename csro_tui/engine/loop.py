@@ -494,7 +494,8 @@ class Engine:
             if self._stop.is_set():
                 return Gated.STOPPED
             preview, exact, episodes = self.gate.preview(
-                proposal_id, entry.proposal.source, population, weights, validation
+                proposal_id, entry.proposal.source, population, weights, validation,
+                member_id=self._next_member_id(),
             )
             self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
         if self._stop.is_set():

@@ -141,16 +141,26 @@ class Lockstep:
                     )
                     next_id += 1
         game_info = self.spec.game_info()
+        # Launch every host before waiting for any (hosts that have `launch`):
+        # they start up at the same time, not one after another.
         for host in self.hosts.values():
             kwargs = {"name": host.name}
             if self.limits is not None:
                 kwargs["limits"] = self.limits
             try:
                 host.host = self.factory(host.participant.source, game_info, **kwargs)
-                host.host.start()
-                create_episodes(host.host, host.new)
+                launch = getattr(host.host, "launch", None)
+                if launch is not None:
+                    launch()
             except PolicyFailure as error:
                 self._fail_host(host, error)
+        for host in self.hosts.values():
+            if host.failure is None:
+                try:
+                    host.host.start()
+                    create_episodes(host.host, host.new)
+                except PolicyFailure as error:
+                    self._fail_host(host, error)
             host.new = []
         self._finish_matches()
 

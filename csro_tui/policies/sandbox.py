@@ -365,6 +365,7 @@ class PolicyHost:
         self._poll_in: select.poll | None = None
         self._poll_out: select.poll | None = None
         self._in_flight: tuple | None = None  # (requests, legal lists, deadline, what) of a sent act
+        self._launching: float | None = None  # launched: the deadline of the module load not yet confirmed
         # episode id -> {observation key -> (last list object, the child's copy)}
         self._episodes: dict[int, dict[str, tuple[list, list]]] = {}
 
@@ -384,6 +385,21 @@ class PolicyHost:
 
     def start(self) -> None:
         """Spawn the host and load the module (no-op when already running)."""
+        self.launch()
+        if self._launching is not None:
+            deadline = self._launching
+            self._launching = None
+            self._receive(deadline, "loading the module")
+
+    def launch(self) -> None:
+        """The first half of `start`: spawn the host and send it the module,
+        without waiting for it to load (no-op once launched).
+
+        A caller starting several hosts launches them all, then calls
+        `start` on each: the hosts start up at the same time (interpreter,
+        sandbox and imports take a few hundred ms each) instead of one after
+        another.  `start` (or any other call) then waits for the module.
+        """
         self._check_usable()
         if self._process is not None:
             return
@@ -455,7 +471,8 @@ class PolicyHost:
                 "max_open_files": self.limits.max_open_files,
             },
         }
-        self._call(config, deadline, "loading the module")
+        self._send(config, deadline, "loading the module")
+        self._launching = deadline
 
     def new_episodes(self, episodes: list[tuple[int, int, int]]) -> None:
         """Construct `Policy(player, game)` for each (episode_id, player, seed)."""
@@ -597,7 +614,7 @@ class PolicyHost:
                 pass
 
     def _fail(self, category: FailureCategory, message: str, traceback_text: str = "") -> None:
-        self._in_flight = None
+        self._in_flight = self._launching = None
         self.failure = PolicyFailure(category, message, traceback_text, self.name)
         self._kill()
         raise self.failure

@@ -186,13 +186,20 @@ def tabularize(
     The returned table is shared with the cache: treat it as read-only.
     Raises PolicyFailure when the policy fails while being asked.
     """
+    return _tabularize(spec, code_policy, limits, host_factory, None)
+
+
+def _tabularize(spec, code_policy: CodePolicy, limits, host_factory, host) -> os_policy.TabularPolicy:
+    """`tabularize`, asking through `host` when one was launched for it already."""
     tables = game_tables(spec)
     key = (str(spec.load()), code_policy.source_hash)
     with _policy_lock:
         if key in _policy_cache:
             _policy_cache.move_to_end(key)
+            if host is not None:
+                host.close()
             return _policy_cache[key]
-    table = _ask_every_information_state(spec, tables, code_policy, limits, host_factory)
+    table = _ask_every_information_state(spec, tables, code_policy, limits, host_factory, host)
     with _policy_lock:
         _policy_cache[key] = table
         while len(_policy_cache) > _CACHE_SIZE:
@@ -200,7 +207,20 @@ def tabularize(
     return table
 
 
-def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, host_factory):
+def _cached(spec, code_policy: CodePolicy) -> bool:
+    with _policy_lock:
+        return (str(spec.load()), code_policy.source_hash) in _policy_cache
+
+
+def _new_host(spec, code_policy: CodePolicy, limits, host_factory):
+    factory = host_factory or default_host_factory()
+    kwargs = {"name": code_policy.name}
+    if limits is not None:
+        kwargs["limits"] = limits
+    return factory(code_policy.source, spec.game_info(), **kwargs)
+
+
+def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, host_factory, host=None):
     template = tables.template
     # States each row's episode is shown: own earlier decisions, then its own.
     # Observed only when sent, in order, as the referee would: a view may keep
@@ -211,11 +231,8 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
     ]
     views = [spec.new_view(int(player)) for player in tables.row_player]
 
-    factory = host_factory or default_host_factory()
-    kwargs = {"name": code_policy.name}
-    if limits is not None:
-        kwargs["limits"] = limits
-    host = factory(code_policy.source, spec.game_info(), **kwargs)
+    if host is None:
+        host = _new_host(spec, code_policy, limits, host_factory)
     final_answers: list[Any] = [None] * len(sequences)
     try:
         host.start()
@@ -319,11 +336,33 @@ def exact_payoff(
 
     A code policy failure while tabularising is returned in `failure`.
     """
+    # When both sides are code not tabularised yet, b's sandbox is launched
+    # before a is asked, so the two start up at the same time (a start-up,
+    # a few hundred ms, is most of what tabularising a small game costs).
+    b_host = None
     try:
+        if (
+            isinstance(a, CodePolicy) and isinstance(b, CodePolicy) and a.source_hash != b.source_hash
+            and not _cached(spec, a) and not _cached(spec, b)
+        ):
+            b_host = _new_host(spec, b, limits, host_factory)
+            launch = getattr(b_host, "launch", None)
+            try:
+                if launch is not None:
+                    launch()
+            except PolicyFailure:
+                pass  # kept by the host: raised when b is asked, after a, as before
         table_a = tabular_policy(spec, a, limits=limits, host_factory=host_factory)
-        table_b = tabular_policy(spec, b, limits=limits, host_factory=host_factory)
+        if b_host is not None:
+            host, b_host = b_host, None  # _tabularize closes it
+            table_b = _tabularize(spec, b, limits, host_factory, host)
+        else:
+            table_b = tabular_policy(spec, b, limits=limits, host_factory=host_factory)
     except PolicyFailure as failure:
         return MatchResult(a.name, b.name, 0.0, 0.0, 0, exact=True, failure=failure)
+    finally:
+        if b_host is not None:
+            b_host.close()
     a_first = policy_values(spec, table_a, table_b)[0]
     a_second = policy_values(spec, table_b, table_a)[1]
     return MatchResult(a.name, b.name, float((a_first + a_second) / 2), 0.0, 0, exact=True)

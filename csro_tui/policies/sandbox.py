@@ -734,11 +734,20 @@ class PolicyHost:
                     f"used up its CPU time limit of {self.limits.cpu_seconds} s while {what}",
                     log,
                 )
-            if signal_number == signal.SIGKILL or any(hint in log for hint in _MEMORY_HINTS):
+            if any(hint in log for hint in _MEMORY_HINTS):
                 return (
                     FailureCategory.MEMORY,
-                    f"host was killed ({signal_name}) while {what}, probably out of memory "
-                    f"(limit {self.limits.memory_mb} MB)",
+                    f"host was killed ({signal_name}) while {what}, out of memory (limit {self.limits.memory_mb} MB)",
+                    log,
+                )
+            if signal_number == signal.SIGKILL:
+                # Not our doing (the memory limit makes allocations fail, the
+                # CPU limit sends SIGXCPU): another process, or the system
+                # out of memory as a whole.  Say so rather than guess.
+                return (
+                    FailureCategory.CRASH,
+                    f"host was killed (SIGKILL) while {what}, from outside the sandbox "
+                    "(another process, or the system's out-of-memory killer)",
                     log,
                 )
             hint = " (too deep recursion?)" if signal_number == signal.SIGSEGV else ""

@@ -45,7 +45,6 @@ import shutil
 import socket
 import stat
 import tempfile
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,7 +54,6 @@ from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import MatchJob, play_match, play_matches
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.games.registry import get_game
-from csro_tui.policies.failures import PolicyFailure
 from csro_tui.policies.sandbox import PolicyHost, SandboxLimits
 from csro_tui.policies.validation import ValidationIssue, validate_source
 
@@ -324,28 +322,14 @@ class RecordingHost(PolicyHost):
 
 
 class Recorder:
-    """A host factory for the referee that hands out hosts started beforehand.
+    """A host factory for the referee that remembers the hosts it made."""
 
-    The referee starts its hosts one after another; starting them here all
-    at once (each on a thread of its own, then handed over) saves most of a
-    case's time and changes nothing else: they are the same hosts, started
-    the same way, and a failure to start is raised by the referee's own
-    `start()` call.
-    """
+    def __init__(self) -> None:
+        self.hosts: dict[str, RecordingHost] = {}
 
-    def __init__(self, participants: list[CodePolicy], game_info: dict, limits: SandboxLimits) -> None:
-        self.hosts = {
-            p.name: RecordingHost(p.source, game_info, name=p.name, limits=limits) for p in participants
-        }
-        threads = [threading.Thread(target=_start_quietly, args=(host,)) for host in self.hosts.values()]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
-    def __call__(self, source, game_info, *, name, **_kwargs) -> RecordingHost:
-        host = self.hosts[name]
-        assert host.source == source
+    def __call__(self, source, game_info, **kwargs) -> RecordingHost:
+        host = RecordingHost(source, game_info, **kwargs)
+        self.hosts[host.name] = host
         return host
 
     def answers(self, name: str) -> dict[int, list]:
@@ -372,13 +356,6 @@ class CaseRun:
         return self.result.failure.summary() if self.result.failure else "completed"
 
 
-def _start_quietly(host: PolicyHost) -> None:
-    try:
-        host.start()
-    except PolicyFailure:
-        pass  # kept on the host; the referee's start() raises it again
-
-
 def participants(case: Case, source: str) -> tuple[Any, CodePolicy, CodePolicy, CodePolicy]:
     spec = get_game(case.game)
     opponent_name, bystander_name = OPPONENTS[case.game.split("(")[0]]
@@ -395,7 +372,7 @@ def play_case(case: Case, arena: Arena, mode: str) -> CaseRun:
     """The case's policy (validation bypassed) in a real lockstep; see module doc."""
     spec, adversary, opponent, bystander = participants(case, case.source_text(arena))
     with environment(CSRO_SANDBOX=mode):
-        recorder = Recorder([adversary, opponent, bystander], spec.game_info(), case.limits)
+        recorder = Recorder()
         hostile, clean = play_matches(
             spec,
             [MatchJob(adversary, opponent, EPISODES, SEED), MatchJob(bystander, opponent, EPISODES, BYSTANDER_SEED)],

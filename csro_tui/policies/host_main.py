@@ -517,6 +517,42 @@ class _Guard:
 
         sys.addaudithook(hook)
         self._guard_import_machinery(forbid, frame_at, is_policy, import_initiator)
+        self._guard_path_queries(frame_at, policy_on_stack, outside_roots)
+
+    # os functions that tell about a path without opening it (no audit event).
+    PATH_QUERIES = ("stat", "lstat", "access", "readlink", "statvfs", "pathconf")
+
+    def _guard_path_queries(self, frame_at, policy_on_stack, outside_roots) -> None:
+        """While policy code runs, paths outside the Python installation look
+        missing to stat, lstat, access, readlink... (and so to os.path.exists
+        and friends), as they are in bubblewrap: otherwise a policy could
+        learn which files exist outside, their sizes and times, and find
+        other processes in /proc.  (Opening such a path is forbidden.)
+        """
+        import errno
+        import posix
+
+        int_type, str_type, bytes_type, type_of, fspath = int, str, bytes, type, os.fspath
+        missing = os.strerror(errno.ENOENT)
+        for name in self.PATH_QUERIES:
+            real = getattr(posix, name, None)
+            if real is None:
+                continue
+
+            def query(path, *args, _real=real, _name=name, **kwargs):
+                kind = type_of(path)
+                if kind is not int_type:
+                    if kind is not str_type and kind is not bytes_type:
+                        path = fspath(path)  # once: the checked path is the one used
+                    if (kwargs.get("dir_fd") is not None or outside_roots(path)) and policy_on_stack(frame_at(1)):
+                        if _name == "access":
+                            return False
+                        raise FileNotFoundError(errno.ENOENT, missing, path)
+                return _real(path, *args, **kwargs)
+
+            query.__name__ = name
+            for module in (os, posix):
+                setattr(module, name, query)
 
     def _guard_import_machinery(self, forbid, frame_at, is_policy, import_initiator) -> None:
         """Apply the import rules where importlib can be entered without an

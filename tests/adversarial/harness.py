@@ -18,6 +18,7 @@ module reads without importing (or even decoding) the file:
         "match_seconds": 1.0,      # the referee's per-match wall limit
         "pad_bytes": 150_000,      # the harness appends a comment this long
         "leak": True,              # the policy encodes secrets in its actions
+        "actions": [0],            # every answer it gives must be one of these
         "static_lines": [1],       # lines of static issues not marked in the source
     }
 
@@ -82,7 +83,7 @@ OPPONENTS = {
 
 _EXPECT = re.compile(r"^EXPECT = (\{.*?^\})", re.M | re.S)
 _KEYS = {"tries", "static", "runtime", "message", "game", "limits", "match_seconds", "pad_bytes", "leak",
-         "static_lines"}
+         "static_lines", "actions"}
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,9 @@ def test_runtime_layers_hold_without_static_validation(case, mode, arena):
     assert not spells(run.actions, secret_encoding(arena.secret, num_actions))
     if case.expect.get("leak") and run.outcome == "ok":
         assert run.actions and all(answers for answers in run.actions.values())
+    if "actions" in case.expect:  # what the policy's moves may be: e.g. "learned nothing"
+        answers = [answer for episode in run.actions.values() for answer in episode]
+        assert answers and set(answers) <= set(case.expect["actions"]), sorted(set(map(str, answers)))
 
     # The opponent, which also played a clean bystander on the same host, and
     # the referee behaved exactly as without the hostile policy around.

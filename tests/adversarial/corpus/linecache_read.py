@@ -2,9 +2,9 @@
 EXPECT = {
     "tries": "read the key file through linecache.getline (library code opens it)",
     "static": "invalid",
-    # In bubblewrap the file does not exist there: linecache finds nothing to open.
-    "runtime": {"rlimits": "forbidden", "bubblewrap": "ok"},
-    "message": r"^forbidden: blocked open\('/.*openai_key\.txt'\) outside the Python installation",
+    # Outside the installation paths look missing while policy code runs (and in
+    # bubblewrap they are): linecache finds no file to open, and returns "".
+    "runtime": "ok",
     "leak": True,
 }
 import typing

@@ -1,9 +1,10 @@
-"""Slows down other processes of its own user (the opponent's host in rlimits
-mode) with setpriority and CPU affinity, calls without audit events."""
+"""Slows down the processes next to it in pid order (in rlimits mode the
+opponent's host runs as 'nobody' too) with setpriority and CPU affinity,
+calls without audit events."""
 EXPECT = {
     "tries": "os.setpriority / os.sched_setaffinity on the opponent's host",
     "static": "invalid",
-    "runtime": {"rlimits": "forbidden", "bubblewrap": "ok"},
+    "runtime": "forbidden",
     "message": r"^forbidden: blocked use of os\.(setpriority|sched_setaffinity)\(\)",
 }
 import random
@@ -17,12 +18,13 @@ class Policy:
         os = random._os  # <- rejected
         me = os.getpid()
         # The referee starts the opponent's host just before or after this one:
-        # look only near our own pid (never at unrelated processes of the user).
+        # try the pids near our own (the kernel refuses processes of other users).
         for pid in range(max(2, me - 64), me + 64):
+            if pid == me:
+                continue
             try:
-                if pid != me and os.stat("/proc/%d" % pid).st_uid == os.getuid():
-                    os.setpriority(os.PRIO_PROCESS, pid, 19)
-                    os.sched_setaffinity(pid, {0})
+                os.setpriority(os.PRIO_PROCESS, pid, 19)
+                os.sched_setaffinity(pid, {0})
             except OSError:
                 pass
         return obs["legal_actions"][0]

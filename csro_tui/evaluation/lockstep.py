@@ -8,8 +8,11 @@ end.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import random
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -184,6 +187,10 @@ class Lockstep:
         so each state is asked for its current player once and everything else
         is plain list work.
         """
+        with _fewer_gc_passes():
+            self._run(deadline, limit)
+
+    def _run(self, deadline: float, limit: float) -> None:
         auto_action = self.spec.auto_action if _overrides_auto_action(self.spec) else None
         hosts = list(self.hosts.values())
         next_report = time.monotonic() + PROGRESS_INTERVAL
@@ -386,6 +393,38 @@ class Lockstep:
             else:
                 done += (episodes - match.remaining + partial.get(match.index, 0.0)) / episodes
         self.progress(done, len(self.matches))
+
+
+# The step loop allocates a few small containers per move (observations,
+# list deltas, batches), all freed by reference counting; at the default
+# gen-0 threshold (700) the cyclic collector still runs every few hundred
+# moves and now and then walks every episode's history lists.  Raising the
+# threshold while locksteps run cut the referee's CPU per RRPS move by about
+# a quarter (instant fake hosts, A/B in turns: median 36.4 -> 28.0 us per
+# step of 100 episodes).  Counted, so
+# overlapping locksteps on several threads restore the setting only once.
+GC_THRESHOLD_WHILE_PLAYING = 10_000
+_gc_lock = threading.Lock()
+_gc_users = 0
+_gc_saved: tuple[int, ...] = ()
+
+
+@contextlib.contextmanager
+def _fewer_gc_passes():
+    global _gc_users, _gc_saved
+    with _gc_lock:
+        if _gc_users == 0:
+            _gc_saved = gc.get_threshold()
+            if _gc_saved[0] and _gc_saved[0] < GC_THRESHOLD_WHILE_PLAYING:  # 0: collection is off, leave it
+                gc.set_threshold(GC_THRESHOLD_WHILE_PLAYING, *_gc_saved[1:])
+        _gc_users += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0:
+                gc.set_threshold(*_gc_saved)
 
 
 def create_episodes(host, episodes: list[tuple[int, int, int]]) -> None:

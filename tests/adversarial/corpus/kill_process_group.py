@@ -14,8 +14,10 @@ class Policy:
 
     def act(self, obs):
         os = random._os  # <- rejected
-        for action in (lambda: os.killpg(os.getpgid(os.getppid()), 15), lambda: os.kill(-1, 9),
-                       lambda: os.kill(0, 9)):
+        # Signal 0 for "every process" and "my group": the guard must block the
+        # call itself (if it ever did not, this would still harm nothing).
+        for action in (lambda: os.killpg(os.getpgid(os.getppid()), 15), lambda: os.kill(-1, 0),
+                       lambda: os.kill(0, 0)):
             try:
                 action()
             except BaseException:

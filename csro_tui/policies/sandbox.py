@@ -891,10 +891,38 @@ class PolicyHost:
 
 
 # -- the wire ----------------------------------------------------------------------
+#
+# Messages to the host are encoded with orjson when it can produce exactly
+# what the json module would mean (measured: ~10x faster on act batches,
+# the biggest single cost of a lockstep step in the referee).  Anything it
+# refuses or would change goes through json as before: values it does not
+# serialise the way json does (subclasses, dataclasses, datetimes, big
+# ints, non-str keys) raise and fall back, and a b"null" in its output
+# (None, but also NaN/inf, which orjson turns into null while json writes
+# NaN/Infinity) re-encodes with json.  The host reads every message with
+# json.loads, so what the policy receives is unchanged.
+
+try:
+    import orjson as _orjson
+except ImportError:  # optional: everything works (slower) without it
+    _orjson = None
+
+_ORJSON_STRICT = (
+    _orjson.OPT_PASSTHROUGH_SUBCLASS | _orjson.OPT_PASSTHROUGH_DATACLASS | _orjson.OPT_PASSTHROUGH_DATETIME
+    if _orjson is not None
+    else 0
+)
 
 
 def _encode_message(message: dict, what: str) -> bytes:
     """One protocol line; ValueError for a message JSON cannot carry."""
+    if _orjson is not None:
+        try:
+            data = _orjson.dumps(message, option=_ORJSON_STRICT)
+        except TypeError:  # orjson.JSONEncodeError: let json decide, as before
+            data = None
+        if data is not None and b"null" not in data:
+            return data + b"\n"
     try:
         return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
     except (TypeError, ValueError) as error:
@@ -902,7 +930,11 @@ def _encode_message(message: dict, what: str) -> bytes:
 
 
 def _decode_reply(line: bytes):
-    """The reply as Python data; ValueError if it is not JSON."""
+    """The reply as Python data; ValueError if it is not JSON.
+
+    json, not orjson: replies are small (an action id per request), and
+    orjson reads integers beyond 64 bits as floats where json keeps them.
+    """
     return json.loads(line)
 
 

@@ -18,7 +18,7 @@ import random
 import numpy as np
 import pyspiel
 
-from bench.common import Table, fmt_seconds, load_policy_class, ratio, timed
+from bench.common import Table, fmt_seconds, interleaved, load_policy_class, ratio, timed
 
 CODE_A, CODE_B = "frequency_counter", "markov_predictor"
 
@@ -139,12 +139,9 @@ def code_vs_code(table: Table, quick: bool) -> None:
     ours_episodes = 60 if quick else 200
     openspiel_episodes = 2 if quick else 6
     bare_episodes = 60 if quick else 200
-    repeats = 2 if quick else 3
+    repeats = 3 if quick else 5
 
     a, b = CodePolicy(CODE_A, seeds[CODE_A]), CodePolicy(CODE_B, seeds[CODE_B])
-    ours = timed(lambda: play_match(spec, a, b, episodes=ours_episodes, seed=7), repeats)
-    assert ours.value.failure is None, ours.value.failure
-
     class_a, class_b = load_policy_class(seeds[CODE_A]), load_policy_class(seeds[CODE_B])
     env = rl_environment.Environment(spec.game_string, include_full_state=True)
     actions = env.action_spec()["num_actions"]
@@ -152,8 +149,13 @@ def code_vs_code(table: Table, quick: bool) -> None:
         seat: (CodeAgent(spec, class_a, seat, actions), CodeAgent(spec, class_b, 1 - seat, actions))
         for seat in (0, 1)
     }
+    timings = interleaved({
+        "ours": lambda: play_match(spec, a, b, episodes=ours_episodes, seed=7),
+        "bare": lambda: bare_loop(spec, class_a, class_b, bare_episodes, throws),
+    }, repeats)
+    ours, bare = timings["ours"], timings["bare"]
+    assert ours.value.failure is None, ours.value.failure
     openspiel = timed(lambda: openspiel_eval(env, seat_agents, openspiel_episodes), 1)
-    bare = timed(lambda: bare_loop(spec, class_a, class_b, bare_episodes, throws), repeats)
 
     ours_rate = ours_episodes / ours.best
     openspiel_rate = openspiel_episodes / openspiel.best
@@ -188,9 +190,15 @@ def code_vs_bots(table: Table, quick: bool) -> None:
     episodes = 2  # the engine's benchmark_episodes default: one seat-swapped pair
     code = CodePolicy(CODE_B, seeds[CODE_B])
     jobs = [MatchJob(code, BotPolicy(name), episodes, 100 + i) for i, name in enumerate(bots)]
-    ours = timed(lambda: evaluate_matchups(spec, jobs), 1)
+    import os
+
+    cores = os.cpu_count() or 1
+    # All cores, pool start-up included (what `csro eval --workers N` pays);
+    # and the default, which keeps batches this small in one process.
+    ours = timed(lambda: evaluate_matchups(spec, jobs, workers=cores), 1)
     failures = [r.failure for r in ours.value if r.failure is not None]
     assert not failures, failures[0]
+    default = timed(lambda: evaluate_matchups(spec, jobs), 1)
 
     class_b = load_policy_class(seeds[CODE_B])
     env = rl_environment.Environment(spec.game_string, include_full_state=True)
@@ -210,5 +218,6 @@ def code_vs_bots(table: Table, quick: bool) -> None:
     table.add("2", f"{CODE_B} vs {scope}, {episodes} episodes each: seconds",
               fmt_seconds(ours.best), fmt_seconds(openspiel.best),
               f"{ratio(openspiel.best, ours.best):.1f}x faster", "", None,
-              note=f"ours: evaluate_matchups with its default workers; baseline: OpenSpiel-style loop, "
-                   f"example's BotAgent")
+              note=f"ours: evaluate_matchups with {cores} workers, pool start included; with its default "
+                   f"(in-process for a batch this small) {fmt_seconds(default.best)}; baseline: OpenSpiel-style "
+                   f"loop, the example's BotAgent")

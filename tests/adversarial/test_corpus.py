@@ -196,3 +196,29 @@ def test_hostile_proposals_through_the_engine_leave_the_session_intact(mode, are
     assert entries[-1].decision.action == "accept"
     policies = sorted(p.name for p in (tmp_path / "sessions" / engine.session_id / "policies").iterdir())
     assert policies == ["p0.py", "p1.py"]
+
+
+def test_the_table_in_security_md_is_the_corpus():
+    """docs/SECURITY.md shows make_table.py's output; the runtime tests above
+    check that each case really ends as its EXPECT says, so checking the
+    table against EXPECT (and static validation) keeps the document true."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "SECURITY.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        match = re.match(r"^\| `([a-z0-9_]+)` \| (.*) \|$", line)
+        if match:
+            rows[match.group(1)] = [cell.strip() for cell in match.group(2).split(" | ")]
+    assert sorted(rows) == sorted(IDS), "regenerate the table: python tests/adversarial/make_table.py"
+    arena = Arena()
+    try:
+        for case in CASES:
+            tries, static, *outcomes = rows[case.name]
+            issues = static_issues(case, arena)
+            assert static == (f"rejected (line {issues[0].line})" if issues else "accepted"), case.name
+            assert tries == case.tries.replace("|", "\\|")
+            expected = [case.runtime(mode) for mode in MODES]
+            assert [cell.replace(" (harmless)", "") for cell in outcomes] == expected, case.name
+    finally:
+        arena.close()

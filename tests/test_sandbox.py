@@ -541,3 +541,24 @@ def test_isolation_mode_follows_the_environment(monkeypatch):
 def test_host_script_never_imports_the_application():
     text = (Path(__file__).parent.parent / "csro_tui" / "policies" / "host_main.py").read_text()
     assert "import csro_tui" not in text and "from csro_tui" not in text
+
+
+def test_bubblewrap_mounts_the_python_installation_over_its_fresh_tmp(monkeypatch):
+    # A later bwrap mount hides an earlier one: an installation under /tmp
+    # (a CI checkout) must be bound after the empty /tmp, or the host can't start.
+    from csro_tui.policies import sandbox
+
+    monkeypatch.setattr(sandbox, "_python_roots", lambda: ["/tmp/checkout/.venv", "/opt/python"])
+    args = sandbox._bubblewrap_command("/usr/bin/bwrap", "/tmp/host-work")
+    tmpfs = args.index("--tmpfs")
+    assert args[tmpfs + 1] == "/tmp"
+    for root in ("/tmp/checkout/.venv", "/opt/python", "/tmp/host-work"):
+        bind = next(i for i, arg in enumerate(args) if arg in ("--ro-bind", "--bind") and args[i + 1] == root)
+        assert bind > tmpfs, root
+
+
+@pytest.mark.skipif(not os.environ.get("CI"), reason="CI installs bubblewrap; elsewhere it may be missing")
+def test_ci_exercises_the_bubblewrap_mode():
+    from csro_tui.policies.sandbox import bubblewrap_problem
+
+    assert bubblewrap_problem() is None

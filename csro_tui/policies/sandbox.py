@@ -278,14 +278,16 @@ def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
     for etc_file in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
         if os.path.exists(etc_file):
             args += ["--ro-bind", etc_file, etc_file]
+    # The fresh /tmp comes before the Python binds: a later mount hides an
+    # earlier one, and the installation may live under /tmp (a CI checkout).
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    made_dirs.add("/tmp")
     for root in _python_roots():
         if root == "/usr" or root.startswith("/usr/"):
             continue
         ensure_parents(root)
         args += ["--ro-bind", root, root]
         made_dirs.add(root)
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    made_dirs.add("/tmp")
     ensure_parents(_SANDBOX_SCRIPT)
     args += ["--ro-bind", str(HOST_SCRIPT), _SANDBOX_SCRIPT]
     ensure_parents(work_dir)

@@ -70,9 +70,10 @@ MARKER_PREFIX = "csro-pwned"  # every file a hostile policy tries to create star
 SECRET_ENV = "OPENAI_API_KEY"
 
 # Small limits: a working policy answers in microseconds, so only the cases
-# that wait for a deadline on purpose pay for them (about 1 s each).
+# that wait for a deadline on purpose pay for them (about 2 s each); still
+# generous enough for a loaded machine running other tests at the same time.
 LIMITS = SandboxLimits(
-    init_timeout=10.0, move_timeout=0.25, batch_timeout=0.5, memory_mb=512, cpu_seconds=30
+    init_timeout=15.0, move_timeout=0.5, batch_timeout=1.0, memory_mb=512, cpu_seconds=30
 )
 
 # Per game: (the hostile policy's opponent, the bystander that also plays it).

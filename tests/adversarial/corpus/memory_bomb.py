@@ -1,4 +1,5 @@
-"""Allocates memory without bound."""
+"""Allocates memory without bound (bytes() is calloc'ed: the address-space
+limit stops it at once, however loaded the machine is)."""
 EXPECT = {
     "tries": "memory bomb (64 MB blocks until something gives)",
     "static": "valid",
@@ -14,4 +15,4 @@ class Policy:
 
     def act(self, obs):
         while True:
-            self.hoard.append(bytearray(64 * 2**20))
+            self.hoard.append(bytes(64 * 2**20))

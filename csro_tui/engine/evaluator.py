@@ -141,7 +141,9 @@ class GameEvaluator:
                 continue
             known = self._results.get(_result_key(job))
             if known is not None:
-                results[index] = dataclasses.replace(known, a=job.a.id, b=_side_name(job.b))
+                results[index] = dataclasses.replace(
+                    known, a=job.a.id, b=_side_name(job.b), seeds=list(known.seeds), returns=list(known.returns)
+                )
             else:
                 to_play.append(index)
         if to_play:

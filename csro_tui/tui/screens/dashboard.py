@@ -5,12 +5,13 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Footer
 
 from csro_tui.tui.model import DashboardData
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
+from csro_tui.tui.widgets.title_header import TitleHeader
 
 
 class DashboardScreen(Screen[None]):
@@ -31,7 +32,7 @@ class DashboardScreen(Screen[None]):
         self._work_text = "idle"
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield DashboardView(id="dashboard")
         yield StatusLine(id="status")
         yield Footer()

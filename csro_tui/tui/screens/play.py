@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, OptionList, Static
+from textual.widgets import Button, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from csro_tui.tui.model import DashboardData
 from csro_tui.play import PlaySession, opponent_for
+from csro_tui.tui.widgets.title_header import TitleHeader
 
 MAX_LIST_ITEMS = 12
 
@@ -76,7 +77,7 @@ class PlayScreen(Screen[None]):
         self.opponents: dict[str, tuple[str | None, str, str | None]] = {}  # option id -> (member id, name, source)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         with Horizontal(id="play"):
             with Vertical(id="play-picker", classes="panel") as picker:
                 picker.border_title = "Opponent (enter to play)"

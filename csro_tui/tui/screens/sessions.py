@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from csro_tui.tui.backend import session_summary
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
+from csro_tui.tui.widgets.title_header import TitleHeader
 
 
 class SessionsScreen(Screen[None]):
@@ -29,7 +30,7 @@ class SessionsScreen(Screen[None]):
         self.backend = backend
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield DataTable(cursor_type="row", id="sessions-list")
         yield Footer()
 
@@ -93,7 +94,7 @@ class TimelineScreen(Screen[None]):
         self.step = 0
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static("loading…", id="timeline-bar")
         yield DashboardView(id="dashboard")
         yield StatusLine(id="timeline-status")

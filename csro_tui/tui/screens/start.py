@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
+from textual.widgets import Button, DataTable, Footer, Input, Label, Select
 
 from csro_tui.tui.model import LaunchOptions, StartChoices
+from csro_tui.tui.widgets.title_header import TitleHeader
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
 
     def compose(self) -> ComposeResult:
         d = self.defaults
-        yield Header()
+        yield TitleHeader()
         with Horizontal(id="start"):
             with VerticalScroll(id="new-session", classes="panel") as new:
                 new.border_title = "New session"

@@ -50,6 +50,10 @@ class Preview:
     per_member: dict[str, float]  # policy id -> mean payoff against it
     population_metrics: dict[str, float] | None = None  # PopReturn/PopExpl/AggScore
     failure: "PolicyFailure | None" = None
+    # Set when the candidate repeats a member or an earlier rejected proposal:
+    # the id it duplicates and how ("same code", "same behaviour", ...).
+    duplicate_of: str | None = None
+    duplicate_reason: str = ""
 
 
 @dataclass

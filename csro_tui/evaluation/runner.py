@@ -13,10 +13,12 @@ tables in this process, each participant tabularised once.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -165,6 +167,7 @@ class RefereePool:
         """Play the chunks (job indices) in the workers; results in job order."""
         with self._lock:
             if self._pool is None:
+                start_resource_tracker()
                 context = multiprocessing.get_context("spawn")
                 self._messages = context.Queue()
                 self._pool = context.Pool(
@@ -184,6 +187,60 @@ class RefereePool:
                 self._pool.close()
                 self._pool.join()
                 self._pool = self._messages = None
+
+
+_tracker_lock = threading.Lock()
+
+
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker safely in any embedding host.
+
+    The tracker is started by the first queue or worker and passes
+    `sys.stderr.fileno()` to the new process.  A host that replaces
+    sys.stderr with a stand-in whose fileno() returns -1 (Textual does, to
+    capture prints) makes that start fail with "ValueError: bad value(s) in
+    fds_to_keep".  While the tracker starts, sys.stderr is the process's own
+    standard error (or /dev/null if it has none); once running, the tracker
+    is reused and sys.stderr is never read for it again.
+    """
+    from multiprocessing import resource_tracker
+
+    with _tracker_lock:
+        if _has_real_fileno(sys.stderr):
+            resource_tracker.ensure_running()
+            return
+        with _stderr_with_fileno():
+            resource_tracker.ensure_running()
+
+
+def _has_real_fileno(stream) -> bool:
+    try:
+        fd = stream.fileno()
+    except Exception:  # no fileno at all: multiprocessing skips it itself
+        return True
+    if not isinstance(fd, int) or fd < 0:
+        return False
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _stderr_with_fileno():
+    replaced = sys.stderr
+    fallback = sys.__stderr__
+    opened = None
+    if fallback is None or not _has_real_fileno(fallback):
+        fallback = opened = open(os.devnull, "w")
+    sys.stderr = fallback
+    try:
+        yield
+    finally:
+        sys.stderr = replaced
+        if opened is not None:
+            opened.close()
 
 
 def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult]:

@@ -70,10 +70,12 @@ def evaluate_matchups(
         return []
     if getattr(spec, "exact", False) if exact is None else exact:
         return _evaluate_exactly(spec, jobs, progress, limits)
-    if pool is not None and workers != 1:
-        if _estimated_steps(spec, jobs) >= MIN_WARM_POOL_STEPS:
+    # A remote pool (the Ray backend) takes every batch: the work belongs on the cluster.
+    remote = getattr(pool, "remote", False)
+    if pool is not None and (workers != 1 or remote):
+        if _estimated_steps(spec, jobs) >= getattr(pool, "min_steps", MIN_WARM_POOL_STEPS):
             chunks = plan_chunks(jobs, pool.processes)
-            if len(chunks) > 1:
+            if len(chunks) > 1 or remote:
                 return pool.run(jobs, chunks, progress, limits)
         return _evaluate_here(spec, jobs, plan_chunks(jobs, 1), progress, limits)
     if workers is None and _estimated_steps(spec, jobs) < MIN_POOL_STEPS:

@@ -32,7 +32,7 @@ class RunConfig:
     oracle: str = "best-response"
     iterations: int = 10  # oracle iterations, after the initial population
     solver: str = "nash"
-    review: str = "auto"  # "auto" or "script:FILE"
+    review: str = "auto"  # "auto", "auto:THRESHOLD", "valid" or "script:FILE"
     seed: int = 0
     # Episodes per payoff entry (sampled games); None: the game's default.
     # Exact games (Kuhn, Leduc) compute entries exactly and ignore it.
@@ -91,8 +91,9 @@ class RunConfig:
             raise ConfigError(f"benchmark_episodes must be >= 1, not {self.benchmark_episodes}")
         if self.benchmark not in ("auto", "on", "off"):
             raise ConfigError(f"benchmark must be auto, on or off, not {self.benchmark!r}")
-        if not (self.review == "auto" or (self.review.startswith("script:") and len(self.review) > 7)):
-            raise ConfigError(f"review must be auto or script:FILE, not {self.review!r}")
+        if not (self.review in ("auto", "valid") or (self.review.startswith("script:") and len(self.review) > 7)
+                or (self.review.startswith("auto:") and len(self.review) > 5)):
+            raise ConfigError(f"review must be auto, auto:THRESHOLD, valid or script:FILE, not {self.review!r}")
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

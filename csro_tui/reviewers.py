@@ -11,8 +11,9 @@ once `review.cancel` is set, so a stop request is not held up.  Invalid code
 never joins the population whatever a reviewer says: the engine turns an
 accept of an invalid proposal into a rejection.
 
-Headless reviewers: `AutoReviewer` and `ScriptReviewer`; `make_reviewer`
-parses the CLI's `--review auto|script:FILE`.
+Headless reviewers: `AutoReviewer` (accepts only improvements that repeat
+nothing; `valid`: every valid proposal) and `ScriptReviewer`;
+`make_reviewer` parses the CLI's `--review auto|auto:THRESHOLD|valid|script:FILE`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
+from csro_tui.oracles.base import IMPROVEMENT_Z, PolicyRecord, Preview, Proposal
 from csro_tui.policies.failures import PolicyFailure
 
 Action = Literal["accept", "edit", "reject"]
@@ -40,6 +41,7 @@ class ValidationResult:
     failure: PolicyFailure | None = None  # set when the smoke run failed
     smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
     smoke_episodes: int = 0
+    smoke_stderr: dict[str, float] = field(default_factory=dict)  # member id -> standard error (sampled)
 
     def summary(self) -> str:
         """One line: why the code is invalid, or "valid"."""
@@ -101,16 +103,41 @@ class Reviewer(Protocol):
 
 
 class AutoReviewer:
-    """Accepts every valid proposal; rejects invalid ones with the failure as the reason."""
+    """Accepts a proposal only if it is a better response than the population has.
 
-    name = "auto"
+    The rule (`Preview.shortfall`): the code is valid and ran, it repeats no
+    member and no earlier rejected proposal (same normalized code or same
+    behaviour), and its expected payoff against the current meta-strategy is
+    above `threshold` (default 0) by more than the noise margin where
+    payoffs are sampled (`z` standard errors of the preview's estimate).
+    Anything else is rejected with that reason, which goes back to the oracle.
+
+    `threshold=None` turns the improvement and duplicate rules off: every
+    valid proposal is accepted (the reviewer's behaviour before the gate
+    knew what a best response is; `--review valid`).
+    """
+
+    def __init__(self, threshold: float | None = 0.0, z: float = IMPROVEMENT_Z) -> None:
+        self.threshold = threshold
+        self.z = z
+        self.name = "auto" if threshold is not None else "valid"
 
     def decide(self, review: ReviewRequest) -> Decision:
         if not review.validation.valid:
             return Decision.reject(review.validation.summary())
-        if review.preview is not None and review.preview.failure is not None:
-            return Decision.reject(review.preview.failure.summary())
-        return Decision.accept()
+        preview = review.preview
+        if preview is not None and preview.failure is not None:
+            return Decision.reject(preview.failure.summary())
+        if self.threshold is None or preview is None:
+            return Decision.accept()
+        shortfall = preview.shortfall(self.threshold, self.z)
+        if shortfall is not None:
+            return Decision.reject(shortfall)
+        margin = preview.improvement_margin(self.z)
+        noise = f" (noise margin {margin:.3f})" if margin > 0 else ""
+        return Decision.accept(
+            f"expected payoff {preview.expected_payoff:+.3f} against the meta-strategy beats {self.threshold:+.3f}{noise}"
+        )
 
 
 class ScriptReviewer:
@@ -221,9 +248,16 @@ def _parse_decision(path: Path, where: str, entry: Any) -> Decision:
 
 
 def make_reviewer(spec: str) -> Reviewer:
-    """`auto` or `script:FILE` (the CLI's --review)."""
+    """`auto`, `auto:THRESHOLD`, `valid` or `script:FILE` (the CLI's --review)."""
     if spec == "auto":
         return AutoReviewer()
+    if spec == "valid":
+        return AutoReviewer(threshold=None)
+    if spec.startswith("auto:"):
+        try:
+            return AutoReviewer(threshold=float(spec[len("auto:"):]))
+        except ValueError:
+            raise ConfigError(f"--review {spec!r}: the threshold after auto: must be a number") from None
     if spec.startswith("script:") and spec[len("script:") :]:
         return ScriptReviewer(spec[len("script:") :])
-    raise ConfigError(f"--review {spec!r}: use auto or script:FILE")
+    raise ConfigError(f"--review {spec!r}: use auto, auto:THRESHOLD, valid or script:FILE")

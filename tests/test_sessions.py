@@ -321,7 +321,7 @@ def test_config_file_from_environment_and_bad_values(tmp_path):
         load_run_config(config_file=tmp_path / "missing.toml", env={})
     with pytest.raises(ConfigError, match="max_attempts must be >= 1"):
         load_run_config({"max_attempts": 0}, env={})
-    with pytest.raises(ConfigError, match="review must be auto or script:FILE"):
+    with pytest.raises(ConfigError, match="review must be auto, auto:THRESHOLD, valid or script:FILE"):
         load_run_config({"review": "maybe"}, env={})
 
 
@@ -346,7 +346,10 @@ def review(valid=True, failure=None, preview_failure=None) -> ReviewRequest:
 
 def test_auto_reviewer():
     reviewer = AutoReviewer()
-    assert reviewer.decide(review()) == Decision.accept()
+    # Issue 14: a proposal that does not beat the meta-strategy is rejected; `valid` accepts it.
+    assert reviewer.decide(review()).action == "reject"
+    assert "no improvement" in reviewer.decide(review()).reason
+    assert AutoReviewer(threshold=None).decide(review()) == Decision.accept()
     assert reviewer.decide(review(valid=False)).reason == "invalid: line 4: import os"
     assert reviewer.decide(review(valid=False, failure=FAILURE)).reason == "timeout: act took 2 s (candidate)"
     assert reviewer.decide(review(preview_failure=FAILURE)).action == "reject"
@@ -405,7 +408,11 @@ def test_malformed_review_scripts_are_config_errors(tmp_path, text, message):
 
 
 def test_review_spec_errors(tmp_path):
-    with pytest.raises(ConfigError, match="use auto or script:FILE"):
+    with pytest.raises(ConfigError, match="use auto, auto:THRESHOLD, valid or script:FILE"):
         make_reviewer("person")
+    with pytest.raises(ConfigError, match="must be a number"):
+        make_reviewer("auto:high")
+    assert make_reviewer("auto:0.25").threshold == 0.25
+    assert make_reviewer("valid").threshold is None
     with pytest.raises(ConfigError, match="no such file"):
         make_reviewer(f"script:{tmp_path / 'none.json'}")

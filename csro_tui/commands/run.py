@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--oracle", help="oracle name: best-response, seed, human, llm, ... (default best-response)")
     add("--iterations", type=_count, help="oracle iterations in total (default 10)")
     add("--solver", help="meta-solver: nash, prd, rm, uniform, alpharank (default nash)")
-    add("--review", help="auto (accept valid proposals) or script:FILE (decisions from a JSON/JSONL file)")
+    add("--review", help="auto (accept only proposals that beat the meta-strategy and repeat nothing; "
+        "auto:THRESHOLD for another threshold than 0), valid (accept every valid proposal) "
+        "or script:FILE (decisions from a JSON/JSONL file)")
     add("--seed", type=int, help="session seed; every evaluation seed derives from it (default 0)")
     add("--episodes", type=_positive, help="episodes per payoff entry in sampled games (default: the game's)")
     add("--smoke-episodes", type=_positive, help="episodes of the validation match against each member (default 2)")
@@ -234,6 +236,16 @@ class RunDisplay:
         elif event.TYPE == "iteration_finished":
             self._print_new_rows()
 
+        progress = getattr(event, "progress", "") if event.TYPE == "iteration_finished" else ""
+        if progress:
+            # The gate's note that the run stopped improving (it may quote a rejection reason).
+            from csro_tui.text import one_line, plain
+
+            line = f"iteration {event.iteration}: {one_line(progress, 300)}"
+            if self.live is not None:
+                self.console.print(plain(line, "yellow"))
+            else:
+                print(line, flush=True)
     def _print_new_rows(self) -> None:
         from csro_tui.sessions.summary import iteration_rows
 

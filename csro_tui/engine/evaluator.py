@@ -210,6 +210,23 @@ class GameEvaluator:
         if pool is not None:
             pool.close()
 
+    def policy_table(self, source: str):
+        """The code's action probabilities at every information state (exact games), or None.
+
+        Tabularised in the sandbox and cached by source, so a candidate the
+        exact validation already asked costs nothing more; None when the
+        game is not exact or the code fails.
+        """
+        if not self.exact:
+            return None
+        from csro_tui.evaluation.exact import tabularize
+        from csro_tui.evaluation.participants import CodePolicy
+
+        try:
+            return tabularize(self.spec, CodePolicy(CANDIDATE, source), limits=self.limits).action_probability_array
+        except PolicyFailure:
+            return None
+
 
 def _side_name(side: PolicyRecord | Bot) -> str:
     return side.name if isinstance(side, Bot) else side.id

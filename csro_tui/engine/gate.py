@@ -11,20 +11,37 @@ sandbox start instead of two per member.
 
 The preview is the candidate's mean payoff against each member - the
 validation run's results, or `preview_episodes` more in sampled games -
-combined with the current meta-strategy into its expected payoff, plus its
-population metrics against the benchmark bots where those are measured.
+combined with the current meta-strategy into its expected payoff (with its
+standard error where payoffs are sampled), plus its population metrics
+against the benchmark bots where those are measured.
+
+The preview also says whether the candidate repeats a member or an earlier
+rejected proposal (`Preview.duplicate_of`, `duplicate_reason`; see
+`engine/duplicates.py`), and `Preview.shortfall(threshold)` says why it is
+not an improvement on the meta-strategy: the auto reviewer's rule, shown to
+a person in the TUI and fed back to the oracles.  `known_policies(state)`
+lists what a candidate is compared with; `progress_note(state, iteration)`
+says when a run has stopped improving.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
 from csro_tui.engine.evaluator import CANDIDATE, Bot, Evaluator, MatchJob, derive_seed
 from csro_tui.oracles.base import PolicyRecord, Preview
 from csro_tui.policies.failures import PolicyFailure
 from csro_tui.reviewers import ValidationResult
+
+if TYPE_CHECKING:
+    from csro_tui.sessions.state import SessionState
+
+# Rejected proposals a candidate is compared with, newest first (each one may
+# cost a tabularisation in exact games after a resume).
+MAX_REJECTED_COMPARED = 20
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,7 @@ class Gate:
             for member in opponents
         ]
         smoke: dict[str, float] = {}
+        smoke_stderr: dict[str, float] = {}
         for member, outcome in zip(opponents, self.evaluator.run(jobs)):
             # Against itself, any failure is the candidate's.
             failure = _candidate_failure(outcome.failure) if population else outcome.failure
@@ -73,7 +91,8 @@ class Gate:
                 return ValidationResult(valid=False, failure=failure, smoke=smoke, smoke_episodes=episodes)
             if outcome.failure is None and population:
                 smoke[member.id] = float(outcome.mean)
-        return ValidationResult(valid=True, smoke=smoke, smoke_episodes=episodes)
+                smoke_stderr[member.id] = _stderr(outcome)
+        return ValidationResult(valid=True, smoke=smoke, smoke_episodes=episodes, smoke_stderr=smoke_stderr)
 
     def preview(
         self,
@@ -85,6 +104,7 @@ class Gate:
         *,
         benchmark: bool = True,
         member_id: str | None = None,
+        known: Sequence[KnownPolicy] = (),
     ) -> tuple[Preview, bool, int]:
         """(preview, exact, episodes per member) for a valid candidate.
 
@@ -92,7 +112,8 @@ class Gate:
         `member_id`, the id the candidate will have if it joins, makes the
         benchmark matches the very ones the member's own benchmark will play
         (same seeds), so the evaluator can reuse them instead of playing
-        dozens of bot matches twice.
+        dozens of bot matches twice.  `known` (see `known_policies`) is what
+        the candidate must not repeat.
         """
         candidate = candidate_record(source)
         exact = self.evaluator.exact
@@ -100,29 +121,42 @@ class Gate:
         failure: PolicyFailure | None = None
         if exact or self.settings.preview_episodes is None:
             per_member = dict(validation.smoke)
+            stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in per_member}
         else:
             jobs = [
                 MatchJob(candidate, m, derive_seed(self.settings.seed, "preview", key, m.id), episodes, exact)
                 for m in population
             ]
-            per_member = {}
+            per_member, stderr = {}, {}
             for member, outcome in zip(population, self.evaluator.run(jobs)):
                 failure = failure or _candidate_failure(outcome.failure)
                 if outcome.failure is None:
                     per_member[member.id] = float(outcome.mean)
+                    stderr[member.id] = _stderr(outcome)
         metrics = None
         if benchmark and self.settings.benchmark and failure is None:
             metrics, failure = self._benchmark(key, candidate, member_id)
-        return (
-            Preview(
-                expected_payoff=expected_payoff(per_member, weights),
-                per_member=per_member,
-                population_metrics=metrics,
-                failure=failure,
-            ),
-            exact,
-            episodes,
+        result = Preview(
+            expected_payoff=expected_payoff(per_member, weights),
+            per_member=per_member,
+            population_metrics=metrics,
+            failure=failure,
+            stderr={} if exact else stderr,
+            expected_stderr=0.0 if exact else expected_stderr(stderr, weights),
         )
+        if failure is None:
+            self.mark_duplicate(result, source, known, exact)
+        return result, exact, episodes
+
+    def mark_duplicate(self, preview: Preview, source: str, known: Sequence[KnownPolicy], exact: bool) -> None:
+        """Set `preview.duplicate_of` / `duplicate_reason` if the candidate repeats a known policy."""
+        if not known:
+            return
+        table_of = getattr(self.evaluator, "policy_table", None) if exact else None
+        row = None if exact else {m: (v, preview.stderr.get(m, 0.0)) for m, v in preview.per_member.items()}
+        found = find_duplicate(source, known, table_of=table_of, candidate_row=row)
+        if found is not None:
+            preview.duplicate_of, preview.duplicate_reason = found.of, found.reason
 
     def _benchmark(
         self, key: str, candidate: PolicyRecord, member_id: str | None = None
@@ -151,12 +185,20 @@ class Gate:
         # The seeds of engine.jobs.benchmark_jobs for that member.
         return [derive_seed(self.settings.seed, "benchmark", member_id, bot) for bot in bots]
 
-    def check(self, source: str, population: Sequence[PolicyRecord], weights: dict[str, float], key: str) -> Preview:
+    def check(
+        self,
+        source: str,
+        population: Sequence[PolicyRecord],
+        weights: dict[str, float],
+        key: str,
+        known: Sequence[KnownPolicy] = (),
+    ) -> Preview:
         """Validate and preview in one call (the oracles' `context.preview`).
 
         Without benchmark scores: oracles rank candidates by their payoff
         against the meta-strategy, and scoring every candidate they try
-        against dozens of bots would cost minutes.
+        against dozens of bots would cost minutes.  Duplicates of `known`
+        are marked, so an oracle learns before proposing that it repeated one.
         """
         validation = self.validate(key, source, population)
         if not validation.valid:
@@ -164,7 +206,7 @@ class Gate:
                 {"category": "invalid", "message": validation.summary()}
             )
             return Preview(expected_payoff=math.nan, per_member={}, failure=failure)
-        preview, _, _ = self.preview(key, source, population, weights, validation, benchmark=False)
+        preview, _, _ = self.preview(key, source, population, weights, validation, benchmark=False, known=known)
         return preview
 
 
@@ -180,3 +222,122 @@ def expected_payoff(per_member: dict[str, float], weights: dict[str, float]) -> 
     if total <= 0:
         return sum(per_member.values()) / len(per_member)
     return sum(weights.get(member, 0.0) * value for member, value in per_member.items()) / total
+
+
+def expected_stderr(stderr: dict[str, float], weights: dict[str, float]) -> float:
+    """Standard error of `expected_payoff` (independent per-member estimates, the same weighting)."""
+    if not stderr:
+        return 0.0
+    total = sum(weights.get(member, 0.0) for member in stderr)
+    if total <= 0:
+        share = {member: 1.0 / len(stderr) for member in stderr}
+    else:
+        share = {member: weights.get(member, 0.0) / total for member in stderr}
+    value = math.sqrt(sum((share[m] * se) ** 2 for m, se in stderr.items() if se == se))
+    return float(value)
+
+
+def _stderr(outcome) -> float:
+    value = getattr(outcome, "stderr", 0.0)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return value if value == value and value >= 0 else 0.0
+
+
+def known_policies(state: "SessionState") -> list[KnownPolicy]:
+    """What a candidate must not repeat: every member, then rejected proposals, newest first.
+
+    Members carry their payoff row (from the recorded payoff entries);
+    rejected proposals the row their preview measured.
+    """
+    known: list[KnownPolicy] = []
+    ids = [m.id for m in state.population]
+    for member in state.population:
+        row: dict[str, tuple[float, float]] = {}
+        for other in ids:
+            if other == member.id:
+                continue
+            entry = state.payoffs.get((member.id, other))
+            if entry is not None and entry.failure is None:
+                row[other] = (float(entry.mean), float(entry.stderr or 0.0))
+            else:
+                entry = state.payoffs.get((other, member.id))
+                if entry is not None and entry.failure is None:
+                    row[other] = (-float(entry.mean), float(entry.stderr or 0.0))
+        known.append(KnownPolicy(member.id, f"member {member.name} ({member.id})", member.source, row, True))
+    rejected = [
+        proposal for proposal in state.proposals.values()
+        if proposal.decision is not None and proposal.decision.action == "reject"
+    ]
+    for proposal in list(reversed(rejected))[:MAX_REJECTED_COMPARED]:
+        row = {}
+        if proposal.preview is not None:
+            preview = proposal.preview.preview
+            row = {m: (v, preview.stderr.get(m, 0.0)) for m, v in preview.per_member.items() if v == v}
+        known.append(KnownPolicy(
+            proposal.id, f"rejected proposal {proposal.proposal.name} ({proposal.id})",
+            proposal.proposal.source, row, False,
+        ))
+    return known
+
+
+# An iteration that adds nothing, or leaves the headline metric where it
+# was, is "not improving"; the note names how long that has lasted.
+def progress_note(state: "SessionState", iteration: int) -> str:
+    """One line when the run has stopped improving as of `iteration` (else "").
+
+    Two signs: iterations in a row that added no policy (every proposal
+    rejected), and a headline metric (exploitability, AggScore) no better
+    than before the latest accepted policies joined.
+    """
+    from csro_tui.sessions.state import headline_metric
+
+    numbers = sorted(n for n in state.iterations if 1 <= n <= iteration)
+    idle = 0
+    for number in reversed(numbers):
+        if state.iterations[number].accepted is None and not _joined_in(state, number):
+            idle += 1
+        else:
+            break
+    if idle:
+        last = _last_rejection(state, iteration)
+        why = f" (last rejection: {last})" if last else ""
+        plural = "s" if idle > 1 else ""
+        return f"not improving: no policy accepted in the last {idle} iteration{plural}{why}"
+    history = [m for m in state.metrics if 1 <= m.iteration <= iteration]
+    earlier = [m for m in state.metrics if m.iteration < iteration]
+    if not history or not earlier:
+        return ""
+    current = headline_metric(history[-1])
+    if current is None or current[0] == "meta-NashConv":
+        return ""
+    name, value = current
+    stale = 0
+    for metrics in reversed(earlier):
+        before = headline_metric(metrics)
+        if before is None or before[0] != name:
+            break
+        better = value > before[1] + 1e-9 if name == "AggScore" else value < before[1] - 1e-9
+        if better:
+            break
+        stale += 1
+        if metrics.iteration < 1:
+            break
+    if stale == 0:
+        return ""
+    plural = "s" if stale > 1 else ""
+    return f"not improving: {name} {value:.4f} is no better than {stale} iteration{plural} ago"
+
+
+def _joined_in(state: "SessionState", number: int) -> bool:
+    return any(m.iteration == number for m in state.population) and number > 0
+
+
+def _last_rejection(state: "SessionState", iteration: int) -> str:
+    for proposal in reversed(list(state.proposals.values())):
+        if proposal.iteration <= iteration and proposal.decision is not None and proposal.decision.action == "reject":
+            reason = " ".join(proposal.decision.reason.split())
+            return reason if len(reason) <= 160 else reason[:159] + "…"
+    return ""

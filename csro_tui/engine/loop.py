@@ -47,7 +47,7 @@ import numpy as np
 
 from csro_tui.config import RunConfig, strip_credentials
 from csro_tui.engine.evaluator import Evaluator, MatchJob, derive_seed
-from csro_tui.engine.gate import Gate, GateSettings
+from csro_tui.engine.gate import Gate, GateSettings, known_policies, progress_note
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
 from csro_tui.engine.metrics import benchmark_scores, payoff_against
 from csro_tui.errors import ConfigError, CsroError
@@ -370,7 +370,8 @@ class Engine:
             else:
                 current = self.state.iterations[number]
                 if current.attempts >= self.config.max_attempts:
-                    self._emit(IterationFinished(iteration=number, accepted=None, attempts=current.attempts))
+                    self._emit(IterationFinished(iteration=number, accepted=None, attempts=current.attempts,
+                                                 progress=progress_note(self.state, number)))
                     return None
                 asked = self._ask_oracle(number, current.attempts + 1)
                 if isinstance(asked, _OracleDone):
@@ -447,13 +448,16 @@ class Engine:
     def _context(self, number: int, attempt: int) -> OracleContext:
         population = list(self.state.population)
         weights = self.state.meta_strategy
+        known = known_policies(self.state)
         return OracleContext(
             spec=self.spec,
             iteration=number,
             population=population,
             meta_strategy=[weights[m.id] for m in population],
             rejections=self.state.rejections,
-            preview=lambda source: self.gate.check(source, population, weights, key=f"oracle-{number}.{attempt}"),
+            preview=lambda source: self.gate.check(
+                source, population, weights, key=f"oracle-{number}.{attempt}", known=known
+            ),
             cancel=self._stop,
             seed=derive_seed(self.config.seed, "oracle", number, attempt),
         )
@@ -496,6 +500,7 @@ class Engine:
             preview, exact, episodes = self.gate.preview(
                 proposal_id, entry.proposal.source, population, weights, validation,
                 member_id=self._next_member_id(),
+                known=[k for k in known_policies(self.state) if k.id != proposal_id],
             )
             self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
         if self._stop.is_set():
@@ -639,6 +644,7 @@ class Engine:
                 iteration=number,
                 accepted=new[-1] if new else None,
                 attempts=self.state.iterations[number].attempts,
+                progress=progress_note(self.state, number),
             )
         )
 

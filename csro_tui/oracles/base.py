@@ -42,6 +42,12 @@ class Proposal:
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
+# Standard errors the expected payoff must clear a threshold by (sampled games).
+IMPROVEMENT_Z = 2.0
+# Exact payoffs equal to the threshold up to rounding are not improvements.
+_EXACT_SLACK = 1e-9
+
+
 @dataclass
 class Preview:
     """How a candidate fares against the current population."""
@@ -54,6 +60,35 @@ class Preview:
     # the id it duplicates and how ("same code", "same behaviour", ...).
     duplicate_of: str | None = None
     duplicate_reason: str = ""
+    # Standard errors where payoffs are sampled (empty / 0 when exact):
+    # per member, and of `expected_payoff` (the weights applied to them).
+    stderr: dict[str, float] = field(default_factory=dict)
+    expected_stderr: float = 0.0
+
+    def improvement_margin(self, z: float = IMPROVEMENT_Z) -> float:
+        """How far above a threshold the expected payoff must be to count as better (noise)."""
+        return z * self.expected_stderr if self.expected_stderr > 0 else 0.0
+
+    def shortfall(self, threshold: float = 0.0, z: float = IMPROVEMENT_Z) -> str | None:
+        """Why this candidate is not an improvement on the meta-strategy, or None if it is.
+
+        The gate's rule (`--review auto`, and what the LLM oracles aim for):
+        it ran, it repeats nothing known, and its expected payoff against
+        the meta-strategy is above `threshold` by more than the noise margin.
+        """
+        if self.failure is not None:
+            return self.failure.summary()
+        if self.duplicate_of is not None:
+            return f"duplicate: {self.duplicate_reason or 'repeats ' + self.duplicate_of}"
+        value = self.expected_payoff
+        if value is None or value != value:
+            return "no payoff against the meta-strategy could be measured"
+        margin = self.improvement_margin(z)
+        if value > threshold + margin + _EXACT_SLACK:
+            return None
+        noise = f" + noise margin {margin:.3f} ({z:g} standard errors)" if margin > 0 else ""
+        return (f"no improvement: expected payoff {value:+.3f} against the meta-strategy "
+                f"does not beat {threshold:+.3f}{noise}")
 
 
 @dataclass

@@ -220,6 +220,8 @@ class IterationFinished(Event):
     iteration: int
     accepted: str | None  # id of the policy that joined, None if all were rejected
     attempts: int = 0
+    # One line when the run has stopped improving (engine.gate.progress_note), else "".
+    progress: str = ""
 
 
 @dataclass(kw_only=True)
@@ -292,6 +294,10 @@ def _to_json(value: Any) -> Any:
             "per_member": {k: _finite(v) for k, v in value.per_member.items()},
             "population_metrics": _to_json(value.population_metrics),
             "failure": _failure_to_json(value.failure),
+            "duplicate_of": value.duplicate_of,
+            "duplicate_reason": value.duplicate_reason,
+            "stderr": {k: _finite(v) for k, v in value.stderr.items()},
+            "expected_stderr": _finite(value.expected_stderr),
         }
     if isinstance(value, (PolicyRecord, Proposal)):
         return _to_json(dataclasses.asdict(value))
@@ -314,6 +320,10 @@ def _preview_from_json(data: dict) -> Preview:
         per_member={k: _nan_if_none(v) for k, v in data.get("per_member", {}).items()},
         population_metrics=data.get("population_metrics"),
         failure=_failure_from_json(data.get("failure")),
+        duplicate_of=data.get("duplicate_of"),
+        duplicate_reason=data.get("duplicate_reason") or "",
+        stderr={k: float(v) for k, v in (data.get("stderr") or {}).items() if v is not None},
+        expected_stderr=float(data.get("expected_stderr") or 0.0),
     )
 
 

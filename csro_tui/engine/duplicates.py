@@ -1,0 +1,152 @@
+"""Is a proposal something the session has already seen?
+
+Two kinds of sameness, tried in this order:
+
+- **same code**: the module's AST once docstrings are stripped (comments
+  and formatting never reach the AST), compared as `ast.dump` text; a model
+  that copies a seed and rewrites its docstring is caught here;
+- **same behaviour**: in exact games the tabularised policy (an action
+  distribution per information state, both seats) is identical; in sampled
+  games the candidate's payoff row equals the other policy's within noise
+  (and it ties that policy itself), over enough opponents to tell policies
+  apart.
+
+What the candidate is compared with (`KnownPolicy`) is every population
+member and the session's rejected proposals, newest first.  Nothing here
+runs policy code: tables come from the evaluator (the sandbox), rows from
+recorded payoffs.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+# Two payoffs are "equal within noise" when they differ by at most this many
+# standard errors of their difference (plus a tiny absolute slack).
+DUPLICATE_Z = 3.0
+_ABSOLUTE_SLACK = 1e-9
+# A behaviour comparison needs this many shared opponents, at least one of
+# them with a payoff distinguishable from zero: against a single uniform-random
+# member every policy scores ~0, which says nothing about sameness.
+MIN_SHARED_OPPONENTS = 2
+# Exact tables equal up to rounding.
+TABLE_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class KnownPolicy:
+    """A member or an earlier rejected proposal, as the duplicate check sees it."""
+
+    id: str  # member id ("p3") or proposal id ("i2.1")
+    label: str  # how a person or the model reads it: "member beat_last (p3)"
+    source: str
+    # Payoff row of this policy against members: id -> (mean, standard error).
+    row: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    is_member: bool = True
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """What a candidate repeats and how."""
+
+    of: str  # KnownPolicy.id
+    label: str
+    reason: str  # "same code as member beat_last (p3) (ignoring docstrings, comments and formatting)"
+
+
+def normalized_code(source: str) -> str | None:
+    """The module's AST as text without docstrings, or None if it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def same_code(a: str, b: str) -> bool:
+    first = normalized_code(a)
+    return first is not None and first == normalized_code(b)
+
+
+def equal_within_noise(a: float, se_a: float, b: float, se_b: float, z: float = DUPLICATE_Z) -> bool:
+    if any(math.isnan(x) for x in (a, b)):
+        return False
+    spread = math.sqrt(max(se_a, 0.0) ** 2 + max(se_b, 0.0) ** 2)
+    return abs(a - b) <= z * spread + _ABSOLUTE_SLACK
+
+
+def same_payoff_row(
+    candidate_row: Mapping[str, tuple[float, float]],
+    known: KnownPolicy,
+    z: float = DUPLICATE_Z,
+) -> bool:
+    """The candidate's payoffs match `known`'s within noise, over enough informative opponents.
+
+    When `known` is a member the candidate also played, that payoff must
+    tie (a policy against a copy of itself, seats averaged, scores 0).
+    """
+    if known.is_member and known.id in candidate_row:
+        mean, se = candidate_row[known.id]
+        if not equal_within_noise(mean, se, 0.0, 0.0, z):
+            return False
+    shared = [pid for pid in candidate_row if pid in known.row and pid != known.id]
+    if len(shared) < MIN_SHARED_OPPONENTS:
+        return False
+    informative = False
+    for pid in shared:
+        mean, se = candidate_row[pid]
+        other, other_se = known.row[pid]
+        if not equal_within_noise(mean, se, other, other_se, z):
+            return False
+        if not equal_within_noise(mean, se, 0.0, 0.0, z):
+            informative = True
+    return informative
+
+
+def find_duplicate(
+    source: str,
+    known: Sequence[KnownPolicy],
+    *,
+    table_of: Callable[[str], np.ndarray | None] | None = None,
+    candidate_row: Mapping[str, tuple[float, float]] | None = None,
+) -> Duplicate | None:
+    """The first known policy the candidate repeats, or None.
+
+    `table_of(source)` gives a policy's table in exact games (None where it
+    cannot be had); `candidate_row` the candidate's payoffs against members
+    in sampled games.  Code is compared first (cheapest, and the clearest
+    reason to show).
+    """
+    normalized = normalized_code(source)
+    if normalized is not None:
+        for item in known:
+            if normalized_code(item.source) == normalized:
+                return Duplicate(item.id, item.label,
+                                 f"same code as {item.label} (ignoring docstrings, comments and formatting)")
+    if table_of is not None:
+        mine = table_of(source)
+        if mine is not None:
+            for item in known:
+                theirs = table_of(item.source)
+                if theirs is not None and theirs.shape == mine.shape and np.allclose(mine, theirs, atol=TABLE_TOLERANCE):
+                    return Duplicate(item.id, item.label,
+                                     f"same behaviour as {item.label}: the same action probabilities "
+                                     "in every information state")
+    if candidate_row:
+        for item in known:
+            if same_payoff_row(candidate_row, item):
+                return Duplicate(item.id, item.label,
+                                 f"same behaviour as {item.label}: the same payoffs against every "
+                                 "member within noise")
+    return None

@@ -1,0 +1,156 @@
+"""The gate knows what a best response is (issue 14).
+
+`--review auto` accepts a proposal only if its expected payoff against the
+meta-strategy clears the threshold (by a noise margin where payoffs are
+sampled) and it repeats no member and no earlier rejected proposal: same
+normalized code, or same behaviour (the same table in exact games, the same
+payoff row within noise in sampled ones).  The Kuhn tests use the real
+sandbox and exact evaluation; proposals are fixed test code, no model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from csro_tui.config import RunConfig
+from csro_tui.engine.duplicates import KnownPolicy, find_duplicate, normalized_code, same_payoff_row
+from csro_tui.engine.evaluator import GameEvaluator
+from csro_tui.engine.gate import expected_stderr, known_policies
+from csro_tui.engine.setup import new_engine
+from csro_tui.games.registry import get_game
+from csro_tui.oracles.base import Preview, Proposal
+from csro_tui.oracles.best_response import BestResponseOracle
+from csro_tui.reviewers import AutoReviewer
+from csro_tui.sessions.state import fold
+from csro_tui.sessions.store import SessionStore
+
+KUHN = get_game("kuhn_poker")
+ALWAYS_BET = KUHN.seed_policies()["always_bet"]
+
+# A model's typical copy of a seed: its own docstring and comments, other spacing.
+ALWAYS_BET_COPY = '''"""My aggressive policy: written for this task."""
+BET = 1  # the bet action
+
+
+class Policy:
+    def __init__(self, player, game):
+        # remember the seat
+        self.player = player
+    def act(self, obs):
+        """Bet."""
+        return BET
+'''
+# Different code, the same behaviour: the largest legal action is Bet everywhere in Kuhn.
+ALWAYS_BET_AGAIN = '''class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        return max(obs["legal_actions"])
+'''
+ALWAYS_PASS = '''class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        return 0
+'''
+
+
+def test_normalized_code_ignores_docstrings_comments_and_formatting_only():
+    assert normalized_code(ALWAYS_BET) == normalized_code(ALWAYS_BET_COPY)
+    assert normalized_code(ALWAYS_BET) != normalized_code(ALWAYS_BET_AGAIN)
+    assert normalized_code(ALWAYS_BET.replace("BET = 1", "BET = 0")) != normalized_code(ALWAYS_BET)
+    assert normalized_code("class Policy(:\n") is None
+
+
+def test_exact_behaviour_duplicates_come_from_the_sandboxed_tables():
+    evaluator = GameEvaluator(KUHN, workers=1)
+    known = [KnownPolicy("p0", "member always_bet (p0)", ALWAYS_BET)]
+    found = find_duplicate(ALWAYS_BET_AGAIN, known, table_of=evaluator.policy_table)
+    assert found is not None and found.of == "p0" and "same behaviour" in found.reason
+    assert find_duplicate(ALWAYS_PASS, known, table_of=evaluator.policy_table) is None
+    copy = find_duplicate(ALWAYS_BET_COPY, known, table_of=evaluator.policy_table)
+    assert copy is not None and "same code" in copy.reason
+
+
+def test_sampled_rows_are_duplicates_only_within_noise_and_when_informative():
+    member = KnownPolicy("p1", "member m (p1)", "x", {"p0": (0.5, 0.05), "p2": (-0.3, 0.05)})
+    # Ties the member itself, matches its row within noise.
+    assert same_payoff_row({"p1": (0.02, 0.05), "p0": (0.48, 0.05), "p2": (-0.25, 0.05)}, member)
+    # Beats the member clearly: not the same policy.
+    assert not same_payoff_row({"p1": (0.6, 0.05), "p0": (0.48, 0.05), "p2": (-0.25, 0.05)}, member)
+    # One row entry far outside the noise.
+    assert not same_payoff_row({"p1": (0.0, 0.05), "p0": (0.1, 0.05), "p2": (-0.25, 0.05)}, member)
+    # Every entry ~0 (e.g. only random opponents): says nothing about sameness.
+    flat = KnownPolicy("p1", "m", "x", {"p0": (0.0, 0.05), "p2": (0.01, 0.05)})
+    assert not same_payoff_row({"p1": (0.0, 0.05), "p0": (0.01, 0.05), "p2": (0.0, 0.05)}, flat)
+    # Too few shared opponents.
+    assert not same_payoff_row({"p1": (0.0, 0.05), "p0": (0.5, 0.05)}, member)
+
+
+def test_the_improvement_rule_uses_the_noise_margin():
+    exact_zero = Preview(expected_payoff=0.0, per_member={"p0": 0.0})
+    assert "no improvement" in exact_zero.shortfall(0.0)
+    assert Preview(expected_payoff=0.01, per_member={"p0": 0.01}).shortfall(0.0) is None
+    # Sampled: +0.05 with a standard error of 0.04 is within noise of 0 (margin 2 se = 0.08).
+    noisy = Preview(expected_payoff=0.05, per_member={"p0": 0.05}, stderr={"p0": 0.04}, expected_stderr=0.04)
+    assert "noise margin 0.080" in noisy.shortfall(0.0)
+    sure = Preview(expected_payoff=0.2, per_member={"p0": 0.2}, stderr={"p0": 0.04}, expected_stderr=0.04)
+    assert sure.shortfall(0.0) is None
+    duplicate = Preview(expected_payoff=0.5, per_member={}, duplicate_of="p0", duplicate_reason="same code as p0")
+    assert duplicate.shortfall(0.0) == "duplicate: same code as p0"
+    # Weighted standard error: weights renormalised over the measured members.
+    assert expected_stderr({"a": 0.1, "b": 0.2}, {"a": 0.5, "b": 0.5}) == pytest.approx(math.sqrt(0.05**2 + 0.1**2))
+
+
+class ListOracle:
+    """Proposes the given sources in order, then exact best responses."""
+
+    name = "listed"
+
+    def __init__(self, sources):
+        self.sources = list(sources)
+        self.best = BestResponseOracle()
+        self.contexts = []
+
+    def propose(self, context):
+        self.contexts.append(context)
+        if self.sources:
+            return Proposal(source=self.sources.pop(0), oracle=self.name, name=f"listed-{len(self.contexts)}")
+        return self.best.propose(context)
+
+
+def test_auto_review_on_kuhn_rejects_copies_and_non_improvements_and_says_the_run_stalled(tmp_path):
+    store = SessionStore(tmp_path)
+    oracle = ListOracle([ALWAYS_BET_COPY, ALWAYS_BET_AGAIN, ALWAYS_PASS])
+    engine = new_engine(
+        RunConfig(game="kuhn_poker", oracle="listed", iterations=2, max_attempts=3, workers=1),
+        store=store, reviewer=AutoReviewer(), spec=KUHN, oracle=oracle,
+        evaluator=GameEvaluator(KUHN, workers=1), session_id="gate",
+    )
+    outcome = engine.run()
+    assert outcome.reason == "completed"
+    state = fold(store.read("gate").events)
+    first = [state.proposals[pid] for pid in state.iterations[1].proposals]
+    assert [p.decision.action for p in first] == ["reject", "reject", "reject"]
+    seed_ids = {m.name: m.id for m in state.population}
+    copy, again, passing = (p.preview.preview for p in first)
+    assert copy.duplicate_of == seed_ids["always_bet"] and "same code" in copy.duplicate_reason
+    assert again.duplicate_of == seed_ids["always_bet"] and "same behaviour" in again.duplicate_reason
+    assert passing.duplicate_of is None and passing.expected_payoff <= 0
+    assert "no improvement" in first[2].decision.reason
+    # The reasons reach the oracle, and the previews' duplicate fields survive the log.
+    assert [reason for _, reason in oracle.contexts[2].rejections][:2] == [
+        first[0].decision.reason, first[1].decision.reason]
+    finished = [e for e in state.events if e.TYPE == "iteration_finished"]
+    assert finished[0].progress.startswith("not improving: no policy accepted in the last 1 iteration")
+    # Iteration 2: the exact best response beats the meta-strategy and joins.
+    second = state.proposals[state.iterations[2].proposals[-1]]
+    assert second.decision.action == "accept" and second.preview.preview.expected_payoff > 0
+    assert finished[1].progress == ""
+    # What a later candidate is compared with: members and rejected proposals, newest first.
+    known = known_policies(state)
+    assert [k.id for k in known if not k.is_member][:3] == [p.id for p in reversed(first)]

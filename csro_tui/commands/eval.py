@@ -131,21 +131,32 @@ def load_participant(spec: "GameSpec", reference: str) -> "Participant":
 def job_progress(description: str, total: int) -> Iterator:
     """A rich progress bar on stderr; yields the runner's progress callback.
 
-    Shown only when stderr is a terminal, so pipes and tests stay clean
-    (stdout, tables or --json, is never touched).
+    In a terminal, a rich bar with elapsed time and time left; when stderr
+    is piped or logged, a line every few seconds (done/total, rate, time
+    left; see `_output.ProgressLines`). stdout, tables or --json, is never
+    touched.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    from csro_tui.commands._output import ProgressLines
 
     console = Console(stderr=True)
+    if not console.is_terminal:
+        lines = ProgressLines(description, total)
+        yield lines.update
+        return
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("·"),
+        TimeRemainingColumn(),
+        TextColumn("left"),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
     ) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done, _total: progress.update(task, completed=done)

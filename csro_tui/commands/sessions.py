@@ -22,31 +22,36 @@ def add_sessions_dir_argument(parser: argparse.ArgumentParser) -> None:
                         help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
 
 
+CHOOSE_ANOTHER = "another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR"
+
+
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from rich.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
+    from csro_tui.commands._output import print_table
+    from csro_tui.numbers import number
+    from csro_tui.text import one_line
     from csro_tui.sessions.store import SessionStore
 
     store = SessionStore(args.sessions_dir)
+    where = store.root.resolve()
     infos = store.list_sessions()
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = Console()
     if not infos:
-        console.print(f"no sessions under {store.root}", highlight=False)
+        missing = "" if store.root.is_dir() else " (the directory does not exist)"
+        print(f"no sessions under {where}{missing}; {CHOOSE_ANOTHER}")
         return 0
-    table = Table(title=f"sessions in {store.root}", title_justify="left")
-    for column, justify in (("id", "left"), ("game", "left"), ("oracle", "left"), ("iterations", "right"),
-                            ("population", "right"), ("best metric", "right"), ("date", "left"), ("status", "left")):
-        table.add_column(column, justify=justify, overflow="fold")
+    rows = []
     for info in infos:
         if info.error:
-            table.add_row(info.id, "", "", "", "", "", "", f"[red]unreadable[/]: {info.error}")
+            rows.append([info.id, "", "", "", "", "", "", Text.assemble(("unreadable", "red"), f": {one_line(info.error)}")])
             continue
-        best = f"{info.best_metric[0]} {info.best_metric[1]:.4f}" if info.best_metric else "-"
+        best = f"{info.best_metric[0]} {number(info.best_metric[1])}" if info.best_metric else "-"
         date = info.started.replace("T", " ")[:19]
-        table.add_row(info.id, info.game, info.oracle, str(info.iterations), str(info.population_size), best,
-                      date, info.closed or "open (resumable)")
-    console.print(table)
+        rows.append([info.id, info.game, info.oracle, str(info.iterations), str(info.population_size), best,
+                     date, info.closed or "open (resumable)"])
+    columns = [("id", "left"), ("game", "left"), ("oracle", "left"), ("iterations", "right"),
+               ("population", "right"), ("best metric", "right"), ("date", "left"), ("status", "left")]
+    print_table(console, f"{len(infos)} session{'s' if len(infos) != 1 else ''} in {where}", columns, rows)
     return 0

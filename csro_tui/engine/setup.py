@@ -79,7 +79,22 @@ def _check_solver(name: str) -> None:
     except ImportError:
         return
     if name not in SOLVERS:
-        raise ConfigError(f"unknown meta-solver {name!r}; known solvers: {', '.join(SOLVERS)}")
+        from csro_tui.names import did_you_mean
+
+        raise ConfigError(f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; known solvers: {', '.join(SOLVERS)}")
+
+
+def check_seed_policies(config: RunConfig, spec: Any) -> None:
+    """Unknown `--seeds` names fail here, before a session is recorded (no empty error session)."""
+    if not config.seed_policies:
+        return
+    from csro_tui.names import did_you_mean
+
+    known = list(spec.seed_policies())
+    for name in config.seed_policies:
+        if name not in known:
+            raise ConfigError(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)} "
+                              f"(seeds: {', '.join(known) or 'none'}; `csro games {spec.name}` lists them)")
 
 
 def new_engine(
@@ -98,6 +113,7 @@ def new_engine(
         _check_solver(config.solver)
     reviewer = reviewer or make_reviewer(config.review)
     spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
+    check_seed_policies(config, spec)
     writer = None
     if store is not None:
         writer = store.create(session_id or store.new_session_id(config.game, config.oracle))

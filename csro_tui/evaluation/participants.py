@@ -53,7 +53,10 @@ def find_bot(spec: "GameSpec", name: str):
     for bot in spec.benchmark():
         if bot.name == name:
             return bot
-    raise CsroError(f"{name!r} is not a benchmark bot of {spec.name}")
+    from csro_tui.names import did_you_mean
+
+    raise CsroError(f"{name!r} is not a benchmark bot of {spec.name}"
+                    f"{did_you_mean(name, [bot.name for bot in spec.benchmark()])}")
 
 
 def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
@@ -67,8 +70,10 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
         name = reference[len(SEED_PREFIX):]
         seeds = spec.seed_policies()
         if name not in seeds:
+            from csro_tui.names import did_you_mean
+
             choices = ", ".join(sorted(seeds)) or "none"
-            raise CsroError(f"{spec.name} has no seed policy {name!r} (seeds: {choices})")
+            raise CsroError(f"{spec.name} has no seed policy {name!r}{did_you_mean(name, seeds)} (seeds: {choices})")
         return CodePolicy(reference, seeds[name])
     path = Path(reference)
     if reference.endswith(".py") or path.exists():
@@ -76,8 +81,12 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
     bot_names = [bot.name for bot in spec.benchmark()]
     if reference in bot_names:
         return BotPolicy(reference)
+    from csro_tui.names import did_you_mean
+
+    known = [*bot_names, *(SEED_PREFIX + name for name in spec.seed_policies())]
     raise CsroError(
         f"{reference!r} is neither seed:NAME, a policy file, nor a benchmark bot of {spec.name}"
+        f"{did_you_mean(reference, known)}"
     )
 
 

@@ -57,7 +57,7 @@ def make_human_oracle(config: Mapping[str, Any] | None = None) -> HumanOracle:
     """Registry factory; `config["path"]` names the policy file."""
     path = (config or {}).get("path")
     if not path:
-        raise ConfigError("the human oracle needs a policy file (oracle option 'path')")
+        raise ConfigError("the human oracle needs a policy file: --oracle-option path=FILE")
     oracle = HumanOracle(path)
     if not oracle.path.is_file():
         # Caught at start rather than after three failed iterations.

@@ -47,7 +47,9 @@ def oracle_names() -> list[str]:
 
 def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
     if name not in ORACLES:
-        raise ConfigError(f"unknown oracle {name!r}; known oracles: {', '.join(ORACLES)}")
+        from csro_tui.names import did_you_mean
+
+        raise ConfigError(f"unknown oracle {name!r}{did_you_mean(name, ORACLES)}; known oracles: {', '.join(ORACLES)}")
     try:
         return _load(ORACLES[name])
     except (ImportError, AttributeError) as error:

@@ -276,7 +276,13 @@ class SessionStore:
         if under_root.is_dir() or candidate.is_dir():
             where = under_root if under_root.is_dir() else candidate
             raise SessionError(f"{where}: not a session directory (no {EVENTS_FILE})")
-        raise SessionError(f"no session {str(ref)!r} under {self.root} (`csro sessions` lists them)")
+        from csro_tui.names import did_you_mean
+
+        ids = [d.name for d in self.root.iterdir() if (d / EVENTS_FILE).exists()] if self.root.is_dir() else []
+        raise SessionError(
+            f"no session {str(ref)!r} under {self.root.resolve()}{did_you_mean(str(ref), ids)} "
+            f"(`csro sessions` lists them; another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR)"
+        )
 
     def new_session_id(self, game: str, oracle: str) -> str:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -67,8 +67,10 @@ def _lookup(name: str) -> Callable[..., MetaSolution]:
     try:
         return SOLVERS[name]
     except KeyError:
+        from csro_tui.names import did_you_mean
+
         raise ConfigError(
-            f"unknown meta-solver {name!r}; choose one of: {', '.join(SOLVERS)}"
+            f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; choose one of: {', '.join(SOLVERS)}"
         ) from None
 
 

@@ -1,0 +1,122 @@
+"""Output shared by the commands: tables that never cut an id, and progress for pipes.
+
+`print_table` draws a rich table in a terminal and plain aligned columns
+when stdout is piped or logged, so session ids and names are never
+wrapped, folded or cut (they are meant to be copied).
+
+`ProgressReporter` says how long work will take: in a terminal it feeds a
+rich progress bar (with time left); when stderr is not a terminal it
+prints one line to stderr every few seconds (done/total, rate, time left),
+so `csro crosstable ... > out.txt` is not silent for minutes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Callable, Sequence, TextIO
+
+from csro_tui.text import clean_text, plain
+
+# Seconds between progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL = 5.0
+
+
+def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]],
+                *, whole: Sequence[str] = ("id",), file: TextIO | None = None) -> None:
+    """`columns` are (name, "left"/"right"); cells are text (shown literally) or rich Text.
+
+    Columns named in `whole` are never wrapped or cut in a terminal; piped
+    output is plain text, one row per line, columns aligned by spaces.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    if not console.is_terminal:
+        out = file or sys.stdout
+        cells = [[clean_text(c.plain if isinstance(c, Text) else c, keep_newlines=False) for c in row] for row in rows]
+        names = [name for name, _ in columns]
+        widths = [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(names)]
+
+        def line(values: Sequence[str]) -> str:
+            parts = [v.rjust(w) if justify == "right" else v.ljust(w)
+                     for v, w, (_, justify) in zip(values, widths, columns)]
+            return "  ".join(parts).rstrip()
+
+        print(clean_text(title, keep_newlines=False), file=out)
+        print(line(names), file=out)
+        for row in cells:
+            print(line(row), file=out)
+        out.flush()
+        return
+    table = Table(title=title, title_justify="left")
+    for index, (name, justify) in enumerate(columns):
+        if name in whole:
+            longest = max([len(name), *(len(str(row[index])) for row in rows)])
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ignore", min_width=longest)
+        else:
+            table.add_column(name, justify=justify, overflow="fold")
+    for row in rows:
+        table.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in row))
+    console.print(table)
+
+
+def duration(seconds: float) -> str:
+    """1h02m, 3m05s or 12s."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+class ProgressLines:
+    """Progress as lines on a stream: at most one per `interval` seconds, plus the last."""
+
+    def __init__(self, description: str, total: int, *, unit: str = "matches", stream: TextIO | None = None,
+                 interval: float = PROGRESS_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
+        self.description = description
+        self.total = total
+        self.unit = unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self.clock = clock
+        self.started = clock()
+        self.last_line = self.started
+        self.done = 0.0
+        self.note = ""
+
+    def update(self, done: float, total: int | None = None, note: str = "") -> None:
+        self.done = done
+        if total:
+            self.total = total
+        self.note = note
+        now = self.clock()
+        if now - self.last_line >= self.interval or (self.total and done >= self.total):
+            self.last_line = now
+            self.print_line(now)
+
+    def line(self, now: float | None = None) -> str:
+        now = self.clock() if now is None else now
+        elapsed = now - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        done = f"{self.done:.0f}" if float(self.done).is_integer() else f"{self.done:.1f}"
+        parts = [f"{self.description}: {done}/{self.total} {self.unit}"]
+        if rate > 0:
+            parts.append(f"{rate:.2g}/s" if rate < 10 else f"{rate:.0f}/s")
+            remaining = max(self.total - self.done, 0) / rate
+            parts.append(f"{duration(remaining)} left" if remaining > 0 else f"done in {duration(elapsed)}")
+        else:
+            parts.append(f"{duration(elapsed)} elapsed")
+        if self.note:
+            parts.append(clean_text(self.note, keep_newlines=False))
+        return " · ".join(parts)
+
+    def print_line(self, now: float | None = None) -> None:
+        try:
+            print(self.line(now), file=self.stream, flush=True)
+        except (OSError, ValueError):  # stderr closed: progress is optional
+            pass

@@ -1,17 +1,29 @@
-"""One game played by a person against a policy or a bot (no textual import).
+"""Games played by a person against a policy or a bot (no textual import).
 
 The logic of the play screen, usable (and tested) without the UI: the
 referee's rules apply - chance and the game's automatic actions are applied
 here, a code policy runs only in its sandbox host (never in this process)
 and sees only its own observations, a benchmark bot steps on the state.
 Every opponent decision is recorded with what it saw, so the person can see
-afterwards what the bot saw and did.  `transcript()` is what goes into the
-session's `game_played` event (`Engine.record_game`).
+afterwards what the bot saw and did.  `PlaySession.record()` is what goes
+into the session's `game_played` event (`Engine.record_game`).
+
+A visit to the play screen is a `Match`: a series of games against one
+opponent with a running total.  Each game is dealt from a fresh seed
+(`fresh_seed`, from the OS), recorded with the game, so deals never repeat
+across visits and any game can be replayed from its record.
+
+The table is described in poker terms where the game is poker (`table`,
+`action_label`): a Kuhn "Pass" is a check or a fold, a "Bet" a bet or a
+call; a Leduc "Call" with nothing to call is a check and a "Raise" with
+nothing bet is a bet.  Repeated games list their rounds or hands with the
+result of each (`rounds`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,6 +32,37 @@ from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant,
 from csro_tui.evaluation.referee import episode_streams, sample, sample_chance, seed_native_rng
 
 EPISODE_ID = 0
+YOU = "you"
+
+KUHN, LEDUC, REPEATED_LEDUC, RRPS, OTHER = "kuhn", "leduc", "repeated_leduc", "rrps", "other"
+LEDUC_BET_SIZES = (2, 4)  # fixed-limit raise per round
+KUHN_BET_SIZE = 1
+
+
+def game_kind(spec: Any) -> str:
+    """Which table the play screen draws for `spec`."""
+    name = str(getattr(spec, "name", ""))
+    for prefix, kind in (("kuhn_poker", KUHN), ("leduc_poker", LEDUC), ("repeated_leduc", REPEATED_LEDUC), ("rrps", RRPS)):
+        if name == prefix or name.startswith(prefix + "("):
+            return kind
+    return OTHER
+
+
+def fresh_seed() -> int:
+    """A seed nobody chose: a new deal every game, across visits and launches."""
+    return int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
+
+
+def signed(value: float, digits: int = 0) -> str:
+    """`+2`, `-1`, `0` (never `-0`)."""
+    if abs(value) < 0.5 * 10 ** (-digits):
+        value = 0.0
+    text = f"{value:+.{digits}f}" if digits else f"{value:+g}"
+    return "0" if value == 0 else text
+
+
+def outcome_word(value: float) -> str:
+    return "won" if value > 0 else "lost" if value < 0 else "tied"
 
 
 @dataclass
@@ -29,12 +72,17 @@ class Move:
     seat: int
     who: str  # "you" or the opponent's name
     action: int
-    action_name: str
+    action_name: str  # the game's own name ("Pass", "Call", "Rock")
     observation: dict[str, Any] | None = None  # what the opponent saw (opponent moves only)
     distribution: dict[int, float] | None = None  # what a code policy returned, if mixed
+    label: str = ""  # in poker terms at that moment ("Check", "Call 2"); the game's name otherwise
+    hand: int = 0  # the hand of a repeated poker match
+    round: int = 1  # the betting round (poker)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"seat": self.seat, "who": self.who, "action": self.action, "name": self.action_name}
+        if self.label and self.label != self.action_name:
+            data["label"] = self.label
         if self.observation is not None:
             data["obs"] = self.observation
         if self.distribution is not None:
@@ -58,6 +106,7 @@ class PlaySession:
         self.opponent_seat = 1 - self.seat
         referee_seed, _, opponent_seed = episode_streams(self.seed)
         self.rng = random.Random(referee_seed)
+        self.kind = game_kind(self.spec)
         self.game = self.spec.load()
         self.state = self.game.new_initial_state()
         self.view = self.spec.new_view(self.seat)
@@ -65,6 +114,7 @@ class PlaySession:
         self.names = list(self.spec.game_info().get("action_names") or [])
         self.host = None
         self.agent = None
+        self.failure: str | None = None  # why the game stopped early, if it did
         seed_native_rng(self.seed)
         if isinstance(self.opponent, CodePolicy):
             factory = self.host_factory or _default_host_factory()
@@ -77,7 +127,6 @@ class PlaySession:
                 raise
         else:
             self.agent = find_bot(self.spec, self.opponent.name).make(self.opponent_seat, opponent_seed)
-        self._pending: int | None = None  # the opponent's move at a simultaneous node
         self.advance()
 
     # ------------------------------------------------------------------ queries
@@ -105,9 +154,10 @@ class PlaySession:
         return self.state.action_to_string(self.seat if player is None else player, action)
 
     def legal_actions(self) -> list[tuple[int, str]]:
+        """(action, label) of the person's legal moves, labelled in poker terms where it applies."""
         if self.finished:
             return []
-        return [(a, self.action_name(a)) for a in self.state.legal_actions(self.seat)]
+        return [(a, action_label(self, a, self.seat)) for a in self.state.legal_actions(self.seat)]
 
     def public_state(self) -> str:
         """The full state (both hands): shown only once the game is over."""
@@ -121,14 +171,15 @@ class PlaySession:
         legal = self.state.legal_actions(self.seat)
         if action not in legal:
             raise ValueError(f"{self.action_name(action)} is not legal now")
+        mine = self._move(self.seat, YOU, action)
         if self.state.is_simultaneous_node():
-            opponent_action = self._opponent_move()
+            theirs = self._opponent_move()
             joint = [0, 0]
-            joint[self.seat], joint[self.opponent_seat] = action, opponent_action
-            self.moves.append(Move(self.seat, "you", action, self.action_name(action)))
+            joint[self.seat], joint[self.opponent_seat] = action, theirs.action
+            self.moves += [mine, theirs]  # yours first: you threw, then the bot's throw is revealed
             self.state.apply_actions(joint)
         else:
-            self.moves.append(Move(self.seat, "you", action, self.action_name(action)))
+            self.moves.append(mine)
             self.state.apply_action(action)
         self.advance()
 
@@ -145,11 +196,18 @@ class PlaySession:
                 continue
             if state.is_simultaneous_node() or state.current_player() == self.seat:
                 break
-            state.apply_action(self._opponent_move())
+            move = self._opponent_move()
+            self.moves.append(move)
+            state.apply_action(move.action)
         if state.is_terminal():
             self._end()
 
-    def _opponent_move(self) -> int:
+    def _move(self, player: int, who: str, action: int, **extra: Any) -> Move:
+        hand, betting_round = poker_position(self, player)
+        return Move(player, who, action, self.action_name(action, player), label=action_label(self, action, player),
+                    hand=hand, round=betting_round, **extra)
+
+    def _opponent_move(self) -> Move:
         seen = self.opponent_view.observe(self.state)
         distribution = None
         if self.agent is not None:
@@ -163,10 +221,7 @@ class PlaySession:
                 action = int(answer)
         # views may reuse growing lists between calls: keep a copy of what was seen then
         snapshot = json.loads(json.dumps(seen))
-        self.moves.append(
-            Move(self.opponent_seat, self.opponent.name, action, self.action_name(action, self.opponent_seat), snapshot, distribution)
-        )
-        return action
+        return self._move(self.opponent_seat, self.opponent.name, action, observation=snapshot, distribution=distribution)
 
     def _end(self) -> None:
         if self.host is not None:
@@ -184,7 +239,7 @@ class PlaySession:
 
     # ------------------------------------------------------------------ record
     def opponent_moves(self) -> list[Move]:
-        return [m for m in self.moves if m.who != "you"]
+        return [m for m in self.moves if m.who != YOU]
 
     def transcript(self) -> list[dict[str, Any]]:
         return [m.to_json() for m in self.moves]
@@ -212,3 +267,279 @@ def opponent_for(member_id: str | None, name: str, source: str | None) -> Partic
     if source is not None:
         return CodePolicy(member_id or name, source)
     return BotPolicy(name)
+
+
+# ---------------------------------------------------------------------- poker terms
+
+
+def _poker_observation(session: PlaySession, player: int) -> dict[str, Any] | None:
+    """`player`'s poker observation now (None outside a hand or in other games)."""
+    from csro_tui.games import poker
+
+    state = session.state
+    if state.is_terminal() or state.is_chance_node() or session.kind not in (KUHN, LEDUC, REPEATED_LEDUC):
+        return None
+    info = state.information_state_string(player)
+    legal = state.legal_actions(player)
+    if session.kind == KUHN:
+        return poker.kuhn_observation(info, player, legal)
+    if session.kind == REPEATED_LEDUC:
+        if not info.startswith("Hand "):
+            return None
+        header, info = info.split("\n", 1)
+        obs = poker.leduc_observation(info, player, legal)
+        obs["hand"] = int(header.split()[1])
+        return obs
+    return poker.leduc_observation(info, player, legal)
+
+
+def poker_position(session: PlaySession, player: int) -> tuple[int, int]:
+    """(hand index, betting round) for `player` now; (0, 1) outside poker."""
+    obs = _poker_observation(session, player)
+    if obs is None:
+        return 0, 1
+    return int(obs.get("hand", 0)), int(obs.get("round") or 1)
+
+
+def action_label(session: PlaySession, action: int, player: int) -> str:
+    """`action` as a poker player would name it now: Check / Bet 2 / Call 2 / Raise 4 / Fold."""
+    name = session.action_name(action, player)
+    obs = _poker_observation(session, player)
+    if obs is None:
+        return name
+    to_call = int(obs["to_call"])
+    if session.kind == KUHN:
+        if action == 0:
+            return "Fold" if to_call else "Check"
+        return f"Call {to_call}" if to_call else f"Bet {KUHN_BET_SIZE}"
+    size = LEDUC_BET_SIZES[min(int(obs["round"] or 1), 2) - 1]
+    if action == 0:
+        return "Fold"
+    if action == 1:
+        return f"Call {to_call}" if to_call else "Check"
+    if action == 2:
+        return f"Raise {size} (put in {to_call + size})" if to_call else f"Bet {size}"
+    return name
+
+
+# ---------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of a repeated game (an RRPS throw, a repeated-Leduc hand), finished."""
+
+    number: int  # from 1
+    mine: str  # your throw / your card
+    theirs: str  # their throw / their card if shown, "?" if not
+    result: float  # your result in it
+    detail: str = ""  # board card, who folded
+    total: float = 0.0  # your total after it
+
+
+def rounds(session: PlaySession) -> list[Round]:
+    """The finished rounds or hands of a repeated game, oldest first (empty otherwise)."""
+    if session.kind == RRPS:
+        from csro_tui.games.rrps import throw_score
+
+        mine = [m for m in session.moves if m.who == YOU]
+        theirs = [m for m in session.moves if m.who != YOU]
+        rows, total = [], 0.0
+        for n, (a, b) in enumerate(zip(mine, theirs), start=1):
+            score = float(throw_score(a.action, b.action))
+            total += score
+            rows.append(Round(n, a.action_name, b.action_name, score, total=total))
+        return rows
+    if session.kind == REPEATED_LEDUC:
+        rows, total = [], 0.0
+        for hand in session.observation().get("history", []):
+            total += float(hand["my_result"])
+            if hand["showdown"]:
+                detail = "showdown"
+            else:
+                detail = "you folded" if hand["folded"] == "me" else "they folded"
+            board = hand.get("public_card")
+            rows.append(
+                Round(
+                    int(hand["hand"]) + 1,
+                    str(hand["my_card"]),
+                    str(hand["opp_card"]) if hand.get("opp_card") else "?",
+                    float(hand["my_result"]),
+                    detail=(f"board {board} · " if board else "") + detail,
+                    total=total,
+                )
+            )
+        return rows
+    return []
+
+
+def rounds_total(session: PlaySession) -> int:
+    """How many rounds / hands the repeated game has (1 for one-shot games)."""
+    params = getattr(session.spec, "params", {}) or {}
+    if session.kind == RRPS:
+        return int(params.get("num_repetitions", 1))
+    if session.kind == REPEATED_LEDUC:
+        return int(params.get("num_hands", 1))
+    return 1
+
+
+@dataclass(frozen=True)
+class Showdown:
+    """How a finished one-hand poker game ended."""
+
+    my_card: str
+    their_card: str | None  # None when a fold kept it hidden
+    board: str | None
+    folded: str | None  # "you", "them" or None (a showdown)
+
+    def describe(self) -> str:
+        board = f", board {self.board}" if self.board else ""
+        if self.folded == "you":
+            return f"you folded with {self.my_card}{board}"
+        if self.folded == "them":
+            return f"they folded; you had {self.my_card}{board}"
+        return f"showdown: you {self.my_card}, they {self.their_card}{board}"
+
+
+def showdown(session: PlaySession) -> Showdown | None:
+    """Cards of a finished Kuhn or Leduc hand (theirs only if shown)."""
+    from csro_tui.games import poker
+
+    if not session.finished or session.kind not in (KUHN, LEDUC):
+        return None
+    last = session.moves[-1] if session.moves else None
+    folded = None
+    if last is not None and last.label == "Fold":
+        folded = "you" if last.who == YOU else "them"
+    state = session.state
+    if session.kind == KUHN:
+        cards = [a.action for a in state.full_history() if a.player == -1][:2]
+        mine, theirs, board = poker.kuhn_card_name(cards[session.seat]), poker.kuhn_card_name(cards[1 - session.seat]), None
+    else:
+        mine = poker.leduc_card_name(state.private_card(session.seat))
+        theirs = poker.leduc_card_name(state.private_card(1 - session.seat))
+        board = poker.leduc_card_name(state.public_card())
+    return Showdown(str(mine), None if folded else str(theirs), board, folded)
+
+
+def table(session: PlaySession) -> list[tuple[str, str]]:
+    """(label, value) rows describing the game now, from the person's own view."""
+    if session.finished:
+        return []
+    obs = session.observation()
+    if session.kind in (KUHN, LEDUC, REPEATED_LEDUC):
+        rows = []
+        if session.kind == REPEATED_LEDUC:
+            rows.append(("Hand", f"{int(obs.get('hand', 0)) + 1} of {rounds_total(session)}"))
+            rows.append(("Match", f"you {signed(float(obs.get('my_total', 0.0)))} so far"))
+        rows.append(("Your card", str(obs.get("card") or "-")))
+        if session.kind != KUHN:
+            rows.append(("Board", str(obs.get("public_card") or "not dealt yet")))
+            rows.append(("Round", f"{obs.get('round') or 1} of 2 (bets of {LEDUC_BET_SIZES[min(int(obs.get('round') or 1), 2) - 1]})"))
+        rows.append(("Pot", str(obs.get("pot", 0))))
+        rows.append(("Put in", f"you {obs.get('my_contribution', 0)}, them {obs.get('opp_contribution', 0)}"))
+        rows.append(("To call", str(obs.get("to_call", 0))))
+        rows.append(("Betting", betting_line(session)))
+        return rows
+    if session.kind == RRPS:
+        done = rounds(session)
+        rows = [("Round", f"{len(done) + 1} of {rounds_total(session)}")]
+        total = done[-1].total if done else 0.0
+        wins = sum(1 for r in done if r.result > 0)
+        losses = sum(1 for r in done if r.result < 0)
+        rows.append(("Score", f"{signed(total)} (won {wins}, lost {losses}, tied {len(done) - wins - losses})"))
+        if done:
+            last = done[-1]
+            rows.append(("Last throw", f"you {last.mine}, them {last.theirs}: you {outcome_word(last.result)}"))
+        return rows
+    return [(str(key), _short(value)) for key, value in obs.items() if key != "legal_actions"]
+
+
+def betting_line(session: PlaySession) -> str:
+    """This hand's moves so far, round by round, in poker terms."""
+    hand, _ = poker_position(session, session.seat)
+    moves = [m for m in session.moves if m.hand == hand]
+    if not moves:
+        return "-"
+    parts: list[str] = []
+    current = None
+    for move in moves:
+        who = YOU if move.who == YOU else "them"
+        text = f"{who} {move.label}"
+        if move.round != current:
+            current = move.round
+            parts.append(f"r{move.round}: {text}")
+        else:
+            parts[-1] += f", {text}"
+    return " │ ".join(parts)
+
+
+MAX_LIST_ITEMS = 12
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        if len(value) > MAX_LIST_ITEMS:
+            return f"… {len(value) - MAX_LIST_ITEMS} earlier, " + ", ".join(map(str, value[-MAX_LIST_ITEMS:]))
+        return ", ".join(map(str, value)) or "-"
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value)
+        return text if len(text) < 200 else text[:197] + "…"
+    return str(value)
+
+
+# ---------------------------------------------------------------------- the match
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One finished game of a match."""
+
+    number: int  # from 1
+    seat: int
+    result: float  # your return
+    summary: str  # cards at showdown / rounds won, one line
+    seed: int
+
+
+@dataclass
+class Match:
+    """The games of one visit against one opponent, with the running total."""
+
+    opponent: str
+    games: list[GameResult] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return sum(g.result for g in self.games)
+
+    def tally(self) -> tuple[int, int, int]:
+        wins = sum(1 for g in self.games if g.result > 0)
+        losses = sum(1 for g in self.games if g.result < 0)
+        return wins, losses, len(self.games) - wins - losses
+
+    def add(self, session: PlaySession) -> GameResult:
+        result = GameResult(len(self.games) + 1, session.seat, session.my_return(), game_summary(session), session.seed)
+        self.games.append(result)
+        return result
+
+    def describe(self) -> str:
+        wins, losses, ties = self.tally()
+        games = f"{len(self.games)} game" + ("s" if len(self.games) != 1 else "")
+        return f"{games} · total {signed(self.total)} · won {wins}, lost {losses}, tied {ties}"
+
+
+def game_summary(session: PlaySession) -> str:
+    """One line on how a finished game went."""
+    if session.failure:
+        return f"stopped: {session.failure}"
+    hand = showdown(session)
+    if hand is not None:
+        return hand.describe()
+    done = rounds(session)
+    if done:
+        wins = sum(1 for r in done if r.result > 0)
+        losses = sum(1 for r in done if r.result < 0)
+        unit = "hands" if session.kind == REPEATED_LEDUC else "rounds"
+        return f"{len(done)} {unit}: won {wins}, lost {losses}, tied {len(done) - wins - losses}"
+    return ""

@@ -112,6 +112,16 @@ def show_state(console, state, *, last_step: int) -> None:
             f"AggScore {_number(meta['agg_score'])}; best member {best['id']} AggScore {_number(best['agg_score'])}",
             highlight=False,
         )
+    if state.games:
+        from csro_tui.sessions.summary import game_records
+
+        played = Table(title=f"games played by hand ({len(state.games)})", title_justify="left")
+        for column in ("opponent", "games", "won", "lost", "tied", "your total"):
+            played.add_column(column, justify="left" if column == "opponent" else "right")
+        for record in game_records(state):
+            played.add_row(record.opponent, str(record.games), str(record.wins), str(record.losses), str(record.ties),
+                           _number(record.total))
+        console.print(played)
     if state.open_iteration is not None and state.open_iteration.number > 0:
         console.print(f"iteration {state.open_iteration.number} is unfinished (the run stopped during it)")
 

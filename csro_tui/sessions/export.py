@@ -18,7 +18,7 @@ from pathlib import Path
 
 from csro_tui.errors import SessionError
 from csro_tui.sessions.state import SessionState, best_metric
-from csro_tui.sessions.summary import iteration_rows, member_rows
+from csro_tui.sessions.summary import game_records, iteration_rows, member_rows
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -112,8 +112,14 @@ def report_markdown(state: SessionState) -> str:
         out.append(f"- `{proposal.id}` {proposal.proposal.name} (iteration {proposal.iteration}{edit}): "
                    f"**{verdict}**{by}{reason}{note}")
     if state.games:
-        out += ["", "## Games played", ""]
-        out += [f"- {g.policy_id or '-'} vs {g.opponent}, seat {g.seat}: returns {g.returns}" for g in state.games]
+        out += ["", "## Games played by hand", "", "The person's record against each opponent.", "",
+                "| opponent | games | won | lost | tied | total |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        out += [f"| {r.opponent} | {r.games} | {r.wins} | {r.losses} | {r.ties} | {_number(r.total)} |"
+                for r in game_records(state)]
+        out += ["", "| # | opponent | seat | your result | seed |", "| ---: | --- | ---: | ---: | ---: |"]
+        for number, game in enumerate(state.games, start=1):
+            mine = game.returns[game.seat] if 0 <= game.seat < len(game.returns) else None
+            out.append(f"| {number} | {game.opponent} | {game.seat} | {_number(mine)} | {game.seed if game.seed is not None else '-'} |")
     return "\n".join(out) + "\n"
 
 

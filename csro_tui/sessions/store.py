@@ -11,6 +11,7 @@ naming the file and the line.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -329,6 +330,35 @@ class SessionStore:
         except OSError as error:
             raise SessionError(f"{path}: cannot repair the log's last line to continue ({_reason(error)})") from None
         return SessionWriter(directory, next_seq=len(log.events) + 1, fsync=self.fsync), log
+
+    def append_to_closed(self, ref: str | Path, event: Event) -> Event:
+        """Append one event to a session no run is writing: its log ends with
+        `session_closed` (games played since may follow).  For recording a game
+        played against a replayed session's policy.  An exclusive lock on the
+        log serialises two windows doing this at once; a session that is not
+        closed may be running in another process, so it is refused (resume it
+        to record there)."""
+        from csro_tui.sessions.events import SessionClosed
+
+        directory = self.resolve(ref)
+        path = directory / EVENTS_FILE
+        try:
+            lock = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as error:
+            raise SessionError(f"{path}: cannot open the session log ({_reason(error)})") from None
+        with lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            log = read_log(path)
+            last = next((e for e in reversed(log.events) if e.TYPE != "game_played"), None)
+            if not isinstance(last, SessionClosed):
+                raise SessionError(
+                    f"{directory.name} is not closed (it may be running elsewhere): resume it to record games in it"
+                )
+            writer, _ = self.open_for_append(directory)
+            try:
+                return writer.append(event)
+            finally:
+                writer.close()
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every session under the root, newest first; unreadable ones carry `error`."""

@@ -117,3 +117,36 @@ def member_rows(state: SessionState) -> list[MemberRow]:
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """The person's record against one opponent over the games played by hand."""
+
+    opponent: str
+    games: int
+    wins: int
+    losses: int
+    ties: int
+    total: float  # the person's chips / points over those games
+
+    def describe(self) -> str:
+        total = 0.0 if abs(self.total) < 0.005 else self.total
+        return f"{self.games} games, won {self.wins}, lost {self.losses}, tied {self.ties}, total {total:+.2f}"
+
+
+def game_records(state: SessionState) -> list[GameRecord]:
+    """Per opponent, from the session's `game_played` events (the person's side is `returns[seat]`)."""
+    by_opponent: dict[str, list[float]] = {}
+    for game in state.games:
+        try:
+            mine = float(game.returns[game.seat])
+        except (IndexError, TypeError, ValueError):
+            continue
+        by_opponent.setdefault(str(game.opponent), []).append(mine)
+    records = []
+    for opponent, results in sorted(by_opponent.items()):
+        wins = sum(1 for r in results if r > 0)
+        losses = sum(1 for r in results if r < 0)
+        records.append(GameRecord(opponent, len(results), wins, losses, len(results) - wins - losses, sum(results)))
+    return records

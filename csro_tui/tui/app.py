@@ -256,11 +256,35 @@ class CsroApp(App[None]):
         self.push_screen(TimelineScreen(self.backend, session_id))
 
     def action_play(self, member_id: str | None = None) -> None:
+        """Play in the session on screen: the replayed one under the current
+        screen if there is one, else the live one; its game, its population."""
         from csro_tui.tui.screens.play import PlayScreen
 
-        data = self.latest
-        game = self.options.game if self.options else data.game
-        self.push_screen(PlayScreen(self.backend, game, data, preselect=member_id, live=self.live, seed=data.games_played))
+        game, data, session_id = self.play_context()
+        if not game:
+            self.notify("No session on screen: open or start one to play its game.", severity="warning")
+            return
+        self.push_screen(PlayScreen(self.backend, game, data, preselect=member_id, live=self.live, session_id=session_id))
+
+    def play_context(self) -> tuple[str, DashboardData, str | None]:
+        """(game, dashboard, session id) of the nearest session screen on the stack."""
+        from csro_tui.tui.screens.sessions import TimelineScreen
+        from csro_tui.tui.widgets.dashboard_view import DashboardView
+
+        data: DashboardData | None = None
+        for screen in reversed(self.screen_stack):
+            if data is None and isinstance(getattr(screen, "data", None), DashboardData):
+                data = screen.data  # e.g. the inspector's step of a timeline
+            if isinstance(screen, TimelineScreen):
+                shown = screen.query_one(DashboardView).data
+                data = data or shown
+                return data.game or shown.game, data, screen.session_id
+            if screen is self.dashboard:
+                data = data or self.latest
+                game = self.options.game if self.options else data.game
+                return game, data, self.live.session_id if self.live is not None else None
+        data = data or DashboardData()
+        return data.game, data, None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

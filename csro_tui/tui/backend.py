@@ -84,6 +84,20 @@ class Backend:
         live.record_game(record)
         return True
 
+    def record_played_game(self, live: "LiveRun | None", session_id: str | None, record: dict[str, Any]) -> bool:
+        """Record a game played on the play screen in `session_id`: through the
+        live run's engine when it is that session, else appended to the closed
+        session's log by the store.  False when there is no session to record in."""
+        if live is not None and (session_id is None or live.session_id == session_id):
+            live.record_game(record)
+            return True
+        if session_id is None:
+            return False
+        from csro_tui.sessions.events import GamePlayed
+
+        self.store.append_to_closed(session_id, GamePlayed(**record))
+        return True
+
     def resume_run(self, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None]) -> "LiveRun":
         return LiveRun.resume(self, session_id, reviewer, on_event)
 

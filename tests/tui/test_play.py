@@ -1,17 +1,25 @@
-"""Playing by hand: RRPS throws by key against a benchmark bot, Kuhn against a sandboxed policy."""
+"""Playing by hand: a match (running total, games, rounds) against bots and sandboxed members, recorded in the session."""
 
 from __future__ import annotations
 
+import itertools
+import random
+import re
+
+import pytest
 from textual.widgets import OptionList, Static
 
-from csro_tui.evaluation.participants import CodePolicy
+from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.games.registry import get_game
+from csro_tui.play import Match, PlaySession, fresh_seed, rounds, showdown, table
+from csro_tui.sessions.state import fold
+from csro_tui.sessions.store import SessionStore
+from csro_tui.sessions.summary import game_records
 from csro_tui.tui.backend import Backend
 from csro_tui.tui.model import DashboardData, Member
-from csro_tui.play import PlaySession
 from csro_tui.tui.screens.play import PlayScreen
 from tests.tui.helpers import wait_until
-from tests.tui.sample import ScreenApp
+from tests.tui.sample import ScreenApp, record_sample_session
 
 RRPS = "rrps(num_repetitions=5)"
 
@@ -26,55 +34,105 @@ def _pick(app, option_id: str) -> None:
     options.action_select()
 
 
-async def test_rrps_match_against_a_bot_by_keys(tmp_path):
-    screen = PlayScreen(Backend(tmp_path), RRPS, DashboardData())
-    app = ScreenApp(lambda: screen)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
-        _pick(app, "bot:rotatebot")
-        await wait_until(pilot, lambda: screen.session is not None and not screen.session.finished, "the game")
-        throws = "rpsrp"
-        for n, key in enumerate(throws, start=1):
-            await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, f"throw {n}")
-            await pilot.press(key)
-            await wait_until(pilot, lambda: len([m for m in screen.session.moves if m.who == "you"]) == n, f"throw {n} played")
-        session = screen.session
-        await wait_until(pilot, lambda: "Game over" in _text(app, "#play-board"), "the end of the match")
-        mine = [m.action_name for m in session.moves if m.who == "you"]
-        assert mine == ["Rock", "Paper", "Scissors", "Rock", "Paper"]
-        bot = [m.action_name for m in session.opponent_moves()]
-        assert len(bot) == 5
-        board = _text(app, "#play-board")
-        score = session.my_return()
-        assert f"Score: you {score:+g}" in board
-        history = _text(app, "#play-log")
-        assert "What rotatebot saw and did" in history
-        assert f"→ {bot[0]}" in history
-        # the bot's own view: after round 1 it saw our Rock
-        assert "opp_moves: [Rock]" in history
+def _play_out(session: PlaySession, rng: random.Random) -> None:
+    while not session.finished:
+        session.play(rng.choice(session.legal_actions())[0])
 
 
-async def test_kuhn_against_a_population_member_in_its_sandbox(tmp_path):
+class FakeLive:
+    """The live run as the play screen sees it: a session id and record_game."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.records: list[dict] = []
+
+    def record_game(self, record: dict) -> None:
+        self.records.append(record)
+
+
+# ---------------------------------------------------------------------- the core
+
+
+def test_kuhn_actions_are_named_as_a_poker_player_names_them():
     spec = get_game("kuhn_poker")
-    source = spec.seed_policies()["always_bet"]
-    data = DashboardData(game="kuhn_poker", members=[Member("p0", "always_bet", "seed", source=source)])
-    screen = PlayScreen(Backend(tmp_path), "kuhn_poker", data, preselect="p0")
-    app = ScreenApp(lambda: screen)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
-        await pilot.press("enter")  # the preselected member
-        await wait_until(pilot, lambda: screen.session is not None, "the game")
-        assert screen.session.host is not None  # a sandboxed host, not in-process
-        while not screen.session.finished:
-            await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) > 0 or screen.session.finished, "our turn")
-            if screen.session.finished:
-                break
-            before = len(screen.session.moves)
-            await pilot.press("1")  # Pass / Fold: the first legal action
-            await wait_until(pilot, lambda: len(screen.session.moves) > before, "the move")
-        await wait_until(pilot, lambda: "Game over" in _text(app, "#play-board"), "the end")
-        assert screen.session.host is None  # closed at the end
-        assert "What p0 saw and did" in _text(app, "#play-log")
+    # seat 1 against always_call: it checks first, so we may check or bet
+    session = PlaySession(spec, BotPolicy("always_call"), seat=1, seed=5)
+    assert [m.label for m in session.moves] == ["Check"]
+    assert [label for _, label in session.legal_actions()] == ["Check", "Bet 1"]
+    assert dict(table(session))["To call"] == "0"
+    session.play(1)  # bet; always_call calls
+    assert [m.label for m in session.moves] == ["Check", "Bet 1", "Call 1"]
+    hand = showdown(session)
+    assert hand is not None and hand.folded is None and hand.their_card in ("J", "Q", "K")
+    # seat 0 against an always-betting member: facing a bet we may fold or call
+    session = PlaySession(spec, BotPolicy("uniform_random"), seat=0, seed=1)
+    session.play(0)  # check
+    if not session.finished:
+        assert [label for _, label in session.legal_actions()] == ["Fold", "Call 1"]
+        session.play(0)
+        assert showdown(session).folded == "you" and showdown(session).their_card is None
+
+
+def test_leduc_check_is_not_called_call_and_bets_have_sizes():
+    spec = get_game("leduc_poker")
+    session = PlaySession(spec, BotPolicy("always_call"), seat=0, seed=2)
+    assert [label for _, label in session.legal_actions()] == ["Check", "Bet 2"]
+    session.play(2)  # bet 2; always_call calls
+    assert [m.label for m in session.moves[:2]] == ["Bet 2", "Call 2"]
+    rows = dict(table(session))
+    assert rows["Round"].startswith("2 of 2") and rows["Board"] in ("J", "Q", "K")
+    assert [label for _, label in session.legal_actions()] == ["Check", "Bet 4"]
+    assert rows["Betting"] == "r1: you Bet 2, them Call 2"
+
+
+def test_rrps_lists_your_throw_before_the_bots_with_a_result_per_round():
+    spec = get_game(RRPS)
+    session = PlaySession(spec, BotPolicy("rotatebot"), seat=0, seed=3)
+    assert dict(table(session))["Round"] == "1 of 5"
+    for action in (0, 1, 2):
+        session.play(action)
+    assert [m.who for m in session.moves] == ["you", "rotatebot"] * 3
+    done = rounds(session)
+    assert [r.mine for r in done] == ["Rock", "Paper", "Scissors"]
+    assert [r.theirs for r in done] == [m.action_name for m in session.opponent_moves()]
+    # each round's result is the throw's: +1 a win, -1 a loss, 0 a tie; totals run on
+    beats = {("Paper", "Rock"), ("Scissors", "Paper"), ("Rock", "Scissors")}
+    for row in done:
+        expected = 1 if (row.mine, row.theirs) in beats else -1 if (row.theirs, row.mine) in beats else 0
+        assert row.result == expected
+    assert done[-1].total == sum(r.result for r in done)
+    assert dict(table(session))["Round"] == "4 of 5"
+
+
+def test_repeated_leduc_lists_hands_with_cards_shown_only_at_showdown():
+    spec = get_game("repeated_leduc(num_hands=4)")
+    session = PlaySession(spec, BotPolicy("cfr_plus"), seat=1, seed=fresh_seed())
+    assert dict(table(session))["Hand"] == "1 of 4"
+    _play_out(session, random.Random(0))
+    hands = rounds(session)
+    assert [h.number for h in hands] == [1, 2, 3, 4]
+    assert sum(h.result for h in hands) == session.my_return()
+    for hand in hands:
+        assert (hand.theirs == "?") == ("folded" in hand.detail)
+
+
+def test_fresh_deals_every_game_and_a_running_total():
+    spec = get_game("kuhn_poker")
+    seeds = {fresh_seed() for _ in range(20)}
+    assert len(seeds) > 15  # from the OS, not a counter restarting at 0
+    match = Match("cfr_plus")
+    cards = []
+    rng = random.Random(4)
+    for seed in sorted(seeds)[:12]:
+        session = PlaySession(spec, BotPolicy("cfr_plus"), seat=len(match.games) % 2, seed=seed)
+        cards.append(dict(table(session))["Your card"] if not session.finished else None)
+        _play_out(session, rng)
+        match.add(session)
+    assert len(set(c for c in cards if c)) > 1
+    assert match.total == sum(g.result for g in match.games)
+    wins, losses, ties = match.tally()
+    assert wins + losses + ties == 12
+    assert [g.seat for g in match.games] == [0, 1] * 6
 
 
 def test_play_session_records_what_the_opponent_saw():
@@ -91,3 +149,119 @@ def test_play_session_records_what_the_opponent_saw():
     # each observation is what the policy saw then, not the final history
     assert [len(s) for s in seen] == [0, 1, 2, 3, 4]
     assert sum(record["returns"]) == 0
+
+
+# ---------------------------------------------------------------------- recording
+
+
+def test_games_are_appended_to_a_closed_session_and_counted_per_opponent(tmp_path):
+    record_sample_session(tmp_path)
+    backend = Backend(tmp_path)
+    spec = get_game("kuhn_poker")
+    results = []
+    for seed in (11, 12, 13):
+        session = PlaySession(spec, BotPolicy("always_fold"), seat=0, seed=seed)
+        session.play(1)  # bet: always_fold folds
+        results.append(session.my_return())
+        assert backend.record_played_game(None, "sample-kuhn", session.record()) is True
+    state = fold(SessionStore(tmp_path).read("sample-kuhn").events)
+    assert len(state.games) == 3 and [g.seed for g in state.games] == [11, 12, 13]
+    (record,) = game_records(state)
+    assert (record.opponent, record.games, record.wins, record.total) == ("always_fold", 3, 3, sum(results)) == (
+        "always_fold", 3, 3, 3.0)
+
+
+def test_a_session_that_is_not_closed_is_not_written_from_outside(tmp_path):
+    from csro_tui.errors import SessionError
+    from csro_tui.sessions.events import GamePlayed
+
+    events = record_sample_session(tmp_path)
+    store = SessionStore(tmp_path)
+    path = store.resolve("sample-kuhn") / "events.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # as if still running: no session_closed
+    with pytest.raises(SessionError, match="not closed"):
+        store.append_to_closed("sample-kuhn", GamePlayed(policy_id=None, opponent="x", seat=0, transcript=[], returns=[1, -1]))
+    assert len(store.read("sample-kuhn").events) == len(events) - 1
+
+
+def test_the_live_session_records_through_its_engine(tmp_path):
+    live = FakeLive("live-1")
+    assert Backend(tmp_path).record_played_game(live, "live-1", {"opponent": "x"}) is True
+    assert live.records == [{"opponent": "x"}]
+    assert Backend(tmp_path).record_played_game(None, None, {"opponent": "x"}) is False
+
+
+def test_export_and_replay_show_the_persons_record(tmp_path, capsys):
+    from csro_tui.cli import main
+    from csro_tui.sessions.export import report_markdown
+
+    record_sample_session(tmp_path)
+    backend = Backend(tmp_path)
+    spec = get_game("kuhn_poker")
+    for seed, action in ((1, 1), (2, 1)):
+        session = PlaySession(spec, BotPolicy("always_fold"), seat=0, seed=seed)
+        session.play(action)
+        backend.record_played_game(None, "sample-kuhn", session.record())
+    report = report_markdown(fold(SessionStore(tmp_path).read("sample-kuhn").events))
+    assert "| always_fold | 2 | 2 | 0 | 0 | 2.0000 |" in report
+    assert main(["replay", "sample-kuhn", "--sessions-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "games played by hand (2)" in out and "always_fold" in out
+
+
+# ---------------------------------------------------------------------- the screen
+
+
+async def test_rrps_match_against_a_bot_by_keys(tmp_path):
+    seeds = itertools.count(100)
+    screen = PlayScreen(Backend(tmp_path), RRPS, DashboardData(game=RRPS), new_seed=lambda: next(seeds))
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:rotatebot")
+        await wait_until(pilot, lambda: screen.session is not None and not screen.session.finished, "the game")
+        for n, key in enumerate("rpsrp", start=1):
+            await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, f"throw {n}")
+            assert re.search(rf"Round\s+{n} of 5", _text(app, "#play-board"))
+            await pilot.press(key)
+            await wait_until(pilot, lambda: len([m for m in screen.session.moves if m.who == "you"]) == n, f"throw {n} played")
+        session = screen.session
+        await wait_until(pilot, lambda: "Game 1 over" in _text(app, "#play-board"), "the end of the game")
+        assert [m.action_name for m in session.moves if m.who == "you"] == ["Rock", "Paper", "Scissors", "Rock", "Paper"]
+        history = _text(app, "#play-log")
+        first = rounds(session)[0]
+        assert f"1  you Rock     them {first.theirs:<8}" in history
+        assert "Games of this match" in history and "5 rounds: won" in history
+        # the next game: a new seed, the total runs on
+        await pilot.press("n")
+        await wait_until(pilot, lambda: screen.session is not session and screen.session is not None, "game 2")
+        assert screen.session.seed == 101
+        assert "1 game · total" in _text(app, "#play-match")
+
+
+async def test_kuhn_against_a_population_member_in_its_sandbox_is_recorded(tmp_path):
+    spec = get_game("kuhn_poker")
+    source = spec.seed_policies()["always_bet"]
+    data = DashboardData(game="kuhn_poker", members=[Member("p0", "always_bet", "seed", source=source)])
+    live = FakeLive("live-kuhn")
+    screen = PlayScreen(Backend(tmp_path), "kuhn_poker", data, preselect="p0", live=live)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        await pilot.press("enter")  # the preselected member
+        await wait_until(pilot, lambda: screen.session is not None, "the game")
+        assert screen.session.host is not None  # a sandboxed host, not in-process
+        while not screen.session.finished:
+            await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) > 0 or screen.session.finished, "our turn")
+            if screen.session.finished:
+                break
+            before = len(screen.session.moves)
+            await pilot.press("2")  # Bet / Call: the second legal action
+            await wait_until(pilot, lambda: len(screen.session.moves) > before, "the move")
+        await wait_until(pilot, lambda: len(live.records) == 1, "the game recorded")
+        assert screen.session.host is None  # closed at the end
+        assert live.records[0]["policy_id"] == "p0" and live.records[0]["seat"] == 0
+        assert "showdown: you" in _text(app, "#play-board")  # both called: the cards are shown
+        assert "What p0 saw and did" in _text(app, "#play-log")
+        assert "1 recorded in the session" in _text(app, "#play-status")

@@ -1,9 +1,16 @@
-"""Play the game against a population member (sandboxed) or a benchmark bot."""
+"""Play a match against a population member (sandboxed) or a benchmark bot.
+
+A visit is a match: games against one opponent with a running total and
+the list of games (cards at showdown, or the rounds won in a repeated
+game).  Every game is dealt from a fresh seed and recorded in the session
+on screen (the live one through its engine, a replayed one through the
+session store).  The game logic lives in `csro_tui.play`; this screen only
+draws it and runs the opponent's moves in a worker.
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, Callable
 
 from rich.text import Text
 from textual import on, work
@@ -14,42 +21,35 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from csro_tui.play import (
+    REPEATED_LEDUC,
+    RRPS,
+    YOU,
+    Match,
+    PlaySession,
+    fresh_seed,
+    game_kind,
+    opponent_for,
+    outcome_word,
+    rounds,
+    rounds_total,
+    signed,
+    table,
+)
+from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData
-from csro_tui.play import PlaySession, opponent_for
 from csro_tui.tui.widgets.title_header import TitleHeader
 
-MAX_LIST_ITEMS = 12
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
-        if len(value) > MAX_LIST_ITEMS:
-            return f"[… {len(value) - MAX_LIST_ITEMS} earlier, " + ", ".join(map(str, value[-MAX_LIST_ITEMS:])) + "]"
-        return "[" + ", ".join(map(str, value)) + "]"
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value)
-        return text if len(text) < 200 else text[:197] + "…"
-    return str(value)
-
-
-def observation_text(obs: dict[str, Any], names: list[str] | None = None) -> Text:
-    """A policy's observation, one key a line; move lists shown by action name."""
-    text = Text()
-    for key, value in obs.items():
-        if key == "legal_actions":
-            continue
-        if names and key.endswith("moves") and isinstance(value, list) and all(isinstance(v, int) for v in value):
-            value = [names[v] if 0 <= v < len(names) else v for v in value]
-        text.append(f"{key}: ", style="bold")
-        text.append(_short(value) + "\n")
-    return text
+ROUNDS_SHOWN = 200  # newest rounds listed; the total covers them all
+SEEN_SHOWN = 6  # the opponent's last decisions shown after a game
 
 
 class PlayScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back", id="play.back"),
-        Binding("t", "toggle_seat", "Switch seat", id="play.seat"),
-        Binding("n", "new_game", "New game", id="play.new"),
+        Binding("n", "new_game", "Next game", id="play.new"),
+        Binding("t", "toggle_seat", "Seat", id="play.seat"),
+        Binding("o", "pick_opponent", "Opponents", id="play.opponents"),
         Binding("question_mark", "app.help", "Help", id="play.help"),
     ]
 
@@ -61,7 +61,8 @@ class PlayScreen(Screen[None]):
         *,
         preselect: str | None = None,
         live: Any = None,
-        seed: int = 0,
+        session_id: str | None = None,
+        new_seed: Callable[[], int] = fresh_seed,
     ) -> None:
         super().__init__()
         self.backend = backend
@@ -69,22 +70,28 @@ class PlayScreen(Screen[None]):
         self.data = data
         self.preselect = preselect
         self.live = live
+        # the session the games are recorded in: the live one, or the replayed one on screen
+        self.session_id = session_id if session_id is not None else getattr(live, "session_id", None)
         self.seat = 0
-        self.seed = seed
-        self.games_played = 0
         self.spec: Any = None
+        self.kind = ""
         self.session: PlaySession | None = None
+        self.match: Match | None = None
+        self.opponent_key: str | None = None
         self.opponents: dict[str, tuple[str | None, str, str | None]] = {}  # option id -> (member id, name, source)
+        self.recorded = 0
+        self.new_seed = new_seed  # a fresh deal per game; tests pass a counter
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
         with Horizontal(id="play"):
             with Vertical(id="play-picker", classes="panel") as picker:
-                picker.border_title = "Opponent (enter to play)"
+                picker.border_title = "Opponent"
                 yield OptionList(id="opponents")
-            with Vertical(id="play-table", classes="panel") as table:
-                table.border_title = "Table"
-                yield Static("Pick an opponent.", id="play-board")
+            with Vertical(id="play-table", classes="panel") as board:
+                board.border_title = "Table"
+                yield Static("Pick an opponent and press enter.", id="play-match")
+                yield Static("", id="play-board")
                 yield Horizontal(id="play-actions")
                 with VerticalScroll(id="play-history"):
                     yield Static("", id="play-log")
@@ -92,7 +99,8 @@ class PlayScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"Play {self.game}"
+        where = f" · records to {self.session_id}" if self.session_id else ""
+        self.sub_title = f"Play {self.game}{where}"
         self._status()
         self.load_spec()
 
@@ -103,70 +111,95 @@ class PlayScreen(Screen[None]):
             spec = self.backend.game_spec(self.game)
             bots = [bot.name for bot in spec.benchmark()]
         except Exception as error:  # noqa: BLE001
-            self.app.call_from_thread(self.notify, f"Cannot load {self.game}: {error}", severity="error")
+            self.app.call_from_thread(self.notify, f"Cannot load {self.game}: {one_line(error)}", severity="error")
             return
         self.app.call_from_thread(self._show_opponents, spec, bots)
 
     def _show_opponents(self, spec: Any, bots: list[str]) -> None:
         self.spec = spec
+        self.kind = game_kind(spec)
         options = self.query_one(OptionList)
         options.clear_options()
         self.opponents.clear()
+        if self.data.members:
+            options.add_option(Option(Text("Population", style="bold"), disabled=True))
         for member in self.data.members:
             key = f"member:{member.id}"
             self.opponents[key] = (member.id, member.name, member.source)
-            options.add_option(Option(f"{member.id} {member.name} ({member.origin})", id=key))
+            options.add_option(Option(plain(f"{member.id} {one_line(member.name, 40)}"), id=key))
+        if bots:
+            options.add_option(Option(Text(f"Bots ({len(bots)})", style="bold"), disabled=True))
         for bot in bots:
             key = f"bot:{bot}"
             self.opponents[key] = (None, bot, None)
-            options.add_option(Option(f"bot: {bot}", id=key))
+            options.add_option(Option(bot, id=key))
         if self.preselect and f"member:{self.preselect}" in self.opponents:
             options.highlighted = options.get_option_index(f"member:{self.preselect}")
-        elif options.option_count:
-            options.highlighted = 0
+        else:
+            first = next(iter(self.opponents), None)
+            if first is not None:
+                options.highlighted = options.get_option_index(first)
         options.focus()
+        self._status()
 
     @on(OptionList.OptionSelected, "#opponents")
     def _picked(self, event: OptionList.OptionSelected) -> None:
         if event.option.id is not None:
             self.start_game(event.option.id)
 
+    def action_pick_opponent(self) -> None:
+        self.query_one(OptionList).focus()
+
     def action_new_game(self) -> None:
-        options = self.query_one(OptionList)
-        if options.highlighted is None:
+        """The next game against the same opponent (or the highlighted one, before any)."""
+        key = self.opponent_key
+        if key is None:
+            options = self.query_one(OptionList)
+            option = options.highlighted_option if options.highlighted is not None else None
+            key = option.id if option is not None else None
+        if key is None:
             self.notify("Pick an opponent first.", severity="warning")
             return
-        option = options.get_option_at_index(options.highlighted)
-        if option.id:
-            self.start_game(option.id)
+        self.start_game(key)
 
     def action_toggle_seat(self) -> None:
         self.seat = 1 - self.seat
         self._status()
-        self.notify(f"You play seat {self.seat} from the next game.")
+        moves_first = "you move first" if self.seat == 0 else "they move first"
+        self.notify(f"You play seat {self.seat} ({moves_first}) from the next game.", timeout=3)
 
     # ------------------------------------------------------------------ the game
     def start_game(self, option_id: str) -> None:
         if self.spec is None:
             self.notify("The game is still loading.", severity="warning")
             return
+        if option_id not in self.opponents:
+            return
+        if self.session is not None and not self.session.finished and self.session.moves:
+            self.notify("The unfinished game was abandoned (not recorded).", timeout=3)
         member_id, name, source = self.opponents[option_id]
+        if option_id != self.opponent_key or self.match is None:
+            self.opponent_key = option_id
+            self.match = Match(name)
         self._close_session()
-        self.query_one("#play-board", Static).update(f"Starting a game against {name}…")
+        self.query_one("#play-board", Static).update(f"Dealing a game against {name}…")
         self._set_actions([])
-        self._start(opponent_for(member_id, name, source), member_id, self.seed + self.games_played)
+        self._start(opponent_for(member_id, name, source), member_id, self.new_seed())
 
     @work(thread=True, exclusive=True, group="play")
     def _start(self, opponent: Any, member_id: str | None, seed: int) -> None:
         try:
             session = PlaySession(self.spec, opponent, seat=self.seat, seed=seed, policy_id=member_id)
         except Exception as error:  # noqa: BLE001 - e.g. the policy failed in its sandbox
-            self.app.call_from_thread(self.notify, f"Cannot start the game: {error}", severity="error", timeout=10)
+            self.app.call_from_thread(self.notify, f"Cannot start the game: {one_line(error, 300)}", severity="error", timeout=10)
             return
         self.app.call_from_thread(self._started, session)
+        if session.finished:  # the opponent's moves alone ended it (cannot happen in these games; safe anyway)
+            self._finish(session)
 
     def _started(self, session: PlaySession) -> None:
         self.session = session
+        self.query_one("#play-actions", Horizontal).display = True
         self._render_game()
 
     def play(self, action: int) -> None:
@@ -181,88 +214,137 @@ class PlayScreen(Screen[None]):
         try:
             session.play(action)
         except Exception as error:  # noqa: BLE001 - a policy failure ends the game
+            session.failure = one_line(error, 200)
             session.close()
-            self.app.call_from_thread(self.notify, f"The game stopped: {error}", severity="error", timeout=10)
+            self.app.call_from_thread(self.notify, f"The game stopped: {session.failure}", severity="error", timeout=10)
+            self.app.call_from_thread(self._render_game)
+            return
         self.app.call_from_thread(self._render_game)
         if session.finished:
-            self.app.call_from_thread(self._game_over)
-            self._record(session)
+            self._finish(session)
 
-    def _game_over(self) -> None:
-        self.games_played += 1
-        self._status()
-
-    def _record(self, session: PlaySession) -> None:
-        """Runs on the play worker's thread: the session log is a file."""
+    def _finish(self, session: PlaySession) -> None:
+        """Runs on the play worker's thread: count the game, then record it (a file write)."""
+        self.app.call_from_thread(self._game_over, session)
         try:
-            recorded = self.backend.record_game(self.live, session.record())
-        except Exception as error:  # noqa: BLE001
-            self.app.call_from_thread(self.notify, f"The game was not recorded: {error}", severity="warning")
+            recorded = self.backend.record_played_game(self.live, self.session_id, session.record())
+        except Exception as error:  # noqa: BLE001 - the game still counts in the match
+            self.app.call_from_thread(self.notify, f"The game was not recorded: {one_line(error, 300)}", severity="warning", timeout=8)
             return
         if recorded:
-            self.app.call_from_thread(self.notify, "Game recorded in the session.")
+            self.recorded += 1
+            self.app.call_from_thread(self._status)
+
+    def _game_over(self, session: PlaySession) -> None:
+        if self.match is not None and session is self.session:
+            self.match.add(session)
+        self._render_game()
 
     # ------------------------------------------------------------------ rendering
     def _render_game(self) -> None:
         session = self.session
         if session is None:
             return
-        board = Text()
-        board.append(f"You: seat {session.seat}   Opponent: {session.opponent_name}\n", style="bold")
-        score = session.returns()
-        board.append(f"Score: you {score[session.seat]:+g}, {session.opponent_name} {score[session.opponent_seat]:+g}\n\n")
-        if session.finished:
-            board.append("Game over: ", style="bold")
-            outcome = session.my_return()
-            board.append(
-                "you won" if outcome > 0 else "you lost" if outcome < 0 else "a draw",
-                style="bold green" if outcome > 0 else "bold red" if outcome < 0 else "bold",
-            )
-            board.append(f" ({outcome:+g})\n\nFinal OpenSpiel state: {session.public_state()}\n")
-        else:
-            board.append(observation_text(session.observation(), session.names))
-        self.query_one("#play-board", Static).update(board)
+        self.query_one("#play-match", Static).update(self._match_line(session))
+        self.query_one("#play-board", Static).update(self._board(session))
         self._set_actions(session.legal_actions())
         self.query_one("#play-log", Static).update(self._history(session))
         self._status()
 
+    def _match_line(self, session: PlaySession) -> Text:
+        text = Text()
+        text.append("vs ", style="dim")
+        text.append(one_line(session.opponent_name, 40), style="bold magenta")
+        text.append(f"  you seat {session.seat}  ", style="dim")
+        if self.match is not None and self.match.games:
+            total = self.match.total
+            text.append(self.match.describe(), style="bold green" if total > 0 else "bold red" if total < 0 else "bold")
+        else:
+            text.append("first game")
+        return text
+
+    def _board(self, session: PlaySession) -> Text:
+        if session.finished or session.failure:
+            text = Text()
+            if session.failure:
+                text.append("Game stopped: ", style="bold red")
+                text.append(plain(session.failure))
+                return text
+            outcome = session.my_return()
+            text.append(f"Game {len(self.match.games) if self.match else 1} over: ", style="bold")
+            text.append(
+                f"you {outcome_word(outcome)} {signed(outcome)}",
+                style="bold green" if outcome > 0 else "bold red" if outcome < 0 else "bold",
+            )
+            game = self.match.games[-1] if self.match and self.match.games else None
+            if game is not None and game.summary:
+                text.append(f"\n{game.summary}")
+            text.append("\nn: next game   t: switch seat   o: another opponent", style="dim")
+            return text
+        rows = table(session)
+        width = max([10, *(len(label) for label, _ in rows)]) + 2  # steady columns as rows come and go
+        text = Text()
+        for label, value in rows:
+            text.append(label.ljust(width), style="bold")
+            text.append(plain(one_line(value)))
+            text.append("\n")
+        text.rstrip()
+        return text
+
     def _history(self, session: PlaySession) -> Text:
         text = Text()
-        moves = session.moves
-        if session.finished:
-            text.append(f"What {session.opponent_name} saw and did\n", style="bold underline")
-            for move in session.opponent_moves():
-                seen = observation_text(move.observation or {}, session.names).plain.strip().replace("\n", "; ")
-                text.append(f"saw {seen}\n", style="dim")
-                text.append(f"  → {move.action_name}")
+        done = rounds(session)
+        if done:
+            unit = "Hands" if session.kind == REPEATED_LEDUC else "Rounds"
+            text.append(f"{unit} of this game ({len(done)} of {rounds_total(session)}), newest first\n", style="bold underline")
+            for row in reversed(done[-ROUNDS_SHOWN:]):
+                word = outcome_word(row.result)
+                style = "green" if row.result > 0 else "red" if row.result < 0 else "dim"
+                if session.kind == RRPS:
+                    text.append(f"{row.number:>4}  you {row.mine:<8} them {row.theirs:<8} ")
+                else:
+                    text.append(f"{row.number:>4}  you {row.mine}  them {row.theirs}  {row.detail}  ")
+                text.append(f"{word:<4} {signed(row.result):>3}", style=style)
+                text.append(f"   total {signed(row.total)}\n", style="dim")
+            text.append("\n")
+        if self.match is not None and self.match.games:
+            text.append("Games of this match, newest first\n", style="bold underline")
+            for game in reversed(self.match.games):
+                style = "green" if game.result > 0 else "red" if game.result < 0 else "dim"
+                text.append(f"{game.number:>4}  seat {game.seat}  ")
+                text.append(f"{signed(game.result):>4}", style=style)
+                text.append(f"  {game.summary}\n")
+            text.append("\n")
+        if session.finished and session.kind not in (RRPS, REPEATED_LEDUC):
+            text.append(f"What {one_line(session.opponent_name, 40)} saw and did\n", style="bold underline")
+            for move in session.opponent_moves()[-SEEN_SHOWN:]:
+                seen = _seen(move.observation or {})
+                text.append(plain(f"saw {seen}\n", style="dim"))
+                text.append(f"  → {move.label}")
                 if move.distribution:
                     text.append("  from " + ", ".join(f"{session.action_name(a)} {p:.2f}" for a, p in move.distribution.items()))
                 text.append("\n")
-            text.append("\n")
-        text.append("Moves\n", style="bold underline")
-        for move in moves[-40:]:
-            who = "you" if move.who == "you" else move.who
-            text.append(f"{who}: {move.action_name}\n", style="cyan" if move.who == "you" else "magenta")
+        elif not done and session.moves:
+            text.append("Moves\n", style="bold underline")
+            for move in session.moves[-40:]:
+                who = YOU if move.who == YOU else one_line(move.who, 30)
+                text.append(f"{who}: {move.label}\n", style="cyan" if move.who == YOU else "magenta")
         return text
 
     def _set_actions(self, legal: list[tuple[int, str]]) -> None:
         bar = self.query_one("#play-actions", Horizontal)
         bar.remove_children()
         buttons = [
-            Button(f"{i}: {name}" if len(legal) > 3 or not self._is_rrps() else f"{name}", id=f"action-{action}", compact=True)
+            Button(f"{name} ({name[0].lower()})" if self.kind == RRPS else f"{i} {name}", id=f"action-{action}", compact=True)
             for i, (action, name) in enumerate(legal, 1)
         ]
         if buttons:
             bar.mount_all(buttons)
 
-    def _is_rrps(self) -> bool:
-        return self.spec is not None and "rps" in str(getattr(self.spec, "name", self.game)).lower()
-
     def _status(self) -> None:
-        self.query_one("#play-status", Static).update(
-            f"seat {self.seat} (t switches)  │  games played here {self.games_played}  │  "
-            + ("r/p/s throw" if self._is_rrps() else "1-9 pick an action")
-        )
+        keys = "r/p/s or 1-3 throw" if self.kind == RRPS else "1-9 move"
+        recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
+        self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}  │  {recorded}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id and event.button.id.startswith("action-"):
@@ -279,7 +361,7 @@ class PlayScreen(Screen[None]):
             index = int(event.character) - 1
             if index < len(legal):
                 choice = legal[index][0]
-        elif self._is_rrps() and event.character.lower() in "rps":
+        elif self.kind == RRPS and event.character.lower() in "rps":
             choice = next((a for a, name in legal if name.lower().startswith(event.character.lower())), None)
         if choice is not None:
             event.stop()
@@ -298,3 +380,14 @@ class PlayScreen(Screen[None]):
     def action_back(self) -> None:
         self._close_session()
         self.app.pop_screen()
+
+
+def _seen(observation: dict[str, Any]) -> str:
+    parts = []
+    for key, value in observation.items():
+        if key == "legal_actions":
+            continue
+        if isinstance(value, list) and len(value) > 8:
+            value = f"[… {len(value) - 8} earlier, " + ", ".join(map(str, value[-8:])) + "]"
+        parts.append(f"{key} {value}")
+    return one_line("; ".join(parts), 300)

@@ -20,6 +20,8 @@ from typing import Any, Mapping
 from csro_tui.errors import ConfigError
 
 CONFIG_ENV = "CSRO_CONFIG"
+# Evaluation backends (RunConfig.backend); "ray" needs the ray extra.
+BACKENDS = ("local", "ray")
 DEFAULT_CONFIG_FILE = "csro.toml"
 ENV_PREFIX = "CSRO_"
 
@@ -54,6 +56,11 @@ class RunConfig:
     # iteration ends without a new policy and the run moves on.
     max_attempts: int = 3
     workers: int | None = None  # evaluation processes; None: the evaluator decides
+    # Where sampled matches are played: "local" (processes on this machine) or
+    # "ray" (actors on the Ray cluster at ray_address; "" = $RAY_ADDRESS or a
+    # Ray started here).  Same seeds, same results on either.
+    backend: str = "local"
+    ray_address: str = ""
     sessions_dir: str = "sessions"
     model: str = ""  # for LLM oracles (recorded; no key)
     base_url: str = ""
@@ -89,6 +96,8 @@ class RunConfig:
                 raise ConfigError(f"{name} must be >= 1, not {value}")
         if self.benchmark_episodes < 1:
             raise ConfigError(f"benchmark_episodes must be >= 1, not {self.benchmark_episodes}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend must be {' or '.join(BACKENDS)}, not {self.backend!r}")
         if self.benchmark not in ("auto", "on", "off"):
             raise ConfigError(f"benchmark must be auto, on or off, not {self.benchmark!r}")
         if not (self.review in ("auto", "valid") or (self.review.startswith("script:") and len(self.review) > 7)

@@ -23,10 +23,12 @@ from csro_tui.commands.eval import (
     EXIT_POLICY_FAILED,
     InvalidPolicy,
     isolation_description,
+    add_backend_arguments,
     job_progress,
     load_game,
     load_participant,
     positive_int,
+    referee_pool,
 )
 
 # Larger populations get the metrics table only; the matrix goes to --out.
@@ -54,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--out", type=Path, help="write the cross-table here: .csv, otherwise JSON")
+    add_backend_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -77,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
     pairs = [(i, j) for i in range(len(members)) for j in range(i + 1, len(members))]
     jobs = [MatchJob(members[i], members[j], episodes, args.seed) for i, j in pairs]
-    with job_progress("cross-table", len(jobs)) as advance:
-        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance)
+    with job_progress("cross-table", len(jobs)) as advance, referee_pool(spec, args, advance) as pool:
+        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance, pool=pool)
 
     size = len(members)
     matrix = [[0.0] * size for _ in range(size)]

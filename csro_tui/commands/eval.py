@@ -49,7 +49,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    add_backend_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """--backend and --ray-address (also `backend` / `ray_address` in csro.toml)."""
+    parser.add_argument(
+        "--backend", choices=("local", "ray"),
+        help="where matches are played: processes here, or actors on a Ray cluster (default local)",
+    )
+    parser.add_argument(
+        "--ray-address", metavar="ADDR",
+        help="the Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default $RAY_ADDRESS, else a Ray started here)",
+    )
 
 
 def whole_number(text: str) -> int:
@@ -81,8 +94,9 @@ def run(args: argparse.Namespace) -> int:
     episodes = args.episodes or spec.default_episodes
     opponents = benchmark_participants(spec)
     jobs = [MatchJob(participant, opponent, episodes, args.seed) for opponent in opponents]
-    with job_progress(f"evaluating {participant.name}", len(jobs)) as advance:
-        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance)
+    with job_progress(f"evaluating {participant.name}", len(jobs)) as advance, \
+            referee_pool(spec, args, advance) as pool:
+        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance, pool=pool)
 
     failed = next((result for result in results if result.failure is not None), None)
     if failed is not None:
@@ -128,6 +142,29 @@ def load_participant(spec: "GameSpec", reference: str) -> "Participant":
 
 
 @contextmanager
+def referee_pool(spec: "GameSpec", args: argparse.Namespace, advance=None) -> Iterator:
+    """None for the local backend (evaluate_matchups picks its processes), else
+    a Ray pool, closed at the end, whose workers-alive count goes to `advance`."""
+    from csro_tui.config import load_run_config
+
+    settings = load_run_config({"backend": args.backend, "ray_address": args.ray_address})
+    if settings.backend != "ray" or spec.exact:  # exact games are computed here
+        yield None
+        return
+    from csro_tui.evaluation.ray_backend import RayRefereePool
+
+    def status(cluster) -> None:
+        if advance is not None:
+            advance(cluster.done, cluster.total, f"{cluster.workers_alive}/{cluster.workers} Ray workers")
+
+    pool = RayRefereePool(spec, args.workers, address=settings.ray_address, status=status)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@contextmanager
 def job_progress(description: str, total: int) -> Iterator:
     """A rich progress bar on stderr; yields the runner's progress callback.
 
@@ -159,7 +196,11 @@ def job_progress(description: str, total: int) -> Iterator:
         transient=True,
     ) as progress:
         task = progress.add_task(description, total=total)
-        yield lambda done, _total: progress.update(task, completed=done)
+
+        def advance(done: float, _total: int, note: str = "") -> None:
+            progress.update(task, completed=done, description=f"{description} · {note}" if note else description)
+
+        yield advance
 
 
 def isolation_description() -> str:

@@ -16,7 +16,7 @@ import signal
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from csro_tui.commands.eval import whole_number
+from csro_tui.commands.eval import add_backend_arguments, whole_number
 
 EXIT_STOPPED = 130
 
@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--seeds", dest="seed_policies", help="initial population: comma-separated seed policy names (default: the game's first)")
     add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
+    add_backend_arguments(parser)
     add("--model", help="LLM model, for llm oracles")
     add("--base-url", help="LLM API base URL, for llm oracles")
     # LLM oracle settings; they go into the oracle's options (see LLM_OPTION_FLAGS).
@@ -85,7 +86,7 @@ def _count(text: str) -> int:
 FLAG_FIELDS = (
     "game", "oracle", "iterations", "solver", "review", "seed", "episodes", "smoke_episodes",
     "preview_episodes", "benchmark", "benchmark_episodes", "seed_policies", "max_attempts",
-    "workers", "model", "base_url", "sessions_dir",
+    "workers", "backend", "ray_address", "model", "base_url", "sessions_dir",
 )
 
 

@@ -111,11 +111,23 @@ class GameEvaluator:
     accepted, the member's benchmark use the same seeds) is not played twice.
     """
 
-    def __init__(self, spec: "GameSpec", *, limits: Any = None, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        spec: "GameSpec",
+        *,
+        limits: Any = None,
+        workers: int | None = None,
+        backend: str = "local",
+        ray_address: str = "",
+    ) -> None:
         self.spec = spec
         self.exact = bool(spec.exact)
         self.limits = limits
         self.workers = workers
+        # "ray": sampled batches go to actors on a Ray cluster (ray_backend.py);
+        # exact entries are still computed here.
+        self.backend = backend
+        self.ray_address = ray_address
         self._pool = None
         self._pool_lock = threading.Lock()
         self._results: OrderedDict[tuple, Any] = OrderedDict()
@@ -166,14 +178,23 @@ class GameEvaluator:
         return results  # type: ignore[return-value]
 
     def _referee_pool(self):
-        if self.workers == 1:
+        if self.workers == 1 and self.backend == "local":
             return None
         with self._pool_lock:
             if self._pool is None:
-                from csro_tui.evaluation.runner import RefereePool
+                if self.backend == "ray":
+                    from csro_tui.evaluation.ray_backend import RayRefereePool
 
-                self._pool = RefereePool(self.spec, self.workers)
+                    self._pool = RayRefereePool(self.spec, self.workers, address=self.ray_address)
+                else:
+                    from csro_tui.evaluation.runner import RefereePool
+
+                    self._pool = RefereePool(self.spec, self.workers)
             return self._pool
+
+    def cluster_status(self):
+        """The Ray backend's latest `ClusterStatus` (jobs done/total, workers alive), else None."""
+        return getattr(self._pool, "last_status", None)
 
     def _remember(self, key: tuple, result: Any) -> None:
         self._results[key] = result

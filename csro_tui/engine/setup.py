@@ -23,7 +23,10 @@ from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
 
 # Settings a resumed session may change; the others define the session.
-RESUMABLE_OVERRIDES = frozenset({"iterations", "review", "max_attempts", "workers", "sessions_dir"})
+# Where evaluation runs (workers, backend, ray_address) never changes a result.
+RESUMABLE_OVERRIDES = frozenset(
+    {"iterations", "review", "max_attempts", "workers", "backend", "ray_address", "sessions_dir"}
+)
 
 
 def software_versions() -> dict[str, str]:
@@ -69,7 +72,9 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
 
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
-        evaluator = GameEvaluator(spec, workers=config.workers)
+        evaluator = GameEvaluator(
+            spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address
+        )
     return spec, oracle, evaluator
 
 

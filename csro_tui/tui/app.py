@@ -8,6 +8,7 @@ engine's events come back through `call_from_thread`.
 from __future__ import annotations
 
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -43,6 +44,8 @@ class CsroApp(App[None]):
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "help", "Help", id="app.help", show=False),
+        # not a priority binding: a focused text field keeps ctrl+c for copying
+        Binding("ctrl+c", "cancel_work", "Cancel work", id="app.cancel", show=False),
     ]
 
     def __init__(
@@ -73,6 +76,9 @@ class CsroApp(App[None]):
         self._idle.set()
         self._quitting = False
         self._torn_down = False
+        self._closing = False  # a session is being closed to go back to the start screen
+        self._close_armed = False  # esc once more closes a session whose work is running
+        self._work_text = "idle"
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
@@ -93,13 +99,31 @@ class CsroApp(App[None]):
         self.call_from_thread(self._show_start, choices)
 
     def _show_start(self, choices: StartChoices) -> None:
+        """The start screen stays at the bottom of the stack: esc from what it opens comes back to it."""
+        existing = next((screen for screen in self.screen_stack if isinstance(screen, StartScreen)), None)
+        if existing is not None:
+            while self.screen is not existing:
+                self.pop_screen()
+            existing.update_choices(choices)
+            return
+
         def chosen(result: LaunchOptions | OpenSession | None) -> None:
             if isinstance(result, OpenSession):
                 self.open_recorded(result.session_id)
             elif isinstance(result, LaunchOptions):
-                self.start_session(result)
+                if self.live is not None or self._closing:
+                    self.close_session(then=lambda: self.start_session(result))
+                else:
+                    self.start_session(result)
 
-        self.push_screen(StartScreen(choices, self.options), chosen)
+        self.push_screen(StartScreen(choices, self.options, on_choice=chosen))
+
+    async def action_pop_screen(self) -> None:
+        """Esc on a screen: back to the one below; with nothing below, the start screen."""
+        if len(self.screen_stack) > 1:
+            self.pop_screen()
+        if len(self.screen_stack) <= 1:
+            self.load_choices()
 
     def start_session(self, options: LaunchOptions) -> None:
         self._open_dashboard(DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver))
@@ -108,9 +132,12 @@ class CsroApp(App[None]):
         self._run_worker(self._start_run, options, options.iterations or 0)
 
     def resume_session(self, session_id: str) -> None:
-        """Continue a recorded session from its last complete event."""
-        if self.live is not None:
-            self.notify("A session is already live in this window.", severity="warning")
+        """Continue a recorded session from its last complete event (closing the live one first)."""
+        if self.live is not None or self._closing:
+            if self.live is not None and self.live.session_id == session_id:
+                self._raise_dashboard()
+                return
+            self.close_session(then=lambda: self.resume_session(session_id))
             return
         self._open_dashboard(DashboardData())
         self._set_work(f"resuming {session_id}…")
@@ -159,7 +186,7 @@ class CsroApp(App[None]):
         self._set_work("idle")
         if message:
             self.notify(message)
-        if self.live is None and self.dashboard is not None:
+        if self.live is None and self.dashboard is not None and not self._closing:
             # the session never started (the error is in a notification): back to the form
             if self.screen is self.dashboard:
                 self.pop_screen()
@@ -191,6 +218,7 @@ class CsroApp(App[None]):
             self.dashboard.show(data)
 
     def _set_work(self, text: str) -> None:
+        self._work_text = text
         if self.dashboard is not None:
             self.dashboard.set_work(text)
 
@@ -227,7 +255,7 @@ class CsroApp(App[None]):
 
     def action_cancel_work(self) -> None:
         if not self._busy():
-            self.notify("Nothing to cancel.")
+            self.notify("Nothing to cancel (ctrl+q quits).", timeout=3)
             return
         if self.live is not None:
             self.live.cancel()
@@ -239,6 +267,105 @@ class CsroApp(App[None]):
             self._work.cancel()
         self._set_work("cancelling…")
         self.notify("Cancelling the work in progress.")
+
+    # ------------------------------------------------------------------ many sessions per launch
+    def action_close_session(self) -> None:
+        """Esc on the dashboard: close the live session (recorded, resumable) and go back to the start screen.
+        While work runs the first esc only warns; a second one cancels the work and closes."""
+        if self._closing:
+            self.notify(f"Closing: waiting for {self._work_text}", timeout=3)
+            return
+        if self._busy() and not self._close_armed:
+            self._close_armed = True
+            self.notify(f"Working ({self._work_text}). esc again cancels it and closes the session.", severity="warning")
+            return
+        self.close_session()
+
+    def action_start_screen(self) -> None:
+        """The start form (a new session, or a recorded one); a live session is closed first."""
+        if self.live is not None or self.dashboard is not None:
+            self.close_session()
+            return
+        if not any(isinstance(screen, StartScreen) for screen in self.screen_stack):
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+            self.load_choices()
+
+    def close_session(self, then=None) -> None:
+        """Stop the live session's work, record it closed (off the event loop), then `then` or the start screen."""
+        self._close_armed = False
+        if self.dashboard is None and self.live is None:
+            if then is not None:
+                then()
+            return
+        if self._closing:
+            return
+        self._closing = True
+        if self.live is not None:
+            self.live.cancel()
+        if self.reviewer is not None:
+            self.reviewer.cancel()
+        waiting = self._work_text if self._busy() else "the session log"
+        self._set_work("closing the session…")
+        self.notify(f"Closing the session: waiting for {waiting}.", timeout=4)
+        self._close_for_next(then)
+
+    @work(thread=True, group="close-session")
+    def _close_for_next(self, then) -> None:
+        self._idle.wait(timeout=60)
+        live, error = self.live, None
+        try:
+            if live is not None:
+                live.close()
+        except Exception as failure:  # noqa: BLE001
+            error = f"Could not record the session as closed: {failure}"
+        self.call_from_thread(self._session_closed, live.session_id if live is not None else None, error, then)
+
+    def _session_closed(self, session_id: str | None, error: str | None, then) -> None:
+        dashboard = self.dashboard
+        self.live = None
+        self.dashboard = None
+        self.reviewer = None
+        self.latest = DashboardData()
+        self._closing = False
+        if dashboard is not None and dashboard in self.screen_stack:
+            while self.screen is not dashboard:
+                self.pop_screen()
+            self.pop_screen()
+        if error:
+            self.notify(error, severity="error", timeout=10)
+        elif session_id:
+            self.notify(f"Session {session_id} closed; it can be resumed from its timeline (R).", timeout=4)
+        if then is not None:
+            then()
+        else:
+            self.load_choices()  # back to the start screen, its list refreshed
+
+    def _raise_dashboard(self) -> None:
+        if self.dashboard is not None and self.dashboard in self.screen_stack:
+            while self.screen is not self.dashboard:
+                self.pop_screen()
+
+    def action_export_session(self) -> None:
+        """Write the session on screen (policies, payoffs.csv, report.md) under exports/<session id>."""
+        _, _, session_id = self.play_context()
+        if session_id is None:
+            self.notify("No recorded session on screen to export.", severity="warning")
+            return
+        self._export(session_id)
+
+    @work(thread=True, group="export")
+    def _export(self, session_id: str) -> None:
+        from csro_tui.sessions.export import export_session
+        from csro_tui.sessions.state import fold
+
+        target = Path("exports") / session_id
+        try:
+            written = export_session(fold(self.backend.read_events(session_id)), target)
+        except Exception as error:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"Export failed: {error}", severity="error", timeout=10)
+            return
+        self.call_from_thread(self.notify, f"Exported {len(written)} files to {target}/", timeout=6)
 
     # ------------------------------------------------------------------ other screens
     def action_help(self) -> None:
@@ -283,18 +410,44 @@ class CsroApp(App[None]):
                 data = data or self.latest
                 game = self.options.game if self.options else data.game
                 return game, data, self.live.session_id if self.live is not None else None
-        data = data or DashboardData()
+        data = data or self.latest
+        if self.live is not None:
+            game = self.options.game if self.options else data.game
+            return game, data, getattr(self.live, "session_id", None)
         return data.game, data, None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Keys and the policy contract", self.action_help)
-        yield SystemCommand("Sessions", "Browse recorded sessions and step through their timelines", self.action_sessions)
-        if self.live is not None:
-            yield SystemCommand("Next iteration", "Ask the oracle for the next proposal", self.action_next_iteration)
-            yield SystemCommand("Run 5 iterations", "Five proposals, each reviewed", lambda: self.action_run_iterations(5))
-            yield SystemCommand("Cancel work", "Stop the oracle or evaluation in progress", self.action_cancel_work)
-            yield SystemCommand("Play", "Play the game against a policy or a bot", self.action_play)
+        named = set()
+        # every key of the screen the palette was opened on, by its name
+        for binding in screen.BINDINGS:
+            if not isinstance(binding, Binding) or not binding.description or binding.description in named:
+                continue
+            named.add(binding.description)
+            key = self.get_key_display(binding)
+            yield SystemCommand(
+                binding.description, f"{key} on this screen", partial(self.run_action, binding.action, screen)
+            )
+        commands = [
+            ("Help", "Keys and the policy contract", self.action_help),
+            ("Sessions", "Browse recorded sessions and step through their timelines", self.action_sessions),
+            ("Start screen", "Start a new session or open a recorded one (closes the live session)", self.action_start_screen),
+            ("Open session", "Browse recorded sessions and open one", self.action_sessions),
+            ("Export session", "Write the session on screen to exports/<id>: policies, payoffs.csv, report.md", self.action_export_session),
+        ]
+        if self.play_context()[0]:
+            commands.append(("Play", "Play the session's game against a member or a benchmark bot", self.action_play))
+        if self.live is not None or self.dashboard is not None:
+            commands += [
+                ("Close session", "Record the live session closed (resumable) and go back to the start screen", self.close_session),
+                ("Next iteration", "Ask the oracle for the next proposal", self.action_next_iteration),
+                ("Run 5 iterations", "Five proposals, each reviewed", lambda: self.action_run_iterations(5)),
+                ("Cancel work", "Stop the oracle or evaluation in progress (also ctrl+c)", self.action_cancel_work),
+            ]
+        for title, help_text, callback in commands:
+            if title not in named:
+                named.add(title)
+                yield SystemCommand(title, help_text, callback)
 
     async def action_quit(self) -> None:
         """Stop the engine, record the session as closed (off the event loop), then exit."""
@@ -302,10 +455,12 @@ class CsroApp(App[None]):
             self.exit()
             return
         self._quitting = True
+        waiting = self._work_text if self._busy() else "the session log"
         self.live.cancel()
         if self.reviewer is not None:
             self.reviewer.cancel()
         self._set_work("closing the session…")
+        self.notify(f"Quitting: waiting for {waiting} to stop, then recording the session closed.", timeout=10)
         self._close_live()
 
     @work(thread=True, group="close")

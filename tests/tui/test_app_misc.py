@@ -81,9 +81,12 @@ async def test_palette_offers_the_app_commands(tmp_path):
         assert "Help" in titles and "Sessions" in titles
         assert "Next iteration" not in titles  # only once a session is live
         app.live = object()
+        app.options = LaunchOptions(game="kuhn_poker")
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert {"Next iteration", "Run 5 iterations", "Cancel work", "Play"} <= set(titles)
+        assert {"Next iteration", "Run 5 iterations", "Cancel work", "Play", "Close session"} <= set(titles)
         app.live = None
+        # every key of the screen is there by its name, and the screens' moves
+        assert {"Start session", "Open selected", "Start screen", "Open session", "Export session"} <= set(titles)
 
 
 async def test_edit_in_editor_sends_what_the_editor_saved(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ class DashboardScreen(Screen[None]):
         Binding("p", "play", "Play", id="dashboard.play"),
         Binding("s", "app.sessions", "Sessions", id="dashboard.sessions"),
         Binding("question_mark", "app.help", "Help", id="dashboard.help"),
+        Binding("escape", "app.close_session", "Close session", id="dashboard.close"),
     ]
 
     def __init__(self, data: DashboardData | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -33,11 +34,33 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         Binding("question_mark", "app.help", "Help", id="start.help"),
     ]
 
-    def __init__(self, choices: StartChoices, defaults: LaunchOptions | None = None) -> None:
+    def __init__(
+        self,
+        choices: StartChoices,
+        defaults: LaunchOptions | None = None,
+        *,
+        on_choice: Callable[[LaunchOptions | OpenSession], None] | None = None,
+    ) -> None:
         super().__init__()
         self.choices = choices
         self.defaults = defaults or LaunchOptions()
+        # with on_choice the screen stays (the app opens the choice over it); without, it is dismissed
+        self.on_choice = on_choice
         self._ready = False
+
+    def _choose(self, result: LaunchOptions | OpenSession) -> None:
+        if self.on_choice is None:
+            self.dismiss(result)
+        else:
+            self.on_choice(result)
+
+    def update_choices(self, choices: StartChoices) -> None:
+        """New recorded sessions (e.g. after one was closed): refresh the list."""
+        self.choices = choices
+        table = self.query_one("#session-list", DataTable)
+        table.clear()
+        for session_id, summary in choices.sessions:
+            table.add_row(session_id, summary, key=session_id)
 
     def compose(self) -> ComposeResult:
         d = self.defaults
@@ -132,7 +155,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return
         options = self.options()
         if options is not None:
-            self.dismiss(options)
+            self._choose(options)
 
     def action_open(self) -> None:
         if not self._ready:
@@ -143,8 +166,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         if key is not None:
-            self.dismiss(OpenSession(key))
+            self._choose(OpenSession(key))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if self._ready and event.data_table.id == "session-list" and event.row_key.value is not None:
-            self.dismiss(OpenSession(event.row_key.value))
+            self._choose(OpenSession(event.row_key.value))

@@ -90,10 +90,13 @@ def test_batch_of_many_episodes_in_one_round_trip(sandbox_mode):
         host.new_episodes([(episode, episode % 2, episode) for episode in range(40)])
         legal = list(range(200))
         answers = host.act([(episode, {"legal_actions": legal}) for episode in range(40)])
-        assert answers == list(range(1, 41))  # one module, requests served in order
+        # A fresh module per episode: each episode's counter starts at 0.
+        assert answers == [1] * 40
         host.end_episodes(list(range(0, 40, 2)) + [999])  # unknown ids are ignored
         answers = host.act([(episode, {"legal_actions": legal}) for episode in range(1, 40, 2)])
-        assert answers == list(range(41, 61))
+        assert answers == [2] * 20
+        host.new_episodes([(100, 0, 1)])  # a new episode learns nothing from the ended ones
+        assert host.act([(100, {"legal_actions": legal})]) == [1]
         with pytest.raises(ValueError, match="not running"):
             host.act([(0, {"legal_actions": legal})])
         assert host.failure is None
@@ -227,7 +230,7 @@ def test_infinite_loop_in_init_times_out(sandbox_mode):
         with pytest.raises(PolicyFailure) as caught:
             host.new_episodes([(1, 0, 0)])
     assert caught.value.category is FailureCategory.TIMEOUT
-    assert "constructing" in caught.value.message
+    assert "Policy.__init__" in caught.value.message and "ran past its limit" in caught.value.message
 
 
 def test_cpu_limit_is_a_timeout(sandbox_mode):

@@ -26,15 +26,30 @@ import sys
 sys.dont_write_bytecode = True  # never write .pyc files into the installation
 
 import builtins  # noqa: E402
+
+# The host's own names for every builtin, bound now: a policy that reaches
+# the builtins module and replaces `type` or `repr` there must not make the
+# host's code (failure reports, answer checks) run its functions.
+globals().update({name: value for name, value in vars(builtins).items() if not name.startswith("__")})
+
+import gc  # noqa: E402
 import json  # noqa: E402
-import linecache  # noqa: E402
-import numbers  # noqa: E402
-import operator  # noqa: E402
 import os  # noqa: E402
 import resource  # noqa: E402
 import signal  # noqa: E402
 import traceback  # noqa: E402
 import types  # noqa: E402
+
+import time  # noqa: E402
+
+# The isolation layer lives next to this script (also inside bubblewrap);
+# -P keeps the script's directory off sys.path, so add it for this one import.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _HERE)
+try:
+    import host_kernel  # noqa: E402
+finally:
+    sys.path.remove(_HERE)
 
 # Mutable host state lives in closures and locals, not here, so a policy that
 # somehow reached this module's globals would find little to tamper with.
@@ -94,6 +109,66 @@ class _OutputTail:
 
     def tail(self) -> str:
         return "".join(self._parts)[-self._limit :] if self._limit else ""
+
+
+class CallTimeout(BaseException):
+    """Raised into policy code when one call overruns its wall-clock limit."""
+
+
+class _CallTimer:
+    """Each policy call's own wall-clock limit, whatever the batch size.
+
+    SIGALRM (ITIMER_REAL) raises CallTimeout into the call when its limit
+    passes, and again every quarter second after (sleeping, a Python loop
+    or a policy that catches it: the handler runs in all of them); once the
+    grace period has passed too, the handler reports the timeout itself and
+    exits.  Code stuck in C never runs the handler: ITIMER_PROF sends SIGPROF,
+    whose default action ends the process, when the call has used its limit
+    plus the grace in CPU time.  Handlers cannot be changed afterwards (the
+    guard stubs signal.signal; seccomp refuses rt_sigaction for both).
+    """
+
+    def __init__(self, channel: "_Channel", limit: float, grace: float) -> None:
+        self.channel = channel
+        self.limit = max(limit, 0.001)
+        self.grace = max(grace, 0.0)
+        self.what = ""
+        self.expired = False
+        self.hard_deadline = 0.0
+        self.seq = None
+        self._setitimer = signal.setitimer
+        self._monotonic = time.monotonic
+
+    def install(self) -> None:
+        signal.signal(signal.SIGALRM, self._on_alarm)
+        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+
+    def start(self, seq, what: str, limit: float | None = None) -> None:
+        self.seq, self.what, self.expired = seq, what, False
+        limit = self.limit if limit is None else limit
+        self.current_limit = limit
+        self._setitimer(signal.ITIMER_REAL, limit, 0.25)
+        self._setitimer(signal.ITIMER_PROF, limit + self.grace + 0.5, 0)
+
+    def stop(self) -> None:
+        self._setitimer(signal.ITIMER_REAL, 0, 0)
+        self._setitimer(signal.ITIMER_PROF, 0, 0)
+
+    def message(self) -> str:
+        return f"{self.what} ran past its limit of {self.current_limit:g} s"
+
+    def _on_alarm(self, _signum, _frame):
+        if not self.expired:
+            self.expired = True
+            self.hard_deadline = self._monotonic() + self.grace
+        elif self._monotonic() >= self.hard_deadline:
+            self.stop()
+            try:
+                self.channel.send({"seq": self.seq, "ok": False, "category": "timeout",
+                                   "message": self.message() + " (and kept running)", "traceback": "", "output": ""})
+            finally:
+                os._exit(_EXIT_AFTER_FAILURE)
+        raise CallTimeout(self.message())
 
 
 class _Channel:
@@ -206,17 +281,6 @@ def _make_describe():
 _describe = _make_describe()
 
 
-def _safe_str(error: BaseException) -> str:
-    try:
-        return str(error)
-    except BaseException:  # noqa: BLE001 - a policy-defined __str__ may raise anything
-        return "<unprintable>"
-
-
-def _is_bool(value) -> bool:
-    return isinstance(value, bool) or type(value).__name__ in ("bool", "bool_")
-
-
 class _Guard:
     """Runtime rules for policy code: restricted builtins plus an audit hook.
 
@@ -256,7 +320,7 @@ class _Guard:
     UNAUDITED_OS_FUNCTIONS = ("mkfifo", "mknod", "pidfd_open", "setpriority", "sched_setaffinity",
                               "sched_setscheduler", "sched_setparam")
     # Blocked when called directly by policy code (libraries may use them).
-    POLICY_CALLER_BLOCKED = frozenset({"exec", "compile", "marshal.loads", "marshal.load", "marshal.dumps",
+    POLICY_CALLER_BLOCKED = frozenset({"marshal.loads", "marshal.load", "marshal.dumps",
                                        "pickle.find_class"})
     # Attributes that hand out frames (whose f_back/f_locals are not audited):
     # blocked whenever policy code is on the stack, whoever reads them.
@@ -276,6 +340,10 @@ class _Guard:
         self.recursion_cap = int(config.get("recursion_limit", 10_000))
         # Appended to by the hook and the stubs; read by the host after each call.
         self.violations: list[str] = []
+        # ids of the globals of every live policy module (one per episode).
+        self.policy_ids: set = set()
+        # [True] only while the host formats a policy traceback (gc disabled).
+        self.host_reading = [False]
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *config.get("site_dirs", [])}
         self.read_roots = tuple(
             sorted(
@@ -390,8 +458,15 @@ class _Guard:
 
     # -- audit hook ------------------------------------------------------------
 
-    def install_hook(self, policy_globals: dict) -> None:
-        """Arm the audit hook for the policy module whose globals are given."""
+    def install_hook(self) -> None:
+        """Arm the audit hook.  From then on every rule applies to all code,
+        the host's included, except where noted: the host needs nothing the
+        rules forbid once the policy is loaded, and code the host runs by
+        accident (a `__del__` when it drops an object, a function the policy
+        made with a library's globals) must not find a gap.  Rules about *who*
+        calls (exec/compile, imports, code attributes) count as policy code
+        every frame whose globals are a policy module's (`policy_ids`) or not
+        any loaded module's at all (code a library exec'd for the policy)."""
         # Everything the hook touches is bound here, once.
         forbid = self.forbid
         getframe = sys._getframe
@@ -423,25 +498,83 @@ class _Guard:
             finally:
                 in_getframe[0] = False
 
+        policy_ids = self.policy_ids
+        library_ids = set()
+        id_of, module_type, modules = id, types.ModuleType, sys.modules
+        module_dict = types.ModuleType.__dict__["__dict__"].__get__
+        host_reading = self.host_reading
+
+        def is_library(globals_id) -> bool:
+            if globals_id in library_ids:
+                return True
+            library_ids.clear()
+            for module in list(modules.values()):
+                if type_of(module) is module_type:
+                    library_ids.add(id_of(module_dict(module)))
+            for known in policy_ids:
+                library_ids.discard(known)
+            return globals_id in library_ids
+
         def is_policy(frame) -> bool:
-            return frame is not None and frame.f_globals is policy_globals
+            if frame is None:
+                return False
+            globals_id = id_of(frame.f_globals)
+            return globals_id in policy_ids or not is_library(globals_id)
 
         def policy_on_stack(frame) -> bool:
-            while frame is not None:
-                if frame.f_globals is policy_globals:
-                    return True
-                frame = frame.f_back
-            return False
+            # Unconditional once a policy module exists (see the docstring);
+            # only the host's own traceback reading is let through.
+            return bool(policy_ids) and not host_reading[0]
 
-        def module_of(frame) -> str:
-            name = frame.f_globals.get("__name__", "") if frame is not None else ""
-            return name if type_of(name) is str_type else ""
+        # Modules told apart by the identity of their globals, never by a
+        # lookup in a dict the policy may have filled (vars(module) is allowed).
+        def module_ids(prefixes) -> frozenset:
+            return frozenset(
+                id_of(module_dict(module))
+                for name, module in list(modules.items())
+                if type_of(name) is str_type and name.split(".")[0] in prefixes and type_of(module) is module_type
+            )
+
+        importlib_ids = module_ids(("importlib", "_frozen_importlib", "_frozen_importlib_external"))
+        frame_safe_ids = module_ids(frame_safe_modules)
+
+        dataclasses_ids = module_ids(("dataclasses",))
+        collections_ids = module_ids(("collections",))
+        typing_ids = module_ids(("typing",))
+        host_globals_id = id_of(globals())
+
+        def library_name(frame) -> str:
+            """The module a (library) frame belongs to, found by identity."""
+            globals_id = -1 if frame is None else id_of(frame.f_globals)
+            for name, module in list(modules.items()):
+                if type_of(module) is module_type and id_of(module_dict(module)) == globals_id:
+                    return describe(name)
+            return "unknown code"
+
+        def exec_site_allowed(event: str, frame) -> bool:
+            """exec/compile once a policy is loaded: only the host loading a
+            module, dataclasses building methods for its own callers
+            (`_create_fn` called from dataclasses, not by the policy), the
+            eval in collections.namedtuple (validated identifiers), the
+            import system executing a module it loads, and
+            typing compiling a string annotation (never evaluating one)."""
+            if frame is None:
+                return False
+            globals_id = id_of(frame.f_globals)
+            if globals_id == host_globals_id or globals_id in collections_ids:
+                return True
+            # A library's own call, not one the policy made: the frame that
+            # called the exec'ing function belongs to the same library.
+            for library in (dataclasses_ids, importlib_ids):
+                if globals_id in library:
+                    back = frame.f_back
+                    return back is not None and id_of(back.f_globals) in library
+            return event == "compile" and globals_id in typing_ids
 
         def import_initiator(frame):
             """The frame that asked for an import, past importlib's own frames."""
             while frame is not None:
-                module = module_of(frame)
-                if not (module.startswith("importlib") or module.startswith("_frozen_importlib")):
+                if id_of(frame.f_globals) not in importlib_ids:
                     return frame
                 frame = frame.f_back
             return None
@@ -474,13 +607,22 @@ class _Guard:
                 return
             if event in always_blocked or event.startswith(always_prefixes):
                 forbid(event + describe(args, 100))
+            if event == "exec" or event == "compile":
+                caller = frame_at(2)
+                if is_policy(caller):
+                    forbid(f"{event}() called by policy code")
+                if policy_ids and not exec_site_allowed(event, caller):
+                    forbid(f"{event}() reached through {library_name(caller)} while a policy is loaded")
+                return
             if event in policy_caller_blocked:
                 if is_policy(frame_at(2)):
                     forbid(f"{event}() called by policy code")
                 return
             if event == "sys._getframe":
                 caller = frame_at(2)
-                if is_policy(caller) or (module_of(caller) not in frame_safe_modules and policy_on_stack(caller)):
+                if is_policy(caller) or (
+                    (caller is None or id_of(caller.f_globals) not in frame_safe_ids) and policy_on_stack(caller)
+                ):
                     forbid("sys._getframe() while policy code runs")
                 return
             if event == "open":
@@ -646,57 +788,95 @@ def _normalize(path: str, cwd: str) -> str:
     return "/" + "/".join(parts)
 
 
-def _action_id(value):
-    """An int-like value as a JSON-safe int, or a type report for one too big to be an action id
-    (JSON cannot even carry ints past a few thousand digits here)."""
-    number = operator.index(value)
-    bits = int.bit_length(number)  # not number.bit_length(): an int subclass may override it
-    if bits > _MAX_ACTION_BITS:
-        return {"type": f"{bits}-bit int"}
-    return number
+# -- answers: exact built-in types only ------------------------------------------
+#
+# Nothing a policy returns is asked anything: no __index__, __eq__, __hash__,
+# __float__ or __str__ of a policy-defined class ever runs in the host.  Only
+# exact int/float (and numpy's own integer/float scalar types, converted by
+# numpy's C code) are read; every other type is reported by name.
+
+_TYPE_NAME = type.__dict__["__name__"].__get__  # the real name, whatever a metaclass defines
+_EXCEPTION_ARGS = BaseException.__dict__["args"].__get__
+_EXCEPTION_TRACEBACK = BaseException.__dict__["__traceback__"].__get__
 
 
-def _encode_key(key):
-    if _is_bool(key):
-        return {"type": "bool"}
-    try:
-        return _action_id(key)
-    except TypeError:
-        return {"type": type(key).__name__}
+def _plain_str(text) -> str:
+    """An exact str copy of a str (or str subclass), with no method of it called."""
+    return str.__add__("", text) if issubclass(type(text), str) else "?"
 
 
-def _encode_probability(value):
-    if _is_bool(value):
-        return {"type": "bool"}
-    if isinstance(value, numbers.Real):
-        try:
+def _type_name(value) -> str:
+    return _plain_str(_TYPE_NAME(type(value)))
+
+
+class _AnswerTypes:
+    """Exact types accepted as action ids and probabilities (numpy's when loaded)."""
+
+    def __init__(self) -> None:
+        self.integers = frozenset()
+        self.floats = frozenset({float})
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            self.integers = frozenset(
+                getattr(numpy, name) for name in
+                ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intc", "uintc",
+                 "int_", "uint", "longlong", "ulonglong", "intp", "uintp")
+                if type(getattr(numpy, name, None)) is type
+            )
+            self.floats = frozenset({float} | {getattr(numpy, name) for name in ("float16", "float32", "float64")
+                                               if type(getattr(numpy, name, None)) is type})
+
+    def action_id(self, value):
+        kind = type(value)
+        if kind is int:
+            number = value
+        elif kind in self.integers:
+            number = int(value)  # numpy's own C conversion
+        else:
+            return {"type": _type_name(value)}
+        bits = int.bit_length(number)
+        if bits > _MAX_ACTION_BITS:
+            return {"type": f"{bits}-bit int"}
+        return number
+
+    def probability(self, value):
+        kind = type(value)
+        if kind is float or kind is int:
+            return float(value) if kind is float or int.bit_length(value) <= 1023 else {"type": "huge int"}
+        if kind in self.floats or kind in self.integers:
             return float(value)
-        except (TypeError, ValueError, OverflowError):
-            pass
-    return {"type": type(value).__name__}
+        return {"type": _type_name(value)}
+
+    def encode(self, answer):
+        """What act() returned as JSON that keeps its type visible: an int, or
+        {"dist": [[key, probability], ...]}, or {"type": name} (malformed)."""
+        kind = type(answer)
+        if kind is dict:
+            size = dict.__len__(answer)
+            if size > _MAX_DIST_ENTRIES:
+                return {"type": f"dict with {size} entries"}
+            return {"dist": [[self.action_id(k), self.probability(v)] for k, v in dict.items(answer)]}
+        return self.action_id(answer)
 
 
-def _encode_answer(answer):
-    """Turn what act() returned into JSON that keeps its type visible.
-
-    Action ids (int, numpy integers) become ints; dicts become
-    {"dist": [[key, probability], ...]}; anything else {"type": name}, which
-    the parent reports as malformed.
-    """
-    if type(answer) is int:
-        return _action_id(answer)
-    if _is_bool(answer):
-        return {"type": "bool"}
-    if isinstance(answer, dict):
-        if len(answer) > _MAX_DIST_ENTRIES:
-            return {"type": f"dict with {len(answer)} entries"}
-        return {"dist": [[_encode_key(k), _encode_probability(v)] for k, v in dict.items(answer)]}
-    if isinstance(answer, (str, bytes, float, complex)):
-        return {"type": type(answer).__name__}
+def _exception_text(error: BaseException) -> tuple[str, str]:
+    """(type name, message) of an exception without calling its methods: the
+    message is its first argument when that is an exact str (or int)."""
+    name = _type_name(error)
     try:
-        return _action_id(answer)
-    except TypeError:
-        return {"type": type(answer).__name__}
+        args = _EXCEPTION_ARGS(error)
+    except BaseException:  # noqa: BLE001
+        return name, ""
+    if type(args) is not tuple or not args:
+        return name, ""
+    first = args[0]
+    if type(first) is str:
+        return name, first
+    if type(first) is int and len(args) > 1 and type(args[1]) is str:  # OSError(errno, text)
+        return name, args[1]
+    if type(first) is int or type(first) is float:
+        return name, repr(first)
+    return name, ""
 
 
 def _fingerprint(items: list) -> tuple:
@@ -730,17 +910,25 @@ def _unchanged(items: list, before: tuple) -> bool:
 
 
 class _Host:
-    """Loads the policy once and serves its episodes."""
+    """Episode runner: a fresh module per episode, every policy call under its timer."""
 
-    def __init__(self, channel: _Channel, config: dict, guard: _Guard, output: _OutputTail) -> None:
+    def __init__(self, channel: _Channel, config: dict, guard: _Guard, output: _OutputTail,
+                 timer: _CallTimer, layers: dict) -> None:
         self.channel = channel
         self.guard = guard
         self.output = output
+        self.timer = timer
+        self.layers = layers
         self.filename = config["policy_filename"]
         self.game_json = json.dumps(config["game_info"])
+        self.load_seconds = float(config["limits"].get("load_seconds", 10.0))
         self.instances: dict = {}
+        self.modules: dict = {}  # episode id -> that episode's module globals
+        self.ended_modules: list = []
         self.lists: dict = {}  # episode id -> {observation key -> reconstructed list}
-        self.policy_class = None
+        self.code = None
+        self.source_lines: list = []
+        self.answers = None
         self.current_seq = None
         # Freed on MemoryError so the failure can still be reported.
         self.reserve = bytearray(1 << 20)
@@ -748,38 +936,59 @@ class _Host:
     # -- failures --------------------------------------------------------------
 
     def _policy_traceback(self, error: BaseException) -> tuple[str, str]:
-        """(traceback text from the first policy frame, 'line N, in f')."""
+        """(traceback of the policy's own frames, 'line N, in f').
+
+        Lines come from the source the host holds, never from a file: a
+        policy that compiled code under another file name cannot make the
+        host read that file.  Frames are read with the guard's leave (and the
+        cyclic GC off, so no __del__ runs meanwhile)."""
+        lines, where = [], ""
+        reading = self.guard.host_reading
+        enabled = gc.isenabled()
+        gc.disable()
+        reading[0] = True
         try:
-            summary = traceback.TracebackException.from_exception(error, capture_locals=False)
-            frames = list(summary.stack)
-            first = next((i for i, f in enumerate(frames) if f.filename == self.filename), None)
-            policy_frames = [f for f in frames if f.filename == self.filename]
-            where = f"{self.filename} line {policy_frames[-1].lineno}, in {policy_frames[-1].name}" if policy_frames else ""
-            kept = frames[first:] if first is not None else []
-            text = "Traceback (most recent call last):\n" if kept else ""
-            text += "".join(traceback.StackSummary.from_list(kept).format())
-            text += "".join(summary.format_exception_only())
-            return text, where
+            tb = _EXCEPTION_TRACEBACK(error)
+            count = 0
+            while tb is not None and count < 200:
+                count += 1
+                code = tb.tb_frame.f_code
+                if type(code.co_filename) is str and code.co_filename == self.filename:
+                    number = tb.tb_lineno
+                    name = _plain_str(code.co_name)
+                    lines.append(f'  File "{self.filename}", line {number}, in {name}\n')
+                    if type(number) is int and 0 < number <= len(self.source_lines):
+                        lines.append("    " + self.source_lines[number - 1].strip() + "\n")
+                    where = f"{self.filename} line {number}, in {name}"
+                tb = tb.tb_next
         except BaseException:  # noqa: BLE001 - formatting must never hide the real failure
-            return f"{type(error).__name__}: {_safe_str(error)}", ""
+            pass
+        finally:
+            reading[0] = False
+            if enabled:
+                gc.enable()
+        name, message = _exception_text(error)
+        text = ("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""
+        text += f"{name}: {message}\n" if message else f"{name}\n"
+        return text, where
 
     def failure(self, seq, error: BaseException, phase: str) -> dict:
-        if isinstance(error, MemoryError):
+        kind = type(error)
+        if issubclass(kind, MemoryError):
             self.reserve = None
         text, where = self._policy_traceback(error)
         detail = f" ({where})" if where else ""
+        name, message = _exception_text(error)
         if self.guard.violations:
             category, message = "forbidden", f"{self.guard.violations[0]} in {phase}{detail}"
-        elif isinstance(error, ForbiddenOperation):
-            category, message = "forbidden", f"{error} in {phase}{detail}"
-        elif isinstance(error, MemoryError):
+        elif self.timer.expired or issubclass(kind, CallTimeout):
+            category, message = "timeout", f"{self.timer.message()}{detail}"
+        elif issubclass(kind, ForbiddenOperation):
+            category, message = "forbidden", f"{message} in {phase}{detail}"
+        elif issubclass(kind, MemoryError):
             category, message = "memory", f"ran out of memory in {phase}{detail}"
-        elif isinstance(error, RecursionError):
-            category, message = "crash", f"RecursionError in {phase}{detail}: {error}"
         else:
-            text_of_error = _safe_str(error).strip()
-            first = text_of_error.splitlines()[0] if text_of_error else ""
-            name = type(error).__name__
+            first = message.strip().splitlines()[0] if message.strip() else ""
             category, message = "crash", f"{name}{': ' + first if first else ''} in {phase}{detail}"
         return {
             "seq": seq,
@@ -800,24 +1009,53 @@ class _Host:
             "output": self.output.tail(),
         }
 
+    def timed_out(self, seq, phase: str) -> dict:
+        return {"seq": seq, "ok": False, "category": "timeout",
+                "message": f"{self.timer.message()} (the policy caught the timeout, but it still counts)",
+                "traceback": "", "output": self.output.tail()}
+
+    def _after_call(self, seq, phase: str):
+        """The failure a call left behind even though it returned, or None."""
+        if self.guard.violations:
+            return self.violation(seq, phase)
+        if self.timer.expired:
+            return self.timed_out(seq, phase)
+        return None
+
+    # -- modules ---------------------------------------------------------------
+
+    def _new_module(self, seq, limit: float) -> dict:
+        """Run the policy's module code in a fresh module (its own globals and
+        builtins), under the call timer; returns its globals."""
+        module = types.ModuleType("policy")
+        namespace = module.__dict__
+        namespace["__builtins__"] = self.guard.make_builtins()
+        self.guard.policy_ids.add(id(namespace))
+        # Modules such as dataclasses look the policy's module up by name.
+        sys.modules["policy"] = module
+        self.timer.start(seq, "module load", limit)
+        try:
+            exec(self.code, namespace)
+        finally:
+            self.timer.stop()
+        return namespace
+
     # -- operations ------------------------------------------------------------
 
     def load(self, seq, source: str) -> dict:
-        module = types.ModuleType("policy")
-        module.__dict__["__builtins__"] = self.guard.make_builtins()
-        self.guard.install_hook(module.__dict__)
-        # Modules such as dataclasses look the policy's module up by name.
-        sys.modules["policy"] = module
-        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        self.source_lines = source.splitlines()
+        self.guard.install_hook()
         try:
-            code = compile(source, self.filename, "exec", dont_inherit=True)
-            exec(code, module.__dict__)
+            self.code = compile(source, self.filename, "exec", dont_inherit=True)
+            namespace = self._new_module(seq, self.load_seconds)
         except BaseException as error:  # noqa: BLE001 - policy code may raise anything
             return self.failure(seq, error, "module load")
-        if self.guard.violations:
-            return self.violation(seq, "module load")
-        policy_class = module.__dict__.get("Policy")
-        if not isinstance(policy_class, type):
+        self.answers = _AnswerTypes()  # after the policy's own imports (numpy)
+        failed = self._after_call(seq, "module load")
+        if failed:
+            return failed
+        self.ended_modules.append(namespace)  # the load's module plays no episode
+        if not issubclass(type(namespace.get("Policy")), type):
             return {
                 "seq": seq,
                 "ok": False,
@@ -826,23 +1064,29 @@ class _Host:
                 "traceback": "",
                 "output": self.output.tail(),
             }
-        self.policy_class = policy_class
-        return {"seq": seq, "ok": True}
+        return {"seq": seq, "ok": True, "layers": self.layers}
 
     def new_episodes(self, seq, episodes) -> dict:
         episode = None
+        timer = self.timer
         try:
             for episode, player, seed in episodes:
                 game = json.loads(self.game_json)
                 game["player"] = player
                 game["seed"] = seed
-                self.instances[episode] = self.policy_class(player, game)
+                # One module per episode: nothing a policy keeps in its
+                # globals or class attributes reaches its next episode.
+                namespace = self._new_module(seq, timer.limit)
+                timer.start(seq, f"Policy.__init__ (episode {episode})")
+                try:
+                    self.instances[episode] = namespace.get("Policy")(player, game)
+                finally:
+                    timer.stop()
+                self.modules[episode] = namespace
                 self.lists[episode] = {}
         except BaseException as error:  # noqa: BLE001
             return self.failure(seq, error, f"Policy.__init__ (episode {episode})")
-        if self.guard.violations:
-            return self.violation(seq, f"Policy.__init__ (episode {episode})")
-        return {"seq": seq, "ok": True}
+        return self._after_call(seq, f"Policy.__init__ (episode {episode})") or {"seq": seq, "ok": True}
 
     def _reconstruct(self, episode, obs: dict, deltas: dict) -> list:
         """Put the full lists into obs from the appended suffixes.
@@ -875,6 +1119,8 @@ class _Host:
         answers = []
         resync = []
         instances = self.instances
+        encode = self.answers.encode
+        timer = self.timer
         episode = None
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
@@ -886,14 +1132,20 @@ class _Host:
             elif self.lists.get(episode):
                 self.lists[episode] = {}
             try:
-                answer = instance.act(obs)
+                timer.start(seq, f"act (episode {episode})")
+                try:
+                    answer = instance.act(obs)
+                finally:
+                    timer.stop()
                 # The common answer, a plain int that fits 63 bits (literal
-                # bounds: nothing a policy could rebind), skips _encode_answer.
+                # bounds: nothing a policy could rebind), skips encode.
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
-                    answer = _encode_answer(answer)
+                    answer = encode(answer)
                 answers.append(answer)
             except BaseException as error:  # noqa: BLE001 - policy code may raise anything
                 return self.failure(seq, error, f"act (episode {episode})")
+            if timer.expired:
+                return self.timed_out(seq, f"act (episode {episode})")
             if fingerprints:
                 for key, full, fingerprint in fingerprints:
                     if not _unchanged(full, fingerprint):
@@ -909,15 +1161,25 @@ class _Host:
         return reply
 
     def end_episodes(self, seq, episode_ids) -> dict:
+        timer = self.timer
         try:
             for episode in episode_ids:
-                self.instances.pop(episode, None)
+                timer.start(seq, f"end of episode {episode}")
+                try:
+                    # Dropping the instance may run its __del__: under the timer and the guard.
+                    self.instances.pop(episode, None)
+                    namespace = self.modules.pop(episode, None)
+                    if namespace is not None:
+                        # Emptied, but kept: its id stays a policy's (never
+                        # reused by a library's dict) at ~100 bytes an episode.
+                        self.ended_modules.append(namespace)
+                        dict.clear(namespace)
+                finally:
+                    timer.stop()
                 self.lists.pop(episode, None)
         except BaseException as error:  # noqa: BLE001 - __del__ in policy code
             return self.failure(seq, error, "end of episode")
-        if self.guard.violations:
-            return self.violation(seq, "end of episode")
-        return {"seq": seq, "ok": True}
+        return self._after_call(seq, "end of episode") or {"seq": seq, "ok": True}
 
     def serve(self) -> None:
         while True:
@@ -976,8 +1238,12 @@ def main() -> None:
         output = _OutputTail(int(config.get("output_tail_chars", 2000)))
         sys.stdout = sys.stderr = output
         guard = _Guard(config)
+        timer = _CallTimer(channel, float(config["limits"].get("call_seconds", 1.0)),
+                           float(config["limits"].get("call_grace_seconds", 2.0)))
+        timer.install()  # before patch_modules stubs signal.signal
         guard.patch_modules()
-        host = _Host(channel, config, guard, output)
+        layers = _apply_kernel_layers(config.get("kernel", {}), guard)
+        host = _Host(channel, config, guard, output, timer, layers)
     except Exception as error:  # the host could not even be set up
         channel.send({"seq": seq, "ok": False, "category": "crash",
                       "message": f"sandbox setup failed: {type(error).__name__}: {error}",
@@ -993,16 +1259,34 @@ def main() -> None:
         _last_words(channel, host, guard, error)
 
 
+def _apply_kernel_layers(wanted: dict, guard: "_Guard") -> dict:
+    """Landlock and seccomp (host_kernel.py), as the parent asked; a layer the
+    parent asked for and the kernel refused is fatal (the parent checked the
+    kernel offers it, so refusing means something is wrong)."""
+    applied = {"landlock": 0, "seccomp": 0}
+    if wanted.get("seccomp"):
+        host_kernel._load_libseccomp()  # while /usr/lib is still readable
+    if wanted.get("landlock"):
+        roots = [root.rstrip("/") or "/" for root in guard.read_roots]
+        applied["landlock"] = host_kernel.restrict_filesystem_and_network(roots)
+    if wanted.get("seccomp"):
+        applied["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM, signal.SIGPROF))
+    return applied
+
+
 def _last_words(channel: _Channel, host: "_Host", guard: _Guard, error: BaseException) -> None:
     """Report a failure of the host's own code as plainly as possible, then exit."""
+    # No traceback.format_exc(): it would call the policy's exception methods
+    # and read whatever files its frames name.
+    name, _message = _exception_text(error)
     try:
-        os.write(2, ("host failure: " + traceback.format_exc()).encode("utf-8", "replace"))
+        os.write(2, ("host failure: " + name + "\n").encode("utf-8", "replace"))
     except BaseException:  # noqa: BLE001
         pass
     if guard.violations:
         category, message = "forbidden", guard.violations[0] + " (the host could not continue)"
     else:
-        category, message = "crash", "the host failed while serving the policy: " + type(error).__name__
+        category, message = "crash", "the host failed while serving the policy: " + name
     try:
         channel.send({"seq": host.current_seq, "ok": False, "category": category, "message": message,
                       "traceback": "", "output": ""})

@@ -65,10 +65,16 @@ from csro_tui.policies.validation import (
 )
 
 HOST_SCRIPT = Path(__file__).with_name("host_main.py")
+# The host's isolation layer, imported by host_main.py from its own directory.
+HOST_KERNEL = Path(__file__).with_name("host_kernel.py")
+# Set to 1 to run untrusted policies where the kernel offers neither
+# Landlock nor seccomp (the Python guard is then the only boundary).
+WEAK_SANDBOX_ENV_VAR = "CSRO_ALLOW_WEAK_SANDBOX"
 SANDBOX_ENV_VAR = "CSRO_SANDBOX"
 # Where the host script is mounted inside bubblewrap: the directory holding
 # our own code is never visible to the policy.
 _SANDBOX_SCRIPT = "/csro-host/host_main.py"
+_SANDBOX_KERNEL = "/csro-host/host_kernel.py"
 _NOBODY = (65534, 65534)
 # Environment variables passed through when set: some CPUs need them for
 # OpenBLAS (inside numpy) not to crash.
@@ -97,7 +103,11 @@ class SandboxLimits:
 
     init_timeout: seconds from spawn until the module is loaded (interpreter
         start, imports such as numpy at ~0.3 s, module-level code).
-    move_timeout: seconds allowed per request in a batch.
+    move_timeout: seconds allowed per request in a batch, and the wall-clock
+        limit of each single policy call (`__init__`, `act`), enforced in the
+        host whatever the batch size.
+    call_grace: seconds past a call's limit after which a host whose policy
+        caught the timeout (or is stuck in C code) ends itself.
     batch_timeout: fixed part of every batch deadline; a batch of n requests
         must be answered within batch_timeout + n * move_timeout seconds.
     memory_mb: address-space limit (RLIMIT_AS) of the host process.
@@ -114,6 +124,7 @@ class SandboxLimits:
     init_timeout: float = 10.0
     move_timeout: float = 1.0
     batch_timeout: float = 2.0
+    call_grace: float = 2.0
     memory_mb: int = 1024
     cpu_seconds: int = 600
     max_processes: int = 1
@@ -124,7 +135,7 @@ class SandboxLimits:
     recursion_limit: int = 10_000
 
     def __post_init__(self) -> None:
-        for field_name in ("init_timeout", "move_timeout", "batch_timeout"):
+        for field_name in ("init_timeout", "move_timeout", "batch_timeout", "call_grace"):
             value = getattr(self, field_name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"SandboxLimits.{field_name} must be a positive number of seconds, not {value!r}")
@@ -188,21 +199,61 @@ def bubblewrap_problem() -> str | None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+@lru_cache(maxsize=1)
+def kernel_layers() -> dict:
+    """{"landlock": ABI or 0, "seccomp": bool}: what every host applies to
+    itself here (probed once per process; see host_kernel.py)."""
+    from csro_tui.policies import host_kernel
+
+    return host_kernel.kernel_layers()
+
+
+def kernel_boundary_problem() -> str | None:
+    """Why untrusted code may not run here, or None.
+
+    Landlock or seccomp must be available (the kernel then enforces the
+    boundary in every mode); without either, only an explicit
+    CSRO_ALLOW_WEAK_SANDBOX=1 lets policies run behind the Python guard.
+    """
+    layers = kernel_layers()
+    if layers["landlock"] or layers["seccomp"]:
+        return None
+    if os.environ.get(WEAK_SANDBOX_ENV_VAR, "").strip() == "1":
+        return None
+    return (
+        "this kernel offers neither Landlock nor seccomp, so nothing but the Python guard would stand "
+        f"between policy code and this machine; set {WEAK_SANDBOX_ENV_VAR}=1 to run policies anyway"
+    )
+
+
 def describe_isolation() -> str:
-    """One line for the CLI and README: which protections are active."""
+    """One line for the CLI and the TUI: which protections are active."""
     try:
         mode = isolation_mode()
     except ConfigError as error:
         return f"policy sandbox misconfigured: {error}"
+    layers = kernel_layers()
+    kernel = []
+    if layers["landlock"]:
+        kernel.append(f"Landlock ABI {layers['landlock']} (read-only Python install, no writes, no TCP"
+                      + (", signals scoped" if layers["landlock"] >= 6 else "") + ")")
+    if layers["seccomp"]:
+        kernel.append("seccomp (no exec, fork, sockets, ptrace; signals to itself only)")
+    if kernel:
+        kernel_text = "kernel: " + " + ".join(kernel)
+    elif os.environ.get(WEAK_SANDBOX_ENV_VAR, "").strip() == "1":
+        kernel_text = f"WARNING: no Landlock or seccomp here, running anyway ({WEAK_SANDBOX_ENV_VAR}=1)"
+    else:
+        kernel_text = f"no Landlock or seccomp here: policies refused (set {WEAK_SANDBOX_ENV_VAR}=1 to allow)"
     user = "runs as nobody" if os.geteuid() == 0 else "runs as the current user"
-    common = f"{user}; memory/CPU/process/file limits; audit hook blocks imports, files, processes, network"
+    common = f"{user}; memory/CPU/process limits; per-call time limits; Python guard"
     if mode == "bubblewrap":
         return (
             "policy sandbox: bubblewrap (no network, own PID/IPC namespaces, private /tmp, "
-            f"read-only Python install only); {common}"
+            f"read-only Python install only); {kernel_text}; {common}"
         )
     reason = bubblewrap_problem() or f"{SANDBOX_ENV_VAR}=rlimits"
-    return f"policy sandbox: rlimits only ({reason}; install bubblewrap for namespaces); {common}"
+    return f"policy sandbox: no namespaces ({reason}); {kernel_text}; {common}"
 
 
 def _child_env() -> dict[str, str]:
@@ -289,7 +340,7 @@ def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
         args += ["--ro-bind", root, root]
         made_dirs.add(root)
     ensure_parents(_SANDBOX_SCRIPT)
-    args += ["--ro-bind", str(HOST_SCRIPT), _SANDBOX_SCRIPT]
+    args += ["--ro-bind", str(HOST_SCRIPT), _SANDBOX_SCRIPT, "--ro-bind", str(HOST_KERNEL), _SANDBOX_KERNEL]
     ensure_parents(work_dir)
     args += ["--bind", work_dir, work_dir, "--chdir", work_dir, sys.executable]
     return args
@@ -358,6 +409,7 @@ class PolicyHost:
         self.limits = limits or SandboxLimits()
         self.failure: PolicyFailure | None = None
         self.mode: str | None = None
+        self.layers: dict | None = None  # the kernel layers the host confirmed
         self._process: subprocess.Popen | None = None
         self._temp_dir: str | None = None
         self._closed = False
@@ -391,7 +443,17 @@ class PolicyHost:
         if self._launching is not None:
             deadline = self._launching
             self._launching = None
-            self._receive(deadline, "loading the module")
+            reply = self._receive(deadline, "loading the module")
+            self._check_layers(reply.get("layers"))
+
+    def _check_layers(self, applied) -> None:
+        """The host must report the kernel layers it was asked to apply."""
+        wanted = kernel_layers()
+        if not isinstance(applied, dict) or (
+            bool(wanted["landlock"]) and not applied.get("landlock")
+        ) or (wanted["seccomp"] and not applied.get("seccomp")):
+            self._fail(FailureCategory.MALFORMED, "host did not confirm its kernel isolation layers")
+        self.layers = applied
 
     def launch(self) -> None:
         """The first half of `start`: spawn the host and send it the module,
@@ -406,6 +468,10 @@ class PolicyHost:
         if self._process is not None:
             return
         self.mode = isolation_mode()
+        problem = kernel_boundary_problem()
+        if problem:
+            raise ConfigError(problem)
+        layers = kernel_layers()
         deadline = time.monotonic() + self.limits.init_timeout
         self._temp_dir = tempfile.mkdtemp(prefix="csro-host-")
         work_dir = os.path.join(self._temp_dir, "work")
@@ -465,7 +531,11 @@ class PolicyHost:
             "drop_to": drop_to,
             "recursion_limit": self.limits.recursion_limit,
             "output_tail_chars": self.limits.output_tail_chars,
+            "kernel": {"landlock": bool(layers["landlock"]), "seccomp": bool(layers["seccomp"])},
             "limits": {
+                "call_seconds": self.limits.move_timeout,
+                "call_grace_seconds": self.limits.call_grace,
+                "load_seconds": self.limits.init_timeout,
                 "memory_bytes": self.limits.memory_mb << 20,
                 "cpu_seconds": self.limits.cpu_seconds,
                 "max_processes": self.limits.max_processes,
@@ -730,6 +800,13 @@ class PolicyHost:
                 signal_name = signal.Signals(signal_number).name
             except ValueError:
                 signal_name = f"signal {signal_number}"
+            if signal_number == signal.SIGPROF:
+                return (
+                    FailureCategory.TIMEOUT,
+                    f"a call ran past its limit of {self.limits.move_timeout:g} s (plus {self.limits.call_grace:g} s "
+                    f"of grace) in CPU time while {what}",
+                    log,
+                )
             if signal_number == signal.SIGXCPU:
                 return (
                     FailureCategory.TIMEOUT,

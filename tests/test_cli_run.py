@@ -152,7 +152,7 @@ def test_rrps_benchmark_scores_the_meta_strategy(tmp_path):
     [
         (["run", "--oracle", "oracle-of-delphi"], "unknown oracle 'oracle-of-delphi'; known oracles: best-response"),
         (["run", "--solver", "vibes"], "unknown meta-solver 'vibes'"),
-        (["run", "--review", "sometimes"], "review must be auto or script:FILE"),
+        (["run", "--review", "sometimes"], "review must be auto"),
         (["replay", "no-such-session"], "no session 'no-such-session' under"),
         (["export", "no-such-session", "--out", "x"], "no session 'no-such-session' under"),
         (["run", "--resume", "no-such-session"], "no session 'no-such-session' under"),

@@ -77,17 +77,18 @@ class ProgressLines:
     """Progress as lines on a stream: at most one per `interval` seconds, plus the last."""
 
     def __init__(self, description: str, total: int, *, unit: str = "matches", stream: TextIO | None = None,
-                 interval: float = PROGRESS_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
+                 interval: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.description = description
         self.total = total
         self.unit = unit
         self.stream = stream if stream is not None else sys.stderr
-        self.interval = interval
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
         self.clock = clock
         self.started = clock()
         self.last_line = self.started
         self.done = 0.0
         self.note = ""
+        self.finished = False
 
     def update(self, done: float, total: int | None = None, note: str = "") -> None:
         self.done = done
@@ -95,8 +96,10 @@ class ProgressLines:
             self.total = total
         self.note = note
         now = self.clock()
-        if now - self.last_line >= self.interval or (self.total and done >= self.total):
+        finished = bool(self.total) and done >= self.total
+        if (now - self.last_line >= self.interval and not finished) or (finished and not self.finished):
             self.last_line = now
+            self.finished = finished
             self.print_line(now)
 
     def line(self, now: float | None = None) -> str:
@@ -120,3 +123,47 @@ class ProgressLines:
             print(self.line(now), file=self.stream, flush=True)
         except (OSError, ValueError):  # stderr closed: progress is optional
             pass
+
+
+class RunClock:
+    """Elapsed time and time left for iterations (the left part once one iteration has finished here)."""
+
+    def __init__(self, done_at_start: int, target: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.done_at_start = done_at_start
+        self.target = target
+        self.clock = clock
+        self.started = clock()
+
+    def describe(self, done: int) -> str:
+        elapsed = self.clock() - self.started
+        text = f"{duration(elapsed)} elapsed"
+        finished_here = done - self.done_at_start
+        if finished_here > 0 and done < self.target:
+            text += f" · ~{duration(elapsed / finished_here * (self.target - done))} left"
+        return text
+
+
+class Ticker:
+    """Calls `tick()` every `interval` seconds on a daemon thread until stopped."""
+
+    def __init__(self, tick: Callable[[], None], interval: float | None = None) -> None:
+        import threading
+
+        self.tick = tick
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="csro-progress", daemon=True)
+
+    def start(self) -> "Ticker":
+        self.thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self.stopped.wait(self.interval):
+            try:
+                self.tick()
+            except Exception:  # progress is optional; never take the run down
+                return
+
+    def stop(self) -> None:
+        self.stopped.set()

@@ -38,26 +38,30 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
     console = Console(width=None if sys.stdout.isatty() else 160)
-    log = SessionStore(args.sessions_dir).read(args.session)
+    store = SessionStore(args.sessions_dir)
+    log = store.read(args.session)
     for warning in log.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     state = fold(log.events)
     if args.step is not None:
         state = state.at(args.step)
-    show_state(console, state, last_step=log.events[-1].seq)
+    show_state(console, state, last_step=log.events[-1].seq,
+               events_file=store.resolve(args.session).resolve() / EVENTS_FILE)
     if not args.verify:
         return 0
     return verify_state(console, state)
 
 
 def _number(value: float | None) -> str:
-    return "-" if value is None or value != value else f"{value:.4f}"
+    from csro_tui.numbers import number
+
+    return number(value)
 
 
-def show_state(console, state, *, last_step: int) -> None:
+def show_state(console, state, *, last_step: int, events_file=None) -> None:
     from rich.table import Table
 
     from csro_tui.sessions.summary import iteration_rows, member_rows
@@ -95,21 +99,45 @@ def show_state(console, state, *, last_step: int) -> None:
     solver = f" ({state.meta.solver}, NashConv {_number(state.meta.nash_conv)})" if state.meta else ""
     console.print(f"meta-strategy{solver}: {mixture}", highlight=False)
 
-    metrics = Table(title="iterations", title_justify="left")
-    for column in ("iter", "proposal", "decision", "pop", "meta-NashConv", "metric"):
-        metrics.add_column(column, justify="right" if column in ("iter", "pop", "meta-NashConv", "metric") else "left")
-    for row in iteration_rows(state):
-        metric = f"{row.metric_name} {_number(row.metric_value)}" if row.metric_name else "-"
-        metrics.add_row(str(row.iteration), row.proposal or "-", row.decision or "-", str(row.population_size),
-                        _number(row.meta_nash_conv), metric)
+    from csro_tui.numbers import number
+    from csro_tui.sessions.summary import informative_nash_conv, rejections
+    from csro_tui.text import one_line, plain
+
+    rows = iteration_rows(state)
+    show_nash_conv = informative_nash_conv(rows)
+    metrics = Table(title="iterations (gain: the new policy's payoff against the previous meta-strategy)",
+                    title_justify="left")
+    columns = ["iter", "proposal", "decision", "pop", "gain", "metric"] + (["meta-NashConv"] if show_nash_conv else [])
+    for column in columns:
+        metrics.add_column(column, justify="left" if column in ("proposal", "decision") else "right")
+    for row in rows:
+        metric = (f"{row.metric_name} {number(row.metric_value, stderr=row.metric_stderr)}"
+                  if row.metric_name and row.metric_name != "meta-NashConv" else "-")
+        cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
+                 number(row.gain, signed=True), metric]
+        if show_nash_conv:
+            cells.append(_number(row.meta_nash_conv))
+        metrics.add_row(*cells)
     console.print(metrics)
+    rejected = rejections(state)
+    if rejected:
+        table = Table(title=f"rejections ({len(rejected)})", title_justify="left")
+        for column in ("event", "iter", "proposal", "by", "why"):
+            table.add_column(column, justify="right" if column in ("event", "iter") else "left",
+                             overflow="fold")
+        for rejection in rejected:
+            table.add_row(str(rejection.event), str(rejection.iteration), plain(rejection.name),
+                          plain(rejection.decided_by), plain(rejection.reason))
+        console.print(table)
+        console.print(plain(f"full text of each reason: that event in {events_file or 'events.jsonl'}"), soft_wrap=True)
     latest = state.latest_metrics
     if latest is not None and latest.benchmark:
         meta = latest.benchmark["meta"]
         best = latest.benchmark["best_member"]
         console.print(
             f"benchmark: meta-strategy PopReturn {_number(meta['pop_return'])} PopExpl {_number(meta['pop_expl'])} "
-            f"AggScore {_number(meta['agg_score'])}; best member {best['id']} AggScore {_number(best['agg_score'])}",
+            f"AggScore {number(meta['agg_score'], stderr=meta.get('agg_score_stderr'))}; best member {best['id']} "
+            f"AggScore {number(best['agg_score'], stderr=best.get('agg_score_stderr'))}",
             highlight=False,
         )
     if state.games:
@@ -123,7 +151,15 @@ def show_state(console, state, *, last_step: int) -> None:
                            _number(record.total))
         console.print(played)
     if state.open_iteration is not None and state.open_iteration.number > 0:
-        console.print(f"iteration {state.open_iteration.number} is unfinished (the run stopped during it)")
+        number_ = state.open_iteration.number
+        if state.step < last_step:
+            console.print(f"iteration {number_} is in progress at step {state.step} (the log goes on to step {last_step})")
+        elif state.closed is not None:
+            console.print(plain(f"iteration {number_} is unfinished: the run ended during it "
+                                f"({state.closed.reason}: {one_line(state.closed.message, 200)})"))
+        else:
+            console.print(f"iteration {number_} is unfinished (the run stopped during it; "
+                          f"csro run --resume {state.started.session_id} continues it)", highlight=False)
 
 
 def verify_state(console, state) -> int:

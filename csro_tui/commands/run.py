@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from csro_tui.commands.eval import add_backend_arguments, whole_number
+from csro_tui.numbers import number
 
 EXIT_STOPPED = 130
 
@@ -198,6 +199,10 @@ class RunDisplay:
         self.activity = "starting"
         self.shown = 0  # rows already printed (non-terminal output)
         self.live = None
+        self.ticker = None
+        from csro_tui.commands._output import RunClock
+
+        self.clock = RunClock(engine.state.completed_iterations, self.target)
         engine.subscribe(self.on_event)
 
     def __enter__(self) -> "RunDisplay":
@@ -209,10 +214,26 @@ class RunDisplay:
         else:
             print(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
                   f"{self.engine.config.oracle}, solver {self.engine.config.solver}", flush=True)
+            from csro_tui.commands._output import Ticker
+
+            # Piped or logged: a progress line on stderr every few seconds,
+            # so a long iteration is not minutes of silence.
+            self.ticker = Ticker(self.print_progress).start()
         return self
+
+    def progress_line(self) -> str:
+        done = self.engine.state.completed_iterations
+        return f"csro run: {done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}"
+
+    def print_progress(self) -> None:
+        import sys
+
+        print(self.progress_line(), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         self.activity = "done"
+        if self.ticker is not None:
+            self.ticker.stop()
         if self.live is not None:
             self.live.update(self.render(), refresh=True)
             self.live.__exit__(None, None, None)
@@ -236,7 +257,6 @@ class RunDisplay:
             self.live.update(self.render(), refresh=True)
         elif event.TYPE == "iteration_finished":
             self._print_new_rows()
-
         progress = getattr(event, "progress", "") if event.TYPE == "iteration_finished" else ""
         if progress:
             # The gate's note that the run stopped improving (it may quote a rejection reason).
@@ -247,41 +267,74 @@ class RunDisplay:
                 self.console.print(plain(line, "yellow"))
             else:
                 print(line, flush=True)
+
     def _print_new_rows(self) -> None:
-        from csro_tui.sessions.summary import iteration_rows
+        from csro_tui.sessions.summary import informative_nash_conv, iteration_rows
 
         rows = iteration_rows(self.engine.state)
+        show_nash_conv = informative_nash_conv(rows)
         for row in rows[self.shown:]:
-            metric = "" if row.metric_name in ("", "meta-NashConv") else f"  {row.metric_name} {_number(row.metric_value)}"
-            print(
-                f"iteration {row.iteration:>3}  {row.proposal or '-':<24} {row.decision or '-':<28} "
-                f"population {row.population_size:>3}  meta-NashConv {_number(row.meta_nash_conv)}{metric}",
-                flush=True,
-            )
+            parts = [f"iteration {row.iteration:>3}  {row.proposal or '-':<24} {row.decision or '-':<28} "
+                     f"population {row.population_size:>3}"]
+            if row.gain is not None:
+                parts.append(f"gain {number(row.gain, signed=True)}")
+            if row.metric_name and row.metric_name != "meta-NashConv":
+                parts.append(f"{row.metric_name} {number(row.metric_value, stderr=row.metric_stderr)}")
+            if show_nash_conv or row.metric_name == "meta-NashConv":
+                parts.append(f"meta-NashConv {number(row.meta_nash_conv)}")
+            if row.reason:
+                parts.append(f"rejected: {row.reason} ({self._where_reasons()}, event {row.reason_event})")
+            print("  ".join(parts), flush=True)
         self.shown = len(rows)
+
+    def _where_reasons(self) -> str:
+        writer = self.engine.writer
+        return f"{(writer.directory / 'events.jsonl').resolve()}" if writer is not None else "not recorded"
 
     def render(self) -> Any:
         from rich.console import Group
         from rich.table import Table
         from rich.text import Text
 
-        from csro_tui.sessions.summary import iteration_rows
+        from csro_tui.sessions.summary import informative_nash_conv, iteration_rows
+        from csro_tui.text import plain
 
         state = self.engine.state
+        rows = iteration_rows(state)
+        show_nash_conv = informative_nash_conv(rows)
         table = Table(title=f"csro run · {self.engine.session_id}", title_justify="left")
-        for column, justify in (("iter", "right"), ("proposal", "left"), ("decision", "left"),
-                                ("pop", "right"), ("meta-NashConv", "right"), ("metric", "right")):
-            table.add_column(column, justify=justify)
-        for row in iteration_rows(state):
-            metric = f"{row.metric_name} {_number(row.metric_value)}" if row.metric_name else "-"
-            table.add_row(str(row.iteration), row.proposal or "-", row.decision or "-",
-                          str(row.population_size), _number(row.meta_nash_conv), metric)
+        columns = [("iter", "right"), ("proposal", "left"), ("decision", "left"), ("pop", "right"),
+                   ("gain", "right"), ("metric", "right")]
+        if show_nash_conv:
+            columns.append(("meta-NashConv", "right"))
+        reasons = any(row.reason for row in rows)
+        if reasons:
+            columns.append(("why rejected (event)", "left"))
+        for column, justify in columns:
+            table.add_column(column, justify=justify, overflow="fold")
+        for row in rows:
+            metric = (f"{row.metric_name} {number(row.metric_value, stderr=row.metric_stderr)}"
+                      if row.metric_name and row.metric_name != "meta-NashConv" else "-")
+            cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
+                     number(row.gain, signed=True), metric]
+            if show_nash_conv:
+                cells.append(number(row.meta_nash_conv))
+            if reasons:
+                cells.append(plain(f"{row.reason} ({row.reason_event})" if row.reason else ""))
+            table.add_row(*cells)
         done = state.completed_iterations
-        status = Text(f"{done}/{self.target} iterations · {self.activity}", style="dim")
-        return Group(table, status)
+        status = f"{done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}"
+        parts = [table]
+        if reasons:
+            parts.append(Text(f"full reasons: {self._where_reasons()} (event numbers above); "
+                              f"csro replay {self.engine.session_id} lists them", style="dim"))
+        parts.append(Text(status, style="dim"))
+        return Group(*parts)
 
     def summary(self, outcome: Any) -> None:
+        from csro_tui.numbers import sparkline
         from csro_tui.sessions.state import best_metric
+        from csro_tui.sessions.summary import headline_series, iteration_rows
 
         state = outcome.state
         if self.live is None:
@@ -291,16 +344,26 @@ class RunDisplay:
         latest = state.latest_metrics
         lines = [
             f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason,
-            f"session {self.engine.session_id} ({self.engine.writer.directory if self.engine.writer else 'not recorded'})",
+            f"session {self.engine.session_id} ({self.engine.writer.directory.resolve() if self.engine.writer else 'not recorded'})",
             f"population {len(state.population)} · meta-strategy: {mixture or '-'}",
         ]
         if latest is not None:
-            lines.append(f"meta-NashConv {_number(latest.meta_nash_conv)}"
-                         + (f" · exploitability {_number(latest.exploitability)}" if latest.exploitability is not None else "")
-                         + (f" · AggScore {_number(latest.benchmark['meta']['agg_score'])}" if latest.benchmark else ""))
+            figures = [f"meta-NashConv {number(latest.meta_nash_conv)}"]
+            if latest.exploitability is not None:
+                figures.append(f"exploitability {number(latest.exploitability)}")
+            if latest.benchmark:
+                meta = latest.benchmark["meta"]
+                episodes = self.engine.config.benchmark_episodes
+                figures.append(f"AggScore {number(meta['agg_score'], stderr=meta.get('agg_score_stderr'))}"
+                               + (f" ({episodes} episodes per bot)" if episodes else ""))
+            lines.append(" · ".join(figures))
         best = best_metric(state.metrics)
         if best is not None:
-            lines.append(f"best {best[0]} {_number(best[1])}")
+            lines.append(f"best {best[0]} {number(best[1])}")
+        name, values = headline_series(iteration_rows(state))
+        known = [v for v in values if v is not None]
+        if len(known) >= 2:
+            lines.append(f"{name} per iteration: {sparkline(values)}  {number(known[0])} → {number(known[-1])}")
         if outcome.reason != "completed":
             where = self.engine.config.sessions_dir
             flag = "" if where == "sessions" else f" --session-dir {where}"
@@ -309,6 +372,4 @@ class RunDisplay:
             print(line, flush=True)
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
 

@@ -693,6 +693,7 @@ class Engine:
                 BenchmarkEvaluated(
                     policy_id=member.id,
                     per_bot={} if failure else {bot: float(o.mean) for bot, o in zip(bots, outcomes)},
+                    per_bot_stderr=None if failure else {bot: float(o.stderr) for bot, o in zip(bots, outcomes)},
                     episodes=episodes,
                     seed=self.config.seed,
                     failure=failure,

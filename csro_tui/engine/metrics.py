@@ -33,7 +33,7 @@ def payoff_against(state: SessionState, policy_id: str, meta: MetaSolved | None)
 
 def benchmark_scores(state: SessionState, weights: dict[str, float]) -> dict[str, Any] | None:
     """{"meta": scores of the mixture, "best_member": scores of the best member}."""
-    from csro_tui.evaluation.metrics import population_metrics
+    from csro_tui.evaluation.metrics import agg_score_stderr, population_metrics
 
     measured = {pid: ev.per_bot for pid, ev in state.benchmark.items() if ev.per_bot and pid in weights}
     if not measured:
@@ -47,15 +47,27 @@ def benchmark_scores(state: SessionState, weights: dict[str, float]) -> dict[str
     else:
         mixture = {bot: sum(measured[pid][bot] for pid in measured) / len(measured) for bot in bots}
 
-    def scores(per_bot: dict[str, float]) -> dict[str, Any]:
+    # Per-bot stderr where recorded (older logs have none): a mixture's is
+    # sqrt(sum (w_i se_i)^2), its members' benchmark matches being seeded apart.
+    errors = {pid: state.benchmark[pid].per_bot_stderr for pid in measured}
+    have_errors = all(errors[pid] and all(bot in errors[pid] for bot in bots) for pid in measured)
+    mixture_errors = None
+    if have_errors:
+        shares = {pid: (weights[pid] / total if total > 0 else 1 / len(measured)) for pid in measured}
+        mixture_errors = {bot: sum((shares[pid] * errors[pid][bot]) ** 2 for pid in measured) ** 0.5 for bot in bots}
+
+    def scores(per_bot: dict[str, float], stderrs: dict[str, float] | None) -> dict[str, Any]:
         result = population_metrics({bot: per_bot[bot] for bot in bots})
-        return {
+        out = {
             "pop_return": result.pop_return,
             "pop_expl": result.pop_expl,
             "agg_score": result.agg_score,
             "per_bot": dict(result.per_opponent),
         }
+        if stderrs is not None:
+            out["agg_score_stderr"] = agg_score_stderr(dict(result.per_opponent), stderrs)
+        return out
 
-    member_scores = {pid: scores(per_bot) for pid, per_bot in measured.items()}
+    member_scores = {pid: scores(per_bot, errors[pid] if have_errors else None) for pid, per_bot in measured.items()}
     best_id = max(member_scores, key=lambda pid: (member_scores[pid]["agg_score"], -state.ids.index(pid)))
-    return {"meta": scores(mixture), "best_member": {"id": best_id, **member_scores[best_id]}}
+    return {"meta": scores(mixture, mixture_errors), "best_member": {"id": best_id, **member_scores[best_id]}}

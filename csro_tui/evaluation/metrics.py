@@ -28,6 +28,22 @@ class PopulationMetrics:
         }
 
 
+def agg_score_stderr(payoffs: dict[str, float], stderrs: dict[str, float]) -> float:
+    """A conservative standard error of AggScore = mean(r) + min(r).
+
+    Bounded as if every matchup's error were perfectly correlated (they may
+    be: matchups played from the same seed share a policy's random moves),
+    so mean(stderr) for PopReturn plus the stderr of the worst matchup.  It
+    does not cover the downward bias of taking a minimum of noisy means,
+    which shrinks as episodes grow.
+    """
+    if not payoffs:
+        raise CsroError("population metrics need at least one opponent")
+    worst = min(payoffs, key=lambda name: payoffs[name])
+    errors = [float(stderrs.get(name, 0.0)) for name in payoffs]
+    return sum(errors) / len(errors) + float(stderrs.get(worst, 0.0))
+
+
 def population_metrics(payoffs: dict[str, float]) -> PopulationMetrics:
     """Metrics of one policy from its mean payoff against each opponent."""
     if not payoffs:

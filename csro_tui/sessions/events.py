@@ -185,6 +185,7 @@ class BenchmarkEvaluated(Event):
     policy_id: str
     per_bot: dict[str, float]
     episodes: int
+    per_bot_stderr: dict[str, float] | None = None  # sampled games; absent in older logs
     seed: int
     failure: PolicyFailure | None = None
 

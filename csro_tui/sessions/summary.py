@@ -22,6 +22,24 @@ class IterationRow:
     metric_name: str
     metric_value: float | None
     accepted: str | None  # policy id
+    # The new policy's expected payoff against the meta-strategy it answered
+    # (its gain: > 0 means it beats the previous mixture); None without one.
+    gain: float | None = None
+    metric_stderr: float | None = None  # for sampled headline figures (benchmark AggScore)
+    reason: str = ""  # first line of the last rejection's reason, when the iteration had one
+    reason_event: int | None = None  # the event (seq) holding the full text
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A rejected proposal: the first line of why, and the event with the full text."""
+
+    proposal_id: str
+    iteration: int
+    name: str
+    decided_by: str
+    reason: str  # first informative line
+    event: int  # seq of the proposal_decided event in events.jsonl
 
 
 @dataclass(frozen=True)
@@ -59,7 +77,36 @@ def decision_text(state: SessionState, iteration: int) -> str:
     return " → ".join(steps)
 
 
+def first_line(text: str, limit: int = 100) -> str:
+    """The informative line of a reason: the first, or a traceback's last (the exception)."""
+    from csro_tui.text import one_line
+
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[-1] if lines[0].startswith("Traceback") else lines[0]
+    more = len(lines) > 1
+    text = one_line(line, limit)
+    return text + (" …" if more and not text.endswith("…") else "")
+
+
+def rejections(state: SessionState) -> list[Rejection]:
+    """Every rejected proposal, in order (the reviewer's reason, or why the gate refused)."""
+    found = []
+    for proposal in state.proposals.values():
+        decision = proposal.decision
+        if decision is None or decision.action != "reject":
+            continue
+        found.append(Rejection(proposal_id=proposal.id, iteration=proposal.iteration, name=proposal.proposal.name,
+                               decided_by=decision.decided_by, reason=first_line(decision.reason or decision.note),
+                               event=decision.seq))
+    return found
+
+
 def iteration_rows(state: SessionState) -> list[IterationRow]:
+    rejections_by_iteration: dict[int, list[Rejection]] = {}
+    for rejection in rejections(state):
+        rejections_by_iteration.setdefault(rejection.iteration, []).append(rejection)
     rows = []
     for number in sorted(state.iterations):
         it = state.iterations[number]
@@ -75,6 +122,10 @@ def iteration_rows(state: SessionState) -> list[IterationRow]:
         elif number == 0:
             proposal = ", ".join(m.name for m in state.population if m.iteration == 0)
         headline = headline_metric(metrics) if metrics else None
+        rejected = rejections_by_iteration.get(number, [])
+        headline_stderr = None
+        if headline and headline[0] == "AggScore":
+            headline_stderr = ((metrics.benchmark or {}).get("meta") or {}).get("agg_score_stderr")
         rows.append(
             IterationRow(
                 iteration=number,
@@ -85,6 +136,10 @@ def iteration_rows(state: SessionState) -> list[IterationRow]:
                 metric_name=headline[0] if headline else "",
                 metric_value=headline[1] if headline else None,
                 accepted=it.accepted,
+                gain=metrics.new_policy_payoff if metrics else None,
+                metric_stderr=headline_stderr,
+                reason=rejected[-1].reason if rejected else "",
+                reason_event=rejected[-1].event if rejected else None,
             )
         )
     return rows
@@ -150,3 +205,20 @@ def game_records(state: SessionState) -> list[GameRecord]:
         losses = sum(1 for r in results if r < 0)
         records.append(GameRecord(opponent, len(results), wins, losses, len(results) - wins - losses, sum(results)))
     return records
+
+
+def headline_series(rows: list[IterationRow]) -> tuple[str, list[float | None]]:
+    """The figure to draw per iteration: the headline metric (exploitability or
+    benchmark AggScore), or, where there is none (the meta-game's NashConv,
+    0 under the Nash solver), each new policy's gain against the previous
+    meta-strategy."""
+    names = {row.metric_name for row in rows if row.metric_name}
+    if len(names) == 1 and names & {"exploitability", "AggScore"}:
+        name = names.pop()
+        return name, [row.metric_value if row.metric_name == name else None for row in rows]
+    return "gain vs previous meta-strategy", [row.gain for row in rows]
+
+
+def informative_nash_conv(rows: list[IterationRow]) -> bool:
+    """Whether the meta-game NashConv says anything (it is ~0 whenever the solver is exact)."""
+    return any(row.meta_nash_conv is not None and abs(row.meta_nash_conv) >= 5e-5 for row in rows)

@@ -247,7 +247,7 @@ def test_csro_run_is_identical_on_both_backends_and_resumes_after_the_driver_is_
         driver.wait()
     (directory,) = list(ray_root.iterdir())
     before = fold(SessionStore(ray_root).read(directory.name).events)
-    assert before.closed is None
+    assert before.closed is None and before.config["backend"] == "ray"
     resumed = _cli("run", "--resume", directory.name, "--backend", "ray", "--ray-address", ray_address,
                    "--session-dir", str(ray_root), cwd=tmp_path)
     assert resumed.wait(timeout=600) == 0, resumed.stderr.read()

@@ -57,7 +57,9 @@ def test_every_builtin_template_exists_and_is_valid(library):
     assert set(TEMPLATE_NAMES) <= set(library.names())
     for name in TEMPLATE_NAMES:
         library.fields_of(name)  # parses; a stray '$' would raise
-    assert library.fields_of("game") == {"title", "rules", "actions", "observation", "contract"}
+    assert library.fields_of("game") == {
+        "title", "rules", "actions", "observation", "contract", "game_dict", "example_observation", "example_policy"
+    }
     assert library.fields_of("rejection") == {"reason", "source"}
 
 

@@ -10,7 +10,9 @@ around it (docs/ARCHITECTURE.md, Contract 3):
   always-call, ...) that run in the referee's process;
 - `seed_policies()` returns hand-written policy modules to start populations;
 - `rules_text` / `observation_text` explain the game and the observation to
-  people and to the LLM.
+  people and to the LLM; `example_observation(player)` is a real observation
+  from a played state and `example_game(player)` the `game` dict a policy
+  receives, both for showing the keys with real values.
 
 Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`,
 `generic`); `csro_tui.games.registry.get_game` builds them from a name.
@@ -178,6 +180,51 @@ class GameSpec:
 
     def new_view(self, player: int) -> ObservationView:
         raise NotImplementedError
+
+    def example_observation(self, player: int = 0, *, decisions: int = 3, seed: int = 0) -> dict:
+        """A real observation `player` receives: at its `decisions`-th decision of one episode.
+
+        The episode is played from the start with seeded random moves for
+        both players (chance sampled, automatic actions applied as the
+        referee does), `player`'s view observing at each of its decisions
+        as it would in a match; the observation at the `decisions`-th one,
+        or at its last if the episode ends sooner, is returned (a deep copy,
+        JSON-serialisable, with "legal_actions").  Used by the LLM prompts
+        and `csro games GAME` to show the obs keys with real values; the
+        keys are documented in `observation_text`.
+        """
+        import copy
+
+        rng = random.Random(seed)
+        state = self.load().new_initial_state()
+        view = self.new_view(player)
+        seen: dict | None = None
+        count = 0
+        while not state.is_terminal() and count < max(1, decisions):
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(sample_action(dict(outcomes), rng))
+                continue
+            auto = self.auto_action(state)
+            if auto is not None:
+                state.apply_action(auto)
+                continue
+            if state.is_simultaneous_node():
+                seen = copy.deepcopy(view.observe(state))
+                count += 1
+                state.apply_actions([rng.choice(state.legal_actions(p)) for p in range(state.num_players())])
+                continue
+            if state.current_player() == player:
+                seen = copy.deepcopy(view.observe(state))
+                count += 1
+            state.apply_action(rng.choice(state.legal_actions()))
+        if seen is None:
+            raise ValueError(f"{self.name}: player {player} never acts in the example episode")
+        return seen
+
+    def example_game(self, player: int = 0, seed: int = 12345) -> dict:
+        """The `game` dict a policy's `__init__` receives (Contract 1), with example player and seed."""
+        return dict(self.game_info(), player=player, seed=seed)
 
     def auto_action(self, state: pyspiel.State) -> int | None:
         """An action the referee applies itself (no policy is asked), or None."""

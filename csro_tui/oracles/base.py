@@ -102,6 +102,10 @@ class OracleContext:
     rejections: list[tuple[Proposal, str]] = field(default_factory=list)
     # Sandboxed evaluation of candidate source against the population.
     preview: Callable[[str], Preview] | None = None
+    # play_candidate(source, [(member, seed), ...], episodes) -> one outcome
+    # per member (mean, failure, ...): sampled matches through the session's
+    # evaluator, so on its backend (local processes or a Ray cluster).
+    play_candidate: Callable[[str, list[tuple[PolicyRecord, int]], int], list[Any]] | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     seed: int = 0
 

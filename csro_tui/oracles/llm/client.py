@@ -322,10 +322,16 @@ class LLMCall:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def prompt_size(self) -> int:
+        """The prompt's size in estimated tokens (characters / 4, plus 4 per message), whatever the server counted."""
+        return sum(estimate_tokens(str(m.get("content", ""))) + 4 for m in self.messages)
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable copy."""
+        """A JSON-serialisable copy (with `prompt_estimated_tokens`, the prompt's size, recorded too)."""
         data = asdict(self)
         data["messages"] = [dict(m) for m in self.messages]
+        data["prompt_estimated_tokens"] = self.prompt_size
         return data
 
     @classmethod

@@ -47,14 +47,18 @@ from csro_tui.errors import ConfigError, CsroError, SessionError
 from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig, LLMError
 from csro_tui.oracles.llm.extract import NoCodeError, extract_code
+from csro_tui.oracles.llm.hints import failure_hint
+from csro_tui.oracles.llm.mixture import MixtureDescriber
 from csro_tui.oracles.llm.prompts import ContextOptions, EvaluationFeedback, OpponentBrief, PromptLibrary
 
 T = TypeVar("T")
 
 # Prompt size the builders aim for (estimated tokens, characters / 4): room
-# for the game, the contract and a handful of opponents, and small enough
-# for local models with 16k contexts.
-DEFAULT_PROMPT_BUDGET_TOKENS = 12_000
+# for the game, the contract, an example, the mixture and a few opponents,
+# and, with a reply of ~1-2k tokens, inside an 8k-token context (local
+# models served with -c 8192).  Code tokenises at ~3.3-4 characters a token,
+# hence the margin.
+DEFAULT_PROMPT_BUDGET_TOKENS = 5_000
 
 # Keys of an oracle's configuration that set up the LLM backend (the rest are
 # the oracle's own).  `llm` is "live" or "recorded:SESSION".
@@ -328,8 +332,8 @@ def validation_reason(source: str) -> str | None:
     return f"invalid code: {shown}" + (f" (and {more} more)" if more > 0 else "")
 
 
-def code_from_reply(reply: str, finish_reason: str | None = None) -> tuple[str | None, str | None]:
-    """(valid source, None) or (None, why the reply holds no usable module)."""
+def code_from_reply(reply: str, finish_reason: str | None = None, spec: Any = None) -> tuple[str | None, str | None]:
+    """(valid source, None) or (None, why the reply holds no usable module, with advice on the fix)."""
     try:
         source = extract_code(reply)
     except NoCodeError as error:
@@ -340,7 +344,8 @@ def code_from_reply(reply: str, finish_reason: str | None = None) -> tuple[str |
             return source, None
     if finish_reason == "length":
         reason += " (the reply was cut off at max_tokens)"
-    return None, reason
+    hint = failure_hint(reason, spec)
+    return None, reason + (f". {hint}" if hint else "")
 
 
 def reply_prose(reply: str, limit: int = 600) -> str:
@@ -396,13 +401,16 @@ def request_code(
     purpose: str,
     budget: CallBudget,
     cancel: threading.Event | None = None,
+    spec: Any = None,
 ) -> CodeRequest:
     """Ask until a reply holds a valid policy module or `budget` runs out.
 
-    After an unusable reply the conversation continues: the reply, then
-    `RETRY_MESSAGE` with the reason.  An `LLMError` (after the client's own
-    retries) ends the request; it is kept in `error`, the failed call in
-    `calls`.  A cancelled call is raised, so a stopping engine stops.
+    After an unusable reply the model sees `messages`, its last reply and
+    `RETRY_MESSAGE` with the reason (and advice for `spec`'s game); only
+    the latest failed reply is kept, so retries never outgrow the context.
+    An `LLMError` (after the client's own retries) ends the request; it is
+    kept in `error`, the failed call in `calls`.  A cancelled call is
+    raised, so a stopping engine stops.
     """
     result = CodeRequest()
     conversation = list(messages)
@@ -416,12 +424,12 @@ def request_code(
             result.error = error
             return result
         result.calls.append(call.to_dict())
-        source, reason = code_from_reply(call.response, call.finish_reason)
+        source, reason = code_from_reply(call.response, call.finish_reason, spec)
         result.attempts.append(CodeAttempt(call.response, source, reason))
         if source is not None:
             result.source, result.reply = source, call.response
             return result
-        conversation = follow_up(conversation, call.response, RETRY_MESSAGE.format(reason=reason))
+        conversation = follow_up(messages, call.response, RETRY_MESSAGE.format(reason=reason))
     return result
 
 
@@ -459,9 +467,54 @@ def preview_score(preview: Preview) -> float | None:
     return None if value is None or value != value else float(value)
 
 
-def preview_feedback(preview: Preview, names: Mapping[str, str] | None = None, notes: str = "") -> EvaluationFeedback:
-    """What the model is told about a preview: payoffs by opponent name, or the failure with its traceback."""
-    return dataclasses.replace(EvaluationFeedback.from_preview(preview, names), notes=notes)
+def preview_feedback(
+    preview: Preview,
+    names: Mapping[str, str] | None = None,
+    notes: str = "",
+    *,
+    spec: Any = None,
+    weights: Mapping[str, float] | None = None,
+    threshold: float | None = None,
+) -> EvaluationFeedback:
+    """What the model is told about a preview.
+
+    Payoffs by opponent name, or the failure with its traceback and advice
+    on the fix (`hints.failure_hint`); a copy of a known policy said
+    plainly; the opponents it loses to, heaviest first; and, with a
+    `threshold`, whether it is an improvement by the gate's rule
+    (`Preview.shortfall`) - then `notes`.
+    """
+    feedback = EvaluationFeedback.from_preview(preview, names)
+    lines: list[str] = []
+    if feedback.failure:
+        hint = failure_hint(f"{feedback.failure}\n{feedback.traceback or ''}", spec)
+        if hint:
+            lines.append(f"How to fix it: {hint}")
+    if preview.duplicate_of is not None:
+        lines.append(f"REJECTED AS A COPY: {preview.duplicate_reason or 'it repeats ' + preview.duplicate_of}. "
+                     "A copy never improves the population: write a policy that plays differently.")
+    losses = losing_lines(preview, names, weights)
+    if losses:
+        lines.append("It loses against: " + "; ".join(losses) + ".")
+    if threshold is not None and preview.failure is None:
+        shortfall = preview.shortfall(threshold)
+        if shortfall is None:
+            lines.append(f"It beats the meta-strategy (goal: above {threshold:+.3f}).")
+        elif preview.duplicate_of is None:
+            lines.append(f"Not good enough yet: {shortfall}.")
+    if notes:
+        lines.append(notes)
+    return dataclasses.replace(feedback, notes="\n".join(lines))
+
+
+def losing_lines(
+    preview: Preview, names: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None
+) -> list[str]:
+    """"name (weight w): -0.333" for each member the candidate loses to, heaviest weight first."""
+    names, weights = names or {}, weights or {}
+    lost = [(pid, value) for pid, value in preview.per_member.items() if value == value and value < 0]
+    lost.sort(key=lambda item: (-weights.get(item[0], 0.0), item[1]))
+    return [f"{names.get(pid, pid)} (weight {weights.get(pid, 0.0):.3f}): {value:+.3f}" for pid, value in lost[:6]]
 
 
 def failure_text(preview: Preview) -> str:
@@ -580,6 +633,26 @@ def _summarise(
         return None
     cache.put(member.source, summary)
     return summary
+
+
+def member_weights(context: OracleContext) -> dict[str, float]:
+    """Policy id -> meta-strategy weight."""
+    return {m.id: float(w) for m, w in zip(context.population, context.meta_strategy)}
+
+
+def mixture_text(context: OracleContext, describer: MixtureDescriber) -> str:
+    """How the opponent mixture plays, for the prompt ("" when the game has no such description)."""
+    return describer.describe(context.spec, context.population, context.meta_strategy)
+
+
+def prompt_sizes(calls: Sequence[Mapping[str, Any]]) -> str:
+    """"prompts ~1,234-2,345 tokens" over recorded calls (estimated), for rationales; "" without calls."""
+    sizes = [int(c.get("prompt_estimated_tokens") or 0) for c in calls if c.get("prompt_estimated_tokens")]
+    if not sizes:
+        return ""
+    low, high = min(sizes), max(sizes)
+    span = f"{low:,}" if low == high else f"{low:,}-{high:,}"
+    return f"prompt{'s' if len(sizes) > 1 else ''} ~{span} tokens (estimated)"
 
 
 def member_names(context: OracleContext) -> dict[str, str]:

@@ -17,6 +17,7 @@ many were left out.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -37,6 +38,10 @@ TEMPLATE_NAMES = ("system", "game", "best_response", "refine", "mutate", "summar
 _NOTE_RESERVE_TOKENS = 80
 # A game with hundreds of actions would flood the prompt with their names.
 _MAX_LISTED_ACTIONS = 60
+# The `game` dict's rules are the rules section again: shortened in its example.
+_SHORT_RULES_CHARS = 60
+# An example observation of a long game (histories) is cut to this.
+_MAX_EXAMPLE_OBS_CHARS = 600
 
 
 class PromptError(ConfigError):
@@ -214,11 +219,27 @@ class PromptLibrary:
 
     # ---------------------------------------------------------------- builders
     def system_message(self, spec: Any) -> dict[str, str]:
-        """The system message: role and output format, then the game and the contract."""
+        """The system message: role and output format, then the game, the contract and an example policy."""
+        fields = game_fields(spec) | {"example_policy": fence_code(self.example_policy(spec))}
         content = self._render("system", {}, allow_unused=True) + "\n\n" + self._render(
-            "game", game_fields(spec), allow_unused=True
+            "game", fields, allow_unused=True
         )
         return {"role": "system", "content": content}
+
+    def example_policy(self, spec: Any) -> str:
+        """A minimal correct policy for the game: examples/<game>.py (user copy first), else examples/generic.py."""
+        stems = [getattr(spec, "seed_dir", "") or "", str(getattr(spec, "name", "") or "").split("(")[0], "generic"]
+        for stem in stems:
+            if not stem or not re.fullmatch(r"[A-Za-z0-9_\-]+", stem):
+                continue
+            for directory in (self.user_dir, self.builtin_dir):
+                path = directory / "examples" / f"{stem}.py" if directory is not None else None
+                if path is not None and path.is_file():
+                    try:
+                        return path.read_text(encoding="utf-8")
+                    except (OSError, UnicodeDecodeError) as error:
+                        raise PromptError(f"cannot read example policy {path}: {error}") from None
+        raise PromptError("no example policy: prompts/examples/generic.py is missing")
 
     def best_response_messages(
         self,
@@ -229,12 +250,17 @@ class PromptLibrary:
         budget_tokens: int | None = None,
         *,
         options: ContextOptions | None = None,
+        mixture: str = "",
     ) -> list[dict[str, str]]:
-        """Ask for a new policy that beats the weighted opponents (zero-shot best response)."""
+        """Ask for a new policy that beats the weighted opponents (zero-shot best response).
+
+        `mixture` describes how the opponent mixture plays (`mixture.MixtureDescriber`).
+        """
         options = options or ContextOptions()
         fields = {
             "feedback": _feedback_text(feedback, options) or "None yet: this is the first proposal.",
             "rejections": self._rejections_text(rejections, options),
+            "mixture": mixture.strip(),
         }
         return self._with_opponents("best_response", spec, fields, opponents, budget_tokens, options)
 
@@ -248,6 +274,7 @@ class PromptLibrary:
         budget_tokens: int | None = None,
         *,
         options: ContextOptions | None = None,
+        mixture: str = "",
     ) -> list[dict[str, str]]:
         """Ask to improve `source` given how it fared (payoffs, failures, tracebacks)."""
         options = options or ContextOptions()
@@ -255,6 +282,7 @@ class PromptLibrary:
             "source": fence_code(source),
             "feedback": _feedback_text(feedback, options) or "No evaluation results.",
             "rejections": self._rejections_text(rejections, options),
+            "mixture": mixture.strip(),
         }
         return self._with_opponents("refine", spec, fields, opponents, budget_tokens, options)
 
@@ -464,7 +492,52 @@ def game_fields(spec: Any) -> dict[str, str]:
         "observation": (getattr(spec, "observation_text", "") or "").strip() or "(no observation text)",
         "actions": "\n".join(listed) or "(see the rules)",
         "contract": POLICY_CONTRACT.strip(),
+        "game_dict": game_dict_text(spec),
+        "example_observation": example_observations_text(spec),
     }
+
+
+def game_dict_text(spec: Any) -> str:
+    """The `game` dict a policy receives, as a fenced Python literal ("" if the spec cannot say)."""
+    try:
+        info = spec.example_game(0) if hasattr(spec, "example_game") else None
+    except Exception:  # noqa: BLE001 - the prompt works without it
+        info = None
+    if not isinstance(info, dict):
+        return ""
+    info = dict(info)
+    rules = str(info.get("rules", ""))
+    if len(rules) > _SHORT_RULES_CHARS:
+        info["rules"] = rules[: _SHORT_RULES_CHARS - 1].rstrip() + "…"
+    names = list(info.get("action_names") or [])
+    if len(names) > _MAX_LISTED_ACTIONS:
+        info["action_names"] = names[:_MAX_LISTED_ACTIONS] + [f"... ({len(names)} in all)"]
+    lines = ["{"] + [f"    {json.dumps(key)}: {_python_literal(value)}," for key, value in info.items()] + ["}"]
+    return fence_code("\n".join(lines))
+
+
+def example_observations_text(spec: Any) -> str:
+    """Real observations (`GameSpec.example_observation`), one per seat, fenced ("" if unavailable)."""
+    if not hasattr(spec, "example_observation"):
+        return ""
+    shown: list[str] = []
+    for player, decisions in ((0, 3), (1, 1)):
+        try:
+            obs = spec.example_observation(player, decisions=decisions)
+        except Exception:  # noqa: BLE001 - a game without an example still gets a prompt
+            continue
+        text = _python_literal(obs)
+        if len(text) > _MAX_EXAMPLE_OBS_CHARS:
+            text = text[: _MAX_EXAMPLE_OBS_CHARS - 1] + "…"
+        shown.append(f"# seat {player}\nobs = {text}")
+    return fence_code("\n".join(shown)) if shown else ""
+
+
+def _python_literal(value: Any) -> str:
+    """JSON written as Python (None/True/False), which is what the policy sees after decoding."""
+    text = json.dumps(value, ensure_ascii=False)
+    return re.sub(r'("(?:[^"\\]|\\.)*")|\bnull\b|\btrue\b|\bfalse\b',
+                  lambda m: m.group(1) or {"null": "None", "true": "True", "false": "False"}[m.group(0)], text)
 
 
 def _feedback_text(feedback: EvaluationFeedback | str | None, options: ContextOptions) -> str:

@@ -5,14 +5,18 @@ A chain of attempts, each one previewed against the population:
 1. the root: a zero-shot best response (`start = "zero-shot"`, the default),
    or the population member with the highest meta-strategy weight
    (`start = "member"`), whose code is then refined;
-2. while the best attempt's expected payoff against the meta-strategy is
-   below `threshold` (default 0: not yet beating the mixture) and the call
-   budget (default 10 calls) lasts, the model is shown the code with its
-   evaluation - payoff against each opponent, or the failure with its
-   category and traceback - and asked for an improved version.
+2. while the best attempt does not clear the gate's rule
+   (`Preview.shortfall(threshold)`: expected payoff against the
+   meta-strategy above `threshold`, default 0, by the noise margin, and no
+   copy of a member or rejected proposal) and the call budget (default 10
+   calls) lasts, the model is shown the code with its evaluation - payoff
+   against each opponent, the ones it loses to, a copy named as such, or
+   the failure with its category, traceback and advice on the fix
+   (`hints.failure_hint`) - and asked for an improved version.
 
-Only improvements are kept: an attempt becomes the new best only if it
-scores higher.  What the model is asked to improve is the best attempt so
+The prompts describe how the opponent mixture plays (`mixture.py`).  Only
+improvements are kept: an attempt becomes the new best only if it ranks
+higher (clears the gate, then is not a copy, then scores higher).  What the model is asked to improve is the best attempt so
 far, except right after an attempt that failed to run, which is sent back
 with its failure so the model can fix it.  The proposal is the best attempt;
 its parent is the population member the chain started from (None for a
@@ -31,6 +35,7 @@ from typing import Any, Mapping
 from csro_tui.errors import ConfigError
 from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview, Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
+from csro_tui.oracles.llm.mixture import MixtureDescriber
 from csro_tui.oracles.llm.common import (
     CallBudget,
     RETRY_MESSAGE,
@@ -47,7 +52,10 @@ from csro_tui.oracles.llm.common import (
     follow_up,
     make_backend,
     member_names,
+    member_weights,
+    mixture_text,
     opponent_briefs,
+    prompt_sizes,
     preview_feedback,
     preview_score,
     ranked_members,
@@ -79,7 +87,8 @@ class Attempt:
         origin = "root" if self.basis is None else f"refines {self.basis}"
         if self.score is not None:
             verdict = "kept (improved)" if self.kept and self.basis is not None else ("kept" if self.kept else "dropped (no improvement)")
-            return f"{self.number}. {origin}: {self.score:+.3f}, {verdict}"
+            copy = f", a copy ({self.preview.duplicate_reason})" if self.preview is not None and self.preview.duplicate_of else ""
+            return f"{self.number}. {origin}: {self.score:+.3f}{copy}, {verdict}"
         return f"{self.number}. {origin}: failed: {self.reason}"
 
 
@@ -108,10 +117,12 @@ class RefineOracle:
         self.prompts = prompts or PromptSettings()
         self.library = self.prompts.library()
         self.summaries = SummaryCache()
+        self.mixture = MixtureDescriber()
 
     def propose(self, context: OracleContext) -> Proposal:
         preview = SerialPreview(context)
         briefs, calls = opponent_briefs(context, self.backend, self.library, self.prompts, self.summaries)
+        mixture = mixture_text(context, self.mixture)
         budget = CallBudget(self.budget)
         attempts: list[Attempt] = []
         best: Attempt | None = None
@@ -124,7 +135,7 @@ class RefineOracle:
                 root.kept, best = True, root
         stop = ""
         while True:
-            if best is not None and best.score is not None and best.score >= self.threshold:
+            if best is not None and self._clears(best):
                 stop = f"threshold {self.threshold:+.3f} reached"
                 break
             if context.cancel.is_set():
@@ -134,7 +145,7 @@ class RefineOracle:
                 stop = f"budget of {self.budget} calls used"
                 break
             basis = self._basis(attempts, best)
-            messages = self._messages(context, briefs, basis)
+            messages = self._messages(context, briefs, basis, mixture)
             last = attempts[-1] if attempts else None
             if last is not None and last.source is None:
                 # The last reply held no usable code: say why, in the same conversation.
@@ -148,12 +159,12 @@ class RefineOracle:
                 stop = f"LLM error: {error}"
                 break
             calls.append(call.to_dict())
-            source, reason = code_from_reply(call.response, call.finish_reason)
+            source, reason = code_from_reply(call.response, call.finish_reason, context.spec)
             attempt = Attempt(len(attempts) + 1, basis.number if basis else None, source, reason=reason, reply=call.response)
             if source is not None:
                 self._score(attempt, preview)
             attempts.append(attempt)
-            if attempt.score is not None and (best is None or best.score is None or attempt.score > best.score):
+            if attempt.score is not None and (best is None or self._rank(attempt) > self._rank(best)):
                 attempt.kept = True
                 best = attempt
         if best is None:
@@ -183,6 +194,16 @@ class RefineOracle:
         if attempt.score is None:
             attempt.reason = failure_text(attempt.preview)
 
+    def _clears(self, attempt: Attempt) -> bool:
+        """The gate's rule: it ran, repeats nothing known, and beats the threshold by the noise margin."""
+        return attempt.preview is not None and attempt.score is not None \
+            and attempt.preview.shortfall(self.threshold) is None
+
+    def _rank(self, attempt: Attempt) -> tuple[bool, bool, float]:
+        """Better attempts sort higher: clearing the gate, then not a copy, then payoff."""
+        duplicate = attempt.preview is not None and attempt.preview.duplicate_of is not None
+        return (self._clears(attempt), not duplicate, attempt.score if attempt.score is not None else float("-inf"))
+
     @staticmethod
     def _basis(attempts: list[Attempt], best: Attempt | None) -> Attempt | None:
         """What to refine next: a just-failed attempt with code (to fix it), else the best."""
@@ -191,16 +212,21 @@ class RefineOracle:
             return last
         return best
 
-    def _messages(self, context: OracleContext, briefs: list, basis: Attempt | None) -> list[dict[str, str]]:
+    def _messages(
+        self, context: OracleContext, briefs: list, basis: Attempt | None, mixture: str = ""
+    ) -> list[dict[str, str]]:
         options = self.prompts.context_options()
         rejections = rejection_pairs(context)
         if basis is None:
             return self.library.best_response_messages(
-                context.spec, briefs, rejections=rejections, budget_tokens=self.prompts.budget_tokens, options=options
+                context.spec, briefs, rejections=rejections, budget_tokens=self.prompts.budget_tokens,
+                options=options, mixture=mixture,
             )
         assert basis.source is not None and basis.preview is not None
-        goal = f"Goal: an expected payoff of at least {self.threshold:+.3f}." if basis.score is not None else ""
-        feedback = preview_feedback(basis.preview, member_names(context), goal)
+        feedback = preview_feedback(
+            basis.preview, member_names(context), spec=context.spec, weights=member_weights(context),
+            threshold=self.threshold if basis.score is not None else None,
+        )
         return self.library.refine_messages(
             context.spec,
             basis.source,
@@ -209,6 +235,7 @@ class RefineOracle:
             rejections,
             self.prompts.budget_tokens,
             options=options,
+            mixture=mixture,
         )
 
     def _rationale(
@@ -222,7 +249,8 @@ class RefineOracle:
         start = f"population member {root_member.name} ({root_member.id})" if root_member else "a zero-shot best response"
         lines = [
             f"Linear refinement from {start}: threshold {self.threshold:+.3f}, "
-            f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}). Stopped: {stop}.",
+            f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}"
+            + (f"; {prompt_sizes(calls)}" if prompt_sizes(calls) else "") + f"). Stopped: {stop}.",
             "Chain (expected payoff against the meta-strategy):",
         ]
         lines += [f"- {a.describe()}" for a in attempts]

@@ -30,6 +30,7 @@ from typing import Any, Mapping
 from csro_tui.errors import ConfigError
 from csro_tui.oracles.base import OracleContext, Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
+from csro_tui.oracles.llm.mixture import MixtureDescriber
 from csro_tui.oracles.llm.common import (
     CallBudget,
     NoUsableCandidate,
@@ -45,6 +46,9 @@ from csro_tui.oracles.llm.common import (
     make_backend,
     opponent_briefs,
     member_names,
+    member_weights,
+    mixture_text,
+    prompt_sizes,
     preview_feedback,
     preview_score,
     read_llm_settings,
@@ -73,6 +77,7 @@ class Candidate:
     failures: list[str] = field(default_factory=list)  # one line per failed attempt
     calls: list[dict[str, Any]] = field(default_factory=list)
     error: LLMError | None = None
+    duplicate: bool = False  # its source copies a known policy
 
     def describe(self) -> str:
         used = f"{len(self.calls)} call{'s' if len(self.calls) != 1 else ''}"
@@ -111,6 +116,7 @@ class ZeroShotOracle:
         self.prompts = prompts or PromptSettings()
         self.library = self.prompts.library()
         self.summaries = SummaryCache()
+        self.mixture = MixtureDescriber()
 
     def propose(self, context: OracleContext) -> Proposal:
         briefs, summary_calls = opponent_briefs(context, self.backend, self.library, self.prompts, self.summaries)
@@ -120,6 +126,7 @@ class ZeroShotOracle:
             rejections=rejection_pairs(context),
             budget_tokens=self.prompts.budget_tokens,
             options=self.prompts.context_options(),
+            mixture=mixture_text(context, self.mixture),
         )
         preview = SerialPreview(context) if context.preview is not None else None
         candidates = [
@@ -135,11 +142,20 @@ class ZeroShotOracle:
     def _run_candidate(
         self, candidate: Candidate, messages: list[dict[str, str]], context: OracleContext, preview: SerialPreview | None
     ) -> None:
-        """One candidate's conversation: code, preview, and the failures fed back, within its budget."""
+        """One candidate's conversation: code, preview, and the failures fed back, within its budget.
+
+        A policy that fails its run, or copies a member or a rejected
+        proposal, is sent back with what went wrong while the budget lasts
+        (only the latest reply is kept in the conversation); a copy stays
+        the candidate's answer if nothing better comes.
+        """
         budget = CallBudget(candidate.budget)
         conversation = list(messages)
         while budget.left > 0:
-            request = request_code(self.backend, conversation, purpose="best_response", budget=budget, cancel=context.cancel)
+            request = request_code(
+                self.backend, conversation, purpose="best_response", budget=budget, cancel=context.cancel,
+                spec=context.spec,
+            )
             candidate.calls += request.calls
             candidate.failures += request.failures
             if request.error is not None:
@@ -152,17 +168,24 @@ class ZeroShotOracle:
                 return
             result = preview(request.source)
             score = preview_score(result)
+            feedback = preview_feedback(
+                result, member_names(context), spec=context.spec, weights=member_weights(context)
+            ).render()
             if score is not None:
                 candidate.source, candidate.reply, candidate.score = request.source, request.reply, score
-                return
-            candidate.failures.append(f"preview failed: {failure_text(result)}")
-            # Show the model how its code failed, then let it try again.
-            feedback = preview_feedback(result, member_names(context)).render()
+                candidate.duplicate = result.duplicate_of is not None
+                if not candidate.duplicate or budget.left <= 0:
+                    return
+                candidate.failures.append(f"a copy: {result.duplicate_reason}")
+                opening = "Your policy is a copy of one the session already has:"
+            else:
+                candidate.failures.append(f"preview failed: {failure_text(result)}")
+                opening = "Your policy failed when it was run against the population:"
+            # Show the model what went wrong, then let it try again.
             conversation = follow_up(
-                conversation,
+                messages,
                 request.reply,
-                "Your policy failed when it was run against the population:\n"
-                f"{feedback}\nFix it and reply with the complete module in one ```python code block.",
+                f"{opening}\n{feedback}\nFix it and reply with the complete module in one ```python code block.",
             )
 
     def _choose(
@@ -177,8 +200,8 @@ class ZeroShotOracle:
             raise attach_calls(
                 NoUsableCandidate(f"llm oracle: no usable policy from {len(calls)} LLM calls: {reasons}"), calls
             )
-        # Highest preview payoff; the first candidate among equals.
-        best = max(usable, key=lambda c: (c.score if c.score is not None else float("-inf"), -c.number))
+        # Not a copy, then the highest preview payoff; the first candidate among equals.
+        best = max(usable, key=lambda c: (not c.duplicate, c.score if c.score is not None else float("-inf"), -c.number))
         return Proposal(
             source=best.source or "",
             oracle=self.name,
@@ -195,6 +218,7 @@ class ZeroShotOracle:
             f"Zero-shot best response: {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}, "
             f"{code_calls} of {self.budget} budgeted calls used"
             + (f", plus {summaries} summary call{'s' if summaries > 1 else ''}" if summaries else "")
+            + (f"; {prompt_sizes(calls)}" if prompt_sizes(calls) else "")
             + "."
         ]
         lines += [f"- {c.describe()}" for c in candidates]

@@ -1,0 +1,200 @@
+"""The opponent mixture described concretely, for models that cannot read it from code.
+
+A small model given five opponents' code rarely works out what the mixture
+of them does.  This says it directly:
+
+- in exact games (Kuhn, Leduc): the meta-strategy's own action
+  probabilities - the reach-weighted mixture of the members, exactly what a
+  best response must answer - in each situation the opponent can be in,
+  keyed by what it observes (every information state in Kuhn; in larger
+  games averaged over betting histories into card / public card / facing a
+  bet, with a line cap);
+- in RRPS: how each weighted opponent answers simple probes (Rock every
+  throw, Paper every throw, the cycle Rock-Paper-Scissors), i.e. its first
+  throws against them.
+
+Member code only ever runs in the sandbox: tables come from the exact
+evaluator's tabulariser (sandboxed, cached by source), probes from a
+`PolicyHost` of the member.  A member that fails here is described as such,
+never retried; nothing raises out of `describe_mixture`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from typing import Any, Sequence
+
+from csro_tui.oracles.base import PolicyRecord
+
+# Lines of situations shown at most (each ~60 characters).
+MAX_SITUATION_LINES = 40
+# Throws per probe, and members probed at most (heaviest first).
+PROBE_THROWS = 10
+MAX_PROBED = 6
+PROBES: tuple[tuple[str, Any], ...] = (
+    ("Rock every throw", lambda t: 0),
+    ("Paper every throw", lambda t: 1),
+    ("Scissors every throw", lambda t: 2),
+    ("the cycle Rock, Paper, Scissors, ...", lambda t: t % 3),
+)
+_LETTERS = "RPS?"
+# A distribution whose likeliest move has less than this is shown as "?" (a mix).
+MIXED_BELOW = 0.9
+MIXED = 3
+_CACHE_SIZE = 64
+
+
+class MixtureDescriber:
+    """`describe(spec, members, weights)` -> prompt text (cached; thread-safe)."""
+
+    def __init__(self, limits: Any = None) -> None:
+        self.limits = limits
+        self._cache: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def describe(self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float]) -> str:
+        weighted = [(m, float(w)) for m, w in zip(members, weights) if w > 0]
+        if not weighted:
+            return ""
+        key = _key(spec, weighted)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        try:
+            text = describe_mixture(spec, weighted, limits=self.limits)
+        except Exception as error:  # noqa: BLE001 - a description is optional; the prompt still works
+            text = f"(The mixture could not be described: {type(error).__name__}.)"
+        with self._lock:
+            self._cache[key] = text
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return text
+
+
+def _key(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]]) -> str:
+    digest = hashlib.sha256(str(getattr(spec, "name", spec)).encode())
+    for member, weight in weighted:
+        digest.update(member.source.encode("utf-8"))
+        digest.update(f"{weight:.6f}".encode())
+    return digest.hexdigest()
+
+
+def describe_mixture(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], *, limits: Any = None) -> str:
+    """Text for the prompt's mixture section ("" when there is nothing to say for this game)."""
+    if getattr(spec, "exact", False) and hasattr(spec, "load"):
+        return _exact_situations(spec, weighted, limits)
+    if getattr(spec, "name", "").startswith("rrps") and hasattr(spec, "load"):
+        return _rrps_probes(spec, weighted, limits)
+    return ""
+
+
+# --------------------------------------------------------------------- exact games
+def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
+    from csro_tui.evaluation.exact import game_tables, mixture_policy
+    from csro_tui.evaluation.participants import CodePolicy
+
+    mixed = mixture_policy(
+        spec, [CodePolicy(m.id, m.source) for m, _ in weighted], [w for _, w in weighted], limits=limits
+    )
+    tables = game_tables(spec)
+    names = spec.action_names()
+    rows: list[tuple[int, dict, list[tuple[int, float]]]] = []
+    for row, state in enumerate(tables.template.states):
+        player = int(tables.row_player[row])
+        obs = spec.new_view(player).observe(state)
+        probabilities = mixed.action_probability_array[row]
+        rows.append((player, obs, [(a, float(probabilities[a])) for a in obs["legal_actions"]]))
+    detailed = len(rows) <= 2 * MAX_SITUATION_LINES // 3
+    groups: "OrderedDict[str, list[list[tuple[int, float]]]]" = OrderedDict()
+    for player, obs, probs in rows:
+        groups.setdefault(_situation(player, obs, detailed), []).append(probs)
+    lines = []
+    for situation, members in groups.items():
+        averaged = {}
+        for probs in members:
+            for action, p in probs:
+                averaged[action] = averaged.get(action, 0.0) + p / len(members)
+        shown = ", ".join(f"{names[a] if a < len(names) else a} {p:.2f}" for a, p in sorted(averaged.items()))
+        lines.append(f"- {situation}: {shown}")
+    left = len(lines) - MAX_SITUATION_LINES
+    lines = lines[:MAX_SITUATION_LINES]
+    if left > 0:
+        lines.append(f"- ({left} more situations not shown)")
+    how = "in each information state" if detailed else "averaged over the betting histories that lead to each situation"
+    seats = "seat 0 acts first; the opponent sits in either seat" if detailed else "both seats together"
+    head = f"The opponent you face plays the meta-strategy mixture. Its action probabilities {how} ({seats}):"
+    return head + "\n" + "\n".join(lines)
+
+
+def _situation(player: int, obs: dict, detailed: bool) -> str:
+    # Summaries merge the seats (the lines would double); full detail keeps them.
+    parts = [f"seat {player}"] if detailed else []
+    if "card" in obs:
+        parts.append(f"card {obs['card']}")
+        if "public_card" in obs:
+            parts.append(f"public card {obs['public_card'] or 'not yet shown'}")
+        if detailed and "betting" in obs:
+            moves = [move for round_moves in obs["betting"] for move in round_moves]
+            parts.append("betting so far: " + (", ".join(moves) if moves else "none"))
+        elif "to_call" in obs:
+            parts.append("facing a bet" if obs["to_call"] > 0 else "not facing a bet")
+        return ", ".join(parts)
+    rest = {k: v for k, v in obs.items() if k not in ("legal_actions", "legal_action_names")}
+    text = ", ".join(f"{k} {v}" for k, v in rest.items())
+    return ", ".join(parts) + (", " + text if text else "")
+
+
+# --------------------------------------------------------------------- RRPS probes
+def _rrps_probes(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
+    ranked = sorted(weighted, key=lambda item: -item[1])[:MAX_PROBED]
+    lines = [
+        "How the weighted opponents answer simple probes: their first "
+        f"{PROBE_THROWS} throws (R Rock, P Paper, S Scissors, ? a random mix) when you play the probe:"
+    ]
+    for member, weight in ranked:
+        lines.append(f"- {member.name} (id {member.id}, weight {weight:.3f}):")
+        for label, probe in PROBES:
+            try:
+                moves = probe_answers(spec, member.source, probe, PROBE_THROWS, limits=limits)
+                lines.append(f"  against {label}: {' '.join(_LETTERS[m] for m in moves)}")
+            except Exception as error:  # noqa: BLE001 - a failing member is described, not fatal
+                lines.append(f"  against {label}: failed ({type(error).__name__})")
+                break
+    if len(weighted) > len(ranked):
+        lines.append(f"({len(weighted) - len(ranked)} lighter opponents not probed.)")
+    return "\n".join(lines)
+
+
+def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: Any = None, seed: int = 0) -> list[int]:
+    """The member's moves (seat 1) over `throws` throws of a real episode against `probe(t)` (seat 0).
+
+    A member that answers with a distribution is shown its likeliest move
+    when that has at least `MIXED_BELOW`, else `MIXED` (3, shown as "?").
+    """
+    from csro_tui.policies.sandbox import PolicyHost
+
+    kwargs = {"name": "probe"}
+    if limits is not None:
+        kwargs["limits"] = limits
+    state = spec.load().new_initial_state()
+    view = spec.new_view(1)
+    moves: list[int] = []
+    with PolicyHost(source, spec.game_info(), **kwargs) as host:
+        host.start()
+        host.new_episodes([(0, 1, seed)])
+        for throw in range(throws):
+            if state.is_terminal():
+                break
+            answer = host.act([(0, view.observe(state))])[0]
+            if isinstance(answer, dict):
+                best = max(answer.values())
+                move = min(int(a) for a, p in answer.items() if p == best)
+                moves.append(move if best >= MIXED_BELOW else MIXED)
+            else:
+                move = int(answer)
+                moves.append(move)
+            state.apply_actions([int(probe(throw)), move])
+        host.end_episodes([0])
+    return moves

@@ -1,4 +1,10 @@
-"""`csro games`: the games csro-tui knows, with their benchmark populations."""
+"""`csro games [GAME]`: the games csro-tui knows; one game's policy-facing details.
+
+Without GAME, a table of the registered games.  With GAME, what a policy
+for it sees: the `game` dict its `__init__` receives, the keys of `obs`
+with an example observation taken from a real (seeded, random) episode,
+its seed policies (for `seed:NAME` and `--seeds`) and its benchmark bots.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "games",
         help="list the games, their benchmark populations and evaluation modes",
-        description="List the registered games: name, title, benchmark population, exact or sampled evaluation, default episodes.",
+        description="List the registered games: name, title, benchmark population, exact or sampled evaluation, "
+        "default episodes. With GAME: the game dict and observation a policy receives (with an example), "
+        "its seed policies and benchmark bots.",
     )
+    parser.add_argument("game", nargs="?", metavar="GAME",
+                        help="show this game's policy interface, seeds and bots (e.g. rrps, kuhn_poker)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.game:
+        return show_game(args.game)
     from rich.console import Console
     from rich.table import Table
 
@@ -59,3 +71,58 @@ def _summarise(names: list[str]) -> str:
     shown = ", ".join(names[:NAMES_SHOWN])
     more = f", +{len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else ""
     return f"{len(names)}: {shown}{more}"
+
+
+def show_game(name: str) -> int:
+    """Print one game's policy interface, seed policies and benchmark bots (plain text, pipe-friendly)."""
+    import json
+    import textwrap
+
+    from csro_tui.games.registry import get_game
+    from csro_tui.text import clean_text
+
+    spec = get_game(name)
+    evaluation = "exact" if spec.exact else f"sampled, {spec.default_episodes} episodes per matchup by default"
+    out = [f"{spec.title} ({spec.name}): {evaluation}", ""]
+
+    game = spec.example_game(player=0)
+    rules = game.pop("rules", "")
+    out.append("Policy.__init__(player, game) receives `game` (this player 0's, with an example seed):")
+    out += [f"  {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in game.items()]
+    if rules:
+        out += ["  game[\"rules\"]:"] + ["    " + line for line in clean_text(rules).splitlines()]
+    out += ["", "Policy.act(obs) receives `obs`:"]
+    out += ["  " + line for line in clean_text(spec.observation_text).splitlines()]
+    try:
+        example = spec.example_observation(player=0)
+        out += ["", "An example obs (player 0 at its 3rd decision of a seeded random episode):"]
+        out += ["  " + line for line in json.dumps(example, ensure_ascii=False).splitlines()]
+    except (ValueError, NotImplementedError) as error:
+        out += ["", f"(no example observation: {clean_text(error, keep_newlines=False)})"]
+
+    seeds = spec.seed_policies()
+    out += ["", f"Seed policies ({len(seeds)}; use as seed:NAME with csro eval, or --seeds NAME,... with csro run):"]
+    width = max((len(seed) for seed in seeds), default=0)
+    for seed, source in seeds.items():
+        out.append(f"  {seed:<{width}}  {_summary_line(source)}".rstrip())
+    if not seeds:
+        out.append("  none")
+
+    bots = [bot.name for bot in spec.benchmark()]
+    out += ["", f"Benchmark bots ({len(bots)}; the population csro eval plays, and names csro eval accepts):"]
+    out += textwrap.wrap(", ".join(bots), width=100, initial_indent="  ", subsequent_indent="  ") or ["  none"]
+    print("\n".join(out))
+    return 0
+
+
+def _summary_line(source: str) -> str:
+    """The first line of a seed policy's module docstring."""
+    import ast
+
+    from csro_tui.text import one_line
+
+    try:
+        doc = ast.get_docstring(ast.parse(source)) or ""
+    except SyntaxError:
+        return ""
+    return one_line(doc.strip().splitlines()[0] if doc.strip() else "", 90)

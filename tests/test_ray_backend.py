@@ -252,3 +252,43 @@ def test_csro_run_is_identical_on_both_backends_and_resumes_after_the_driver_is_
                    "--session-dir", str(ray_root), cwd=tmp_path)
     assert resumed.wait(timeout=600) == 0, resumed.stderr.read()
     assert _outcome(ray_root) == _outcome(local_root)
+
+
+def _reevaluation(evaluator=None) -> float:
+    """Fitness.reevaluate of a seed policy: directly (no evaluator) or through the engine's hook."""
+    from types import SimpleNamespace
+
+    from csro_tui.engine.loop import Engine
+    from csro_tui.oracles.base import OracleContext, PolicyRecord
+    from csro_tui.oracles.llm.evolve.fitness import Fitness
+
+    spec = _spec()
+    seeds = spec.seed_policies()
+    population = [PolicyRecord(f"p{i}", name, seeds[name], "seed") for i, name in enumerate(("beat_last", "cycle"))]
+    context = OracleContext(spec=spec, iteration=1, population=population, meta_strategy=[0.25, 0.75], seed=3,
+                            preview=lambda source: pytest.fail("re-evaluation does not preview"))
+    if evaluator is not None:
+        engine = SimpleNamespace(evaluator=evaluator)
+        context.play_candidate = lambda *args: Engine._play_candidate(engine, *args)
+    value = Fitness(context, reevaluation_episodes=6).reevaluate(seeds["frequency_counter"])
+    assert value is not None
+    return value
+
+
+def test_the_evolve_oracles_reevaluation_is_the_same_through_the_evaluator():
+    from csro_tui.engine.evaluator import GameEvaluator
+
+    evaluator = GameEvaluator(_spec(), workers=1)
+    assert _reevaluation(evaluator) == _reevaluation()
+
+
+def test_the_evolve_oracles_reevaluation_is_the_same_on_ray(ray_address):
+    from csro_tui.engine.evaluator import GameEvaluator
+
+    evaluator = GameEvaluator(_spec(), workers=1, backend="ray", ray_address=ray_address)
+    try:
+        on_ray = _reevaluation(evaluator)
+        assert evaluator.cluster_status().total == 2  # both members' matches went to the cluster
+    finally:
+        evaluator.close()
+    assert on_ray == _reevaluation()

@@ -460,7 +460,15 @@ class Engine:
             ),
             cancel=self._stop,
             seed=derive_seed(self.config.seed, "oracle", number, attempt),
+            play_candidate=self._play_candidate,
         )
+
+    def _play_candidate(self, source: str, opponents: list[tuple[PolicyRecord, int]], episodes: int) -> list:
+        """Sampled matches of candidate code against members, on the evaluator's backend."""
+        from csro_tui.engine.gate import candidate_record
+
+        candidate = candidate_record(source)
+        return self.evaluator.run([MatchJob(candidate, member, seed, episodes) for member, seed in opponents])
 
     # --- the review gate ---------------------------------------------------------
 

@@ -6,7 +6,9 @@ candidates are compared on common random numbers).  In sampled games a few
 preview episodes are noisy, so before a program is promoted to a proposal
 the finalists are re-evaluated with more episodes and fresh seeds, through
 the referee (`csro_tui.evaluation`, still in the sandbox), against the
-members with positive weight.  Exact games (Kuhn, Leduc) preview exactly and
+members with positive weight; with the engine, as one batch through its
+evaluator (`context.play_candidate`), so on its backend, local or Ray.
+Exact games (Kuhn, Leduc) preview exactly and
 are not re-evaluated.
 """
 
@@ -68,17 +70,29 @@ class Fitness:
             (m, 1.0) for m in self.context.population
         ]
         total = sum(w for _, w in members)
-        value = 0.0
-        for member, weight in members:
+        seeds = [mix_seed(self.context.seed, "reevaluate", member.id) for member, _ in members]
+        if self.context.play_candidate is not None:
+            # One batch through the engine's evaluator (its backend: local or Ray);
+            # the same matches as below, so the same results.
             if self.context.cancel.is_set():
                 return None
-            result = play_match(
-                self.context.spec,
-                CodePolicy("candidate", source),
-                CodePolicy(member.id, member.source),
-                episodes=self.reevaluation_episodes,
-                seed=mix_seed(self.context.seed, "reevaluate", member.id),
+            results = self.context.play_candidate(
+                source, [(member, seed) for (member, _), seed in zip(members, seeds)], self.reevaluation_episodes
             )
+        else:
+            results = []
+            for (member, _), seed in zip(members, seeds):
+                if self.context.cancel.is_set():
+                    return None
+                results.append(play_match(
+                    self.context.spec,
+                    CodePolicy("candidate", source),
+                    CodePolicy(member.id, member.source),
+                    episodes=self.reevaluation_episodes,
+                    seed=seed,
+                ))
+        value = 0.0
+        for (_, weight), result in zip(members, results):
             if result.failure is not None or not math.isfinite(result.mean):
                 return None
             value += weight * result.mean

@@ -204,6 +204,8 @@ class RunDisplay:
 
         self.clock = RunClock(engine.state.completed_iterations, self.target)
         engine.subscribe(self.on_event)
+        if hasattr(engine.evaluator, "on_cluster_status"):  # the Ray backend's progress, live
+            engine.evaluator.on_cluster_status = self.on_cluster_status
 
     def __enter__(self) -> "RunDisplay":
         from rich.live import Live
@@ -223,7 +225,16 @@ class RunDisplay:
 
     def progress_line(self) -> str:
         done = self.engine.state.completed_iterations
-        return f"csro run: {done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}"
+        return f"csro run: {done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}{self.cluster_note()}"
+
+    def cluster_note(self) -> str:
+        """' · ray: 3/15 jobs, 2/2 workers alive' while the Ray backend plays a batch."""
+        status = getattr(self.engine.evaluator, "cluster_status", lambda: None)()
+        return f" · {status.line()}" if status is not None and status.done < status.total else ""
+
+    def on_cluster_status(self, status: Any) -> None:
+        if self.live is not None:
+            self.live.update(self.render(), refresh=True)
 
     def print_progress(self) -> None:
         import sys
@@ -323,7 +334,7 @@ class RunDisplay:
                 cells.append(plain(f"{row.reason} ({row.reason_event})" if row.reason else ""))
             table.add_row(*cells)
         done = state.completed_iterations
-        status = f"{done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}"
+        status = f"{done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}{self.cluster_note()}"
         parts = [table]
         if reasons:
             parts.append(Text(f"full reasons: {self._where_reasons()} (event numbers above); "

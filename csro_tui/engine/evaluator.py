@@ -128,6 +128,9 @@ class GameEvaluator:
         # exact entries are still computed here.
         self.backend = backend
         self.ray_address = ray_address
+        # on_cluster_status(ClusterStatus), called from the evaluating thread
+        # about 4 times a second while the Ray backend plays a batch.
+        self.on_cluster_status = None
         self._pool = None
         self._pool_lock = threading.Lock()
         self._results: OrderedDict[tuple, Any] = OrderedDict()
@@ -185,7 +188,9 @@ class GameEvaluator:
                 if self.backend == "ray":
                     from csro_tui.evaluation.ray_backend import RayRefereePool
 
-                    self._pool = RayRefereePool(self.spec, self.workers, address=self.ray_address)
+                    self._pool = RayRefereePool(
+                        self.spec, self.workers, address=self.ray_address, status=self._cluster_report
+                    )
                 else:
                     from csro_tui.evaluation.runner import RefereePool
 
@@ -195,6 +200,12 @@ class GameEvaluator:
     def cluster_status(self):
         """The Ray backend's latest `ClusterStatus` (jobs done/total, workers alive), else None."""
         return getattr(self._pool, "last_status", None)
+
+    def _cluster_report(self, status) -> None:
+        # Set by a display (csro run, the TUI) to follow a Ray evaluation live.
+        listener = getattr(self, "on_cluster_status", None)
+        if listener is not None:
+            listener(status)
 
     def _remember(self, key: tuple, result: Any) -> None:
         self._results[key] = result

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         stderr[i][j] = stderr[j][i] = result.stderr
     metrics = _member_metrics(names, matrix)
 
-    _print(spec, names, matrix, metrics, episodes)
+    _print(spec, names, matrix, metrics, episodes, stderr)
     if args.out is not None:
         _write(args.out, spec, names, matrix, stderr, metrics, episodes, args.seed)
     for line in failures:
@@ -125,7 +125,7 @@ def _member_metrics(names: list[str], matrix: list[list[float]]) -> dict:
     return metrics
 
 
-def _print(spec, names, matrix, metrics, episodes) -> None:
+def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -147,21 +147,33 @@ def _print(spec, names, matrix, metrics, episodes) -> None:
     for rank, name in enumerate(ordered, start=1):
         m = metrics[name]
         values = tuple(_number(v) for v in (m.pop_return, m.pop_expl, m.agg_score)) if m else ("failed",) * 3
+        if m and not spec.exact:
+            from csro_tui.evaluation.metrics import agg_score_stderr
+            from csro_tui.numbers import number
+
+            i = names.index(name)
+            errors = {names[j]: stderr[i][j] for j in range(len(names))}
+            values = (*values[:2], number(m.agg_score, signed=True, stderr=agg_score_stderr(m.per_opponent, errors)))
         ranking.add_row(str(rank), name, *values)
     console.print(ranking)
     console.print(isolation_description(), style="dim")
 
 
 def _number(value: float) -> str:
-    return f"{round(value, 4) + 0.0:+.4f}"  # rounded first: no "-0.0000"
+    from csro_tui.numbers import number
+
+    return number(value, signed=True)
 
 
 def _cell(value: float) -> str:
-    return "failed" if math.isnan(value) else f"{round(value, 3) + 0.0:+.3f}"
+    from csro_tui.numbers import number
+
+    return "failed" if math.isnan(value) else number(value, 3, signed=True)
 
 
 def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> None:
     from csro_tui.errors import CsroError
+    from csro_tui.numbers import plain_numbers
 
     try:
         if path.suffix.lower() == ".csv":
@@ -171,7 +183,8 @@ def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> 
                 for i, name in enumerate(names):
                     m = metrics[name]
                     tail = [m.pop_return, m.pop_expl, m.agg_score] if m else ["", "", ""]
-                    writer.writerow([name, *("" if math.isnan(v) else v for v in matrix[i]), *tail])
+                    writer.writerow(["" if v is None else v
+                                     for v in plain_numbers([name, *matrix[i], *tail])])
         else:
             document = {
                 "game": spec.name,
@@ -183,6 +196,6 @@ def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> 
                 "stderr": stderr,
                 "metrics": {name: (m.to_dict() if m else None) for name, m in metrics.items()},
             }
-            path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            path.write_text(json.dumps(plain_numbers(document), indent=2) + "\n", encoding="utf-8")
     except OSError as error:
         raise CsroError(f"cannot write {path}: {error.strerror or error}") from None

@@ -20,6 +20,8 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
+from csro_tui.text import one_line, plain
+
 if TYPE_CHECKING:
     from csro_tui.evaluation.participants import Participant
     from csro_tui.games.base import GameSpec
@@ -221,16 +223,37 @@ def isolation_name() -> str:
         return f"misconfigured: {error}"
 
 
-def format_payoff(mean: float, stderr: float, exact: bool) -> str:
-    mean = round(mean, 4) + 0.0  # no "-0.0000"
-    return f"{mean:+.4f}" if exact else f"{mean:+.4f} ± {stderr:.4f}"
+def format_payoff(mean: float, stderr: float | None, exact: bool) -> str:
+    from csro_tui.numbers import number
+
+    return number(mean, signed=True, stderr=None if exact else stderr)
+
+
+def metric_stderrs(results) -> dict[str, float]:
+    """Conservative stderrs of PopReturn, PopExpl and AggScore from sampled results
+    (see `evaluation.metrics.agg_score_stderr`)."""
+    from csro_tui.evaluation.metrics import agg_score_stderr
+
+    means = {result.b: result.mean for result in results}
+    errors = {result.b: result.stderr for result in results}
+    worst = min(means, key=lambda name: means[name])
+    return {
+        "pop_return_stderr": sum(errors.values()) / len(errors),
+        "pop_expl_stderr": errors[worst],
+        "agg_score_stderr": agg_score_stderr(means, errors),
+    }
 
 
 # ---------------------------------------------------------------- output
 
 
 def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
-    return {
+    from csro_tui.numbers import plain_numbers
+
+    scores = metrics.to_dict() if metrics else None
+    if scores is not None and not spec.exact:
+        scores.update(metric_stderrs(results))
+    return plain_numbers({
         "game": spec.name,
         "policy": participant.name,
         "exact": bool(spec.exact),
@@ -238,9 +261,9 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "seed": seed,
         "isolation": isolation_name(),
         "results": [result.to_dict() for result in results],
-        "metrics": metrics.to_dict() if metrics else None,
+        "metrics": scores,
         "exploitability": expl,
-    }
+    })
 
 
 def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
@@ -253,15 +276,15 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     table.add_column("opponent")
     table.add_column("mean return" if spec.exact else "mean ± stderr", justify="right")
     for result in results:
-        table.add_row(result.b, format_payoff(result.mean, result.stderr, result.exact))
+        table.add_row(plain(one_line(result.b, 80)), format_payoff(result.mean, result.stderr, result.exact))
     console.print(table)
 
     summary = Table(show_header=False)
     summary.add_column("metric")
     summary.add_column("value", justify="right")
-    summary.add_row("PopReturn", format_payoff(metrics.pop_return, 0.0, True))
-    summary.add_row("PopExpl", format_payoff(metrics.pop_expl, 0.0, True))
-    summary.add_row("AggScore", format_payoff(metrics.agg_score, 0.0, True))
+    errors = {} if spec.exact else metric_stderrs(results)
+    for label, key in (("PopReturn", "pop_return"), ("PopExpl", "pop_expl"), ("AggScore", "agg_score")):
+        summary.add_row(label, format_payoff(getattr(metrics, key), errors.get(f"{key}_stderr"), spec.exact))
     if expl is not None:
         summary.add_row("exploitability", f"{expl:.6f}")
     console.print(summary)

@@ -38,5 +38,6 @@ def run(args: argparse.Namespace) -> int:
         state = state.at(args.step)
     written = export_session(state, Path(args.out))
     policies = sum(1 for path in written if path.parent.name == "policies")
-    print(f"exported {policies} policies, payoffs.csv and report.md to {args.out}")
+    others = [path.name for path in written if path.parent.name != "policies"]
+    print(f"exported {policies} policies, {', '.join(others)} to {Path(args.out).resolve()}")
     return 0

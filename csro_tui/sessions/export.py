@@ -7,7 +7,10 @@
   file is a complete policy module that `csro eval` can load;
 - `payoffs.csv`: the meta-game matrix, rows and columns by policy id;
 - `report.md`: the run in Markdown (configuration, versions, iterations,
-  population, meta-strategy, decisions).
+  population, meta-strategy, decisions), with
+- `run.svg`: the headline figure per iteration (exploitability, benchmark
+  AggScore with ± stderr, or each new policy's gain), drawn by
+  `sessions/plot.py`, shown at the top of the report.
 """
 
 from __future__ import annotations
@@ -17,14 +20,18 @@ import re
 from pathlib import Path
 
 from csro_tui.errors import SessionError
+from csro_tui.numbers import number as format_number
+from csro_tui.numbers import plain_number, sparkline
 from csro_tui.sessions.state import SessionState, best_metric
-from csro_tui.sessions.summary import game_records, iteration_rows, member_rows
+from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
+
+PLOT_FILE = "run.svg"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
+    return format_number(value)
 
 
 def policy_filename(policy_id: str, name: str) -> str:
@@ -61,7 +68,7 @@ def write_payoffs_csv(state: SessionState, path: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["row \\ col", *ids])
         for policy_id, values in zip(ids, matrix):
-            writer.writerow([policy_id, *("" if value != value else repr(float(value)) for value in values)])
+            writer.writerow([policy_id, *("" if value != value else repr(plain_number(float(value))) for value in values)])
 
 
 def report_markdown(state: SessionState) -> str:
@@ -76,17 +83,26 @@ def report_markdown(state: SessionState) -> str:
     ]
     best = best_metric(state.metrics)
     if best is not None:
-        out.append(f"- best {best[0]}: {best[1]:.4f}")
+        out.append(f"- best {best[0]}: {_number(best[1])}")
+    rows = iteration_rows(state)
+    name, values = headline_series(rows)
+    known = [v for v in values if v is not None]
+    if known:
+        out += ["", f"![{name} per iteration]({PLOT_FILE})", "",
+                f"{name} per iteration: `{sparkline(values)}` ({_number(known[0])} → {_number(known[-1])})"]
     out += ["", "## Configuration", "", "| setting | value |", "| --- | --- |"]
     out += [f"| {key} | `{value}` |" for key, value in state.config.items()]
     out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in started.versions.items()), ""]
 
-    out += ["## Iterations", "", "| iteration | proposal | decision | population | meta-NashConv | metric |",
-            "| ---: | --- | --- | ---: | ---: | ---: |"]
-    for row in iteration_rows(state):
-        metric = f"{row.metric_name} {_number(row.metric_value)}" if row.metric_name else "-"
-        out.append(f"| {row.iteration} | {row.proposal or '-'} | {row.decision or '-'} | {row.population_size} "
-                   f"| {_number(row.meta_nash_conv)} | {metric} |")
+    out += ["## Iterations", "", "Gain: the new policy's expected payoff against the meta-strategy it answered.", "",
+            "| iteration | proposal | decision | population | gain | meta-NashConv | metric | why rejected (event) |",
+            "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for row in rows:
+        metric = (f"{row.metric_name} {format_number(row.metric_value, stderr=row.metric_stderr)}"
+                  if row.metric_name else "-")
+        why = f"{_cell(row.reason)} ({row.reason_event})" if row.reason else ""
+        out.append(f"| {row.iteration} | {_cell(row.proposal or '-')} | {row.decision or '-'} | {row.population_size} "
+                   f"| {format_number(row.gain, signed=True)} | {_number(row.meta_nash_conv)} | {metric} | {why} |")
 
     out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta | AggScore |",
             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
@@ -139,4 +155,29 @@ def export_session(state: SessionState, out: Path) -> list[Path]:
     write_payoffs_csv(state, payoffs)
     report = out / "report.md"
     report.write_text(report_markdown(state), encoding="utf-8")
-    return [*written, payoffs, report]
+    written += [payoffs, report]
+    plot = write_plot(state, out / PLOT_FILE)
+    return written + ([plot] if plot else [])
+
+
+def write_plot(state: SessionState, path: Path) -> Path | None:
+    """The headline figure per iteration as SVG (None when there is nothing to draw)."""
+    from csro_tui.sessions.plot import line_chart_svg
+
+    rows = iteration_rows(state)
+    name, values = headline_series(rows)
+    if not any(v is not None for v in values):
+        return None
+    errors = [row.metric_stderr for row in rows] if name == "AggScore" else None
+    started = state.started
+    title = f"{name} per iteration · {started.game if started else ''} · {started.oracle if started else ''}"
+    path.write_text(line_chart_svg(title, [row.iteration for row in rows], values, y_label=name, errors=errors),
+                    encoding="utf-8")
+    return path
+
+
+def _cell(text: str) -> str:
+    """Text fit for a Markdown table cell: one line, pipes escaped."""
+    from csro_tui.text import one_line
+
+    return one_line(text, 200).replace("|", "\\|")

@@ -99,6 +99,9 @@ def test_each_small_model_mistake_is_fed_back_specifically_until_a_policy_clears
     assert len(prompts) == 8
     # What the model is told after each reply (the next request's last message):
     assert "REJECTED AS A COPY: same code as member always_bet (p0)" in prompts[1]
+    # What lost, exactly: always-bet bets a Jack into the mixture, which costs it most.
+    assert "Where your policy loses value against the mixture (computed exactly" in prompts[1]
+    assert "card J, betting so far: none: you play Bet 1.00; Pass would gain" in prompts[1]
     assert "`act` returned text" in prompts[2] and "'Bet' is 1" in prompts[2]
     assert "`act` returned None" in prompts[3] and 'return obs["legal_actions"][0]' in prompts[3]
     assert "The `game` dict has no key 'obs'" in prompts[4] and "Observations are not in `game`" in prompts[4]

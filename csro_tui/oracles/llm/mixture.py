@@ -11,7 +11,11 @@ of them does.  This says it directly:
   bet, with a line cap);
 - in RRPS: how each weighted opponent answers simple probes (Rock every
   throw, Paper every throw, the cycle Rock-Paper-Scissors), i.e. its first
-  throws against them.
+  throws against them;
+- and, for a candidate in an exact game (`situation_losses`, the refine
+  loop's feedback), the situations where it gives most value away against
+  the mixture: its action, the best action's gain, and the cost per hand
+  once weighted by how often it gets there.
 
 Member code only ever runs in the sandbox: tables come from the exact
 evaluator's tabulariser (sandboxed, cached by source), probes from a
@@ -53,6 +57,16 @@ class MixtureDescriber:
         self.limits = limits
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
+
+    def losses(self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float], source: str) -> str:
+        """`situation_losses` for a candidate ("" where unavailable; never raises)."""
+        weighted = [(m, float(w)) for m, w in zip(members, weights) if w > 0]
+        if not weighted or not getattr(spec, "exact", False) or not hasattr(spec, "load"):
+            return ""
+        try:
+            return situation_losses(spec, source, weighted, limits=self.limits)
+        except Exception:  # noqa: BLE001 - optional detail; the payoffs are still fed back
+            return ""
 
     def describe(self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float]) -> str:
         weighted = [(m, float(w)) for m, w in zip(members, weights) if w > 0]
@@ -198,3 +212,105 @@ def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: An
             state.apply_actions([int(probe(throw)), move])
         host.end_episodes([0])
     return moves
+
+
+# --------------------------------------------------------------------- what a candidate loses (exact games)
+# Situations listed at most in a candidate's feedback.
+MAX_LOSS_LINES = 8
+_GAIN_TOLERANCE = 1e-6
+
+
+def situation_losses(
+    spec: Any,
+    source: str,
+    weighted: Sequence[tuple[PolicyRecord, float]],
+    *,
+    limits: Any = None,
+) -> str:
+    """Where a candidate gives value away against the mixture (exact games), as prompt lines.
+
+    For each situation (what the candidate observes) the mixture's action
+    values come from the exact best response to it, the candidate's own
+    probabilities from its sandboxed table, and how often the candidate
+    gets there from playing it out against the mixture.  Listed: the
+    situations costing most per hand (gain of the best action over what it
+    plays, times how often it is there), largest first; "" when it gives
+    nothing away, or the game is not exact.
+    """
+    if not getattr(spec, "exact", False) or not weighted:
+        return ""
+    from csro_tui.evaluation.exact import tabularize
+    from csro_tui.evaluation.participants import CodePolicy
+    from csro_tui.oracles.best_response import exact_best_response, meta_strategy_policy
+    from csro_tui.oracles.render import decision_points
+
+    game = spec.load()
+    seats = range(game.num_players())
+    points = {seat: decision_points(spec, seat) for seat in seats}
+    total = sum(w for _, w in weighted)
+    mixture = meta_strategy_policy(spec, [m for m, _ in weighted], [w / total for _, w in weighted])
+    response = exact_best_response(spec, mixture, points)
+    table = tabularize(spec, CodePolicy("candidate", source), limits=limits)
+    names = spec.action_names()
+    found: dict[tuple[int, Any], list] = {}  # (seat, key) -> [cost per hand, gap, line parts]
+    for seat_table in response.seats:
+        reach = _reach(game, seat_table.seat, table, mixture)
+        for point in points[seat_table.seat]:
+            values = seat_table.action_values.get(point.key)
+            if values is None or point.key in seat_table.unreached:
+                continue
+            mine = table.action_probabilities(_state_at(game, point.history))
+            played = sum(float(mine.get(a, 0.0)) * v for a, v in values.items())
+            best = max(values, key=lambda a: (values[a], -a))
+            gap = values[best] - played
+            how_often = reach.get(point.history, 0.0)
+            if gap <= _GAIN_TOLERANCE or how_often <= 0:
+                continue
+            entry = found.setdefault((seat_table.seat, point.key), [0.0, gap, None])
+            # Seats are played equally often: a seat's loss counts half per hand.
+            entry[0] += gap * how_often / len(seats)
+            if entry[2] is None:
+                shown = ", ".join(f"{names[a]} {float(mine.get(a, 0.0)):.2f}" for a in sorted(values) if mine.get(a, 0.0) > 0)
+                worth = ", ".join(f"{names[a]} {v:+.2f}" for a, v in sorted(values.items()))
+                entry[2] = (f"{_situation(seat_table.seat, point.obs, True)}: you play {shown}; "
+                            f"{names[best]} would gain {gap:+.2f} each time (action values: {worth})")
+    ranked = sorted((item for item in found.values() if item[0] > _GAIN_TOLERANCE), key=lambda item: -item[0])
+    if not ranked:
+        return ""
+    lines = [f"- {text}; costs you {cost:.3f} per hand" for cost, _, text in ranked[:MAX_LOSS_LINES]]
+    more = len(ranked) - len(lines)
+    if more > 0:
+        lines.append(f"- ({more} more situations costing less)")
+    return ("Where your policy loses value against the mixture (computed exactly, most costly first):\n"
+            + "\n".join(lines))
+
+
+def _reach(game: Any, seat: int, candidate: Any, mixture: Any) -> dict[str, float]:
+    """history_str -> probability that play reaches it, the candidate in `seat` against the mixture."""
+    reach: dict[str, float] = {}
+
+    def walk(state: Any, probability: float) -> None:
+        if state.is_terminal() or probability <= 0:
+            return
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+        else:
+            player = state.current_player()
+            if player == seat:
+                history = state.history_str()
+                reach[history] = reach.get(history, 0.0) + probability
+            outcomes = list((candidate if player == seat else mixture).action_probabilities(state).items())
+        for action, chance in outcomes:
+            if chance > 0:
+                walk(state.child(action), probability * chance)
+
+    walk(game.new_initial_state(), 1.0)
+    return reach
+
+
+def _state_at(game: Any, history: str) -> Any:
+    """The state with `history_str()` == history (replayed from its actions)."""
+    state = game.new_initial_state()
+    for action in (int(a) for a in history.split(", ") if a.strip()):
+        state.apply_action(action)
+    return state

@@ -223,8 +223,11 @@ class RefineOracle:
                 options=options, mixture=mixture,
             )
         assert basis.source is not None and basis.preview is not None
+        losses = ""
+        if basis.score is not None and basis.preview.shortfall(self.threshold) is not None:
+            losses = self.mixture.losses(context.spec, context.population, context.meta_strategy, basis.source)
         feedback = preview_feedback(
-            basis.preview, member_names(context), spec=context.spec, weights=member_weights(context),
+            basis.preview, member_names(context), losses, spec=context.spec, weights=member_weights(context),
             threshold=self.threshold if basis.score is not None else None,
         )
         return self.library.refine_messages(

@@ -10,6 +10,7 @@ Sections:
   4  meta-solvers: Nash LP vs OpenSpiel PRD on antisymmetric matrices
   5  PSRO iterations on Kuhn with an exact best-response oracle
   6  scaling in the population size, process-pool speed-up
+  8  the Ray backend: overhead against the local pool, throughput against workers, bytes per job
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bench.common import Table, machine_line
 
 
 def sections():
-    from bench import poker, rrps, scaling, solvers
+    from bench import cluster, poker, rrps, scaling, solvers
 
     return {
         "1": rrps.code_vs_code,
@@ -32,6 +33,7 @@ def sections():
         "4": solvers.meta_solvers,
         "5": poker.psro_iterations,
         "6": scaling.scaling,
+        "8": cluster.ray_section,
     }
 
 

@@ -119,7 +119,15 @@ def connect(address: str = "") -> None:
         if not address:
             options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
         try:
-            ray.init(address=address or None, **options)
+            try:
+                ray.init(address=address or None, **options)
+            except ValueError as error:
+                # No address, but `ray start` left a cluster on this machine:
+                # Ray connects to it, and sizing its object store is refused.
+                if address or "existing cluster" not in str(error):
+                    raise
+                options.pop("object_store_memory")
+                ray.init(address=None, **options)
         except (ConnectionError, RuntimeError, ValueError) as error:
             where = f"at {address}" if address else "on this machine"
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -77,6 +77,19 @@ class Backend:
         return get_game(name)
 
     @staticmethod
+    def seed_names(game: str) -> list[str]:
+        from csro_tui.games.registry import get_game
+
+        return list(get_game(game).seed_policies())
+
+    @staticmethod
+    def list_models(base_url: str | None) -> list[str]:
+        """The model ids an OpenAI-compatible server offers (GET /models; one attempt)."""
+        from csro_tui.oracles.llm.client import LLMClient, LLMConfig
+
+        return LLMClient(LLMConfig(base_url=base_url or None)).list_models()
+
+    @staticmethod
     def record_game(live: "LiveRun | None", record: dict[str, Any]) -> bool:
         """Record a game played on the play screen; False when no session is live."""
         if live is None:

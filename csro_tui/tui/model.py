@@ -161,8 +161,10 @@ class LaunchOptions:
     base_url: str | None = None
     meta_solver: str = "nash"
     episodes: int | None = None  # evaluation budget per matchup; None: the game's default
-    seed: int = 0
+    seed: int | None = None  # None: a fresh secret seed, chosen when the session starts
     iterations: int | None = None  # run this many at once (each still reviewed)
+    seed_policies: list[str] = field(default_factory=list)  # empty: the game's default seeds
+    human_file: str | None = None  # the human oracle's policy file
 
     @classmethod
     def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
@@ -176,6 +178,8 @@ class LaunchOptions:
             episodes=config.episodes,
             seed=config.seed,
             iterations=iterations,
+            seed_policies=list(config.seed_policies),
+            human_file=str(config.oracle_options.get("path")) if config.oracle_options.get("path") else None,
         )
 
     def flags(self) -> dict[str, Any]:
@@ -188,6 +192,8 @@ class LaunchOptions:
             "solver": self.meta_solver,
             "episodes": self.episodes,
             "seed": self.seed,
+            "seed_policies": list(self.seed_policies) or None,
+            "oracle_options": {"path": self.human_file} if self.human_file else None,
         }
 
 

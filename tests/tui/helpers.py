@@ -29,8 +29,12 @@ async def start_screen(pilot, app) -> None:
         screen = app.screen
         if not isinstance(screen, StartScreen):
             return False
-        selects = screen.query(Select)
-        return len(selects) == 3 and all(s.is_mounted and s.value is not Select.BLANK for s in selects)
+        selects = [select for name in ("oracle", "solver") for select in screen.query(f"#{name}").results(Select)]
+        return (
+            len(selects) == 2
+            and all(s.is_mounted and s.value is not Select.BLANK for s in selects)
+            and screen.checked_game is not None
+        )
 
     await wait_until(pilot, ready, "the start screen")
     await pilot.pause()

@@ -33,7 +33,7 @@ async def test_start_form_llm_fields_and_validation():
         assert llm_fields.display
         screen.query_one("#model", Input).value = "qwen-small"
         screen.query_one("#base-url", Input).value = "http://127.0.0.1:8000/v1"
-        screen.query_one("#game", Select).value = "rrps"
+        screen.query_one("#game", Input).value = "rrps"
         screen.query_one("#episodes", Input).value = "0"
         await pilot.press("ctrl+n")
         await pilot.pause()

@@ -1,18 +1,34 @@
-"""Start: a new session (game, oracle, meta-solver, budget, seed) or a recorded one."""
+"""Start: a new session (game string, oracle, meta-solver, budget, seeds, LLM) or a recorded one.
+
+The game is a game string with parameters (`rrps(num_repetitions=100)`,
+`goofspiel(num_cards=4)`), checked as it is typed by the games registry's own
+parser in a worker; its error (with the registry's "did you mean") is shown
+under the field.  The LLM fields list the server's models on request
+(GET /models through the OpenAI client, in a worker).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Select
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
+from textual.worker import get_current_worker
 
+from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
 from csro_tui.tui.widgets.title_header import TitleHeader
+
+HUMAN_ORACLE = "human"
+GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
 
 @dataclass(frozen=True)
@@ -27,10 +43,17 @@ def _select(options: list[str], value: str | None, id: str) -> Select:
     return Select(items, value=value if value is not None else Select.BLANK, allow_blank=value is None, id=id)
 
 
+def _backend():
+    from csro_tui.tui.backend import Backend
+
+    return Backend
+
+
 class StartScreen(Screen[LaunchOptions | OpenSession]):
     BINDINGS = [
         Binding("ctrl+n", "start", "Start session", id="start.start"),
         Binding("ctrl+o", "open", "Open selected", id="start.open"),
+        Binding("ctrl+l", "list_models", "List models", id="start.models", show=False),
         Binding("question_mark", "app.help", "Help", id="start.help"),
     ]
 
@@ -47,6 +70,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         # with on_choice the screen stays (the app opens the choice over it); without, it is dismissed
         self.on_choice = on_choice
         self._ready = False
+        self.game_error: str | None = None  # the registry's reason, while the game string is wrong
+        self.checked_game: str | None = None  # the last game string checked (valid or not)
+        self.seed_names: list[str] = []
 
     def _choose(self, result: LaunchOptions | OpenSession) -> None:
         if self.on_choice is None:
@@ -57,7 +83,10 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
     def update_choices(self, choices: StartChoices) -> None:
         """New recorded sessions (e.g. after one was closed): refresh the list."""
         self.choices = choices
-        table = self.query_one("#session-list", DataTable)
+        try:
+            table = self.query_one("#session-list", DataTable)
+        except NoMatches:
+            return  # not composed yet: on_mount lists self.choices
         table.clear()
         for session_id, summary in choices.sessions:
             table.add_row(session_id, summary, key=session_id)
@@ -68,29 +97,48 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         with Horizontal(id="start"):
             with VerticalScroll(id="new-session", classes="panel") as new:
                 new.border_title = "New session"
-                yield Label("Game", classes="field-label")
-                yield _select(self.choices.games, d.game, "game")
+                yield Label("Game (a name, or name(key=value,…))", classes="field-label")
+                yield Input(
+                    d.game,
+                    placeholder="kuhn_poker, rrps(num_repetitions=100), …",
+                    suggester=SuggestFromList([*self.choices.games, *GAME_EXAMPLES], case_sensitive=False),
+                    id="game",
+                )
+                yield Static("", id="game-error", classes="field-error")
                 yield Label("Oracle", classes="field-label")
                 yield _select(self.choices.oracles, d.oracle, "oracle")
                 with Vertical(id="llm-fields"):
+                    yield Label("Base URL (OpenAI-compatible; empty: OPENAI_BASE_URL or OpenAI)", classes="field-label")
+                    yield Input(d.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="base-url")
                     yield Label("Model", classes="field-label")
-                    yield Input(d.model or "", placeholder="model name", id="model")
-                    yield Label("Base URL (OpenAI-compatible; empty for the default)", classes="field-label")
-                    yield Input(d.base_url or "", placeholder="https://…/v1", id="base-url")
+                    with Horizontal(classes="field-row"):
+                        yield Input(d.model or "", placeholder="model name", id="model")
+                        yield Button("List models", id="list-models", compact=True)
+                    yield Select([], prompt="models on the server", allow_blank=True, id="model-list")
+                    yield Static("", id="models-status", classes="field-note")
+                with Vertical(id="human-fields"):
+                    yield Label("Policy file (the human oracle proposes its contents each iteration)", classes="field-label")
+                    yield Input(d.human_file or "", placeholder="path/to/my_policy.py", id="human-file")
+                    yield Static("", id="human-error", classes="field-error")
                 yield Label("Meta-solver", classes="field-label")
                 yield _select(self.choices.solvers, d.meta_solver, "solver")
-                yield Label("Evaluation budget (episodes per matchup; empty: the game's default)", classes="field-label")
+                yield Label("Iterations to run at once (each still reviewed; empty: one at a time with n)", classes="field-label")
+                yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations")
+                yield Label("Seed policies (comma-separated; empty: the game's default)", classes="field-label")
+                yield Input(", ".join(d.seed_policies), placeholder="", id="seed-policies")
+                yield Static("", id="seed-note", classes="field-note")
+                yield Label("Evaluation episodes per matchup (empty: the game's default)", classes="field-label")
                 yield Input(str(d.episodes) if d.episodes else "", type="integer", id="episodes")
                 yield Label("Seed", classes="field-label")
-                yield Input(str(d.seed), type="integer", id="seed")
-                with Horizontal(id="start-buttons"):
-                    yield Button("Start", variant="primary", id="start-button")
+                yield Input("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed")
+                with Horizontal(classes="start-buttons"):
+                    yield Button("Start (ctrl+n)", variant="primary", id="start-button")
             with Vertical(id="open-session", classes="panel") as old:
-                old.border_title = "Recorded sessions"
+                old.border_title = "Recorded sessions (enter opens)"
                 table: DataTable = DataTable(cursor_type="row", id="session-list")
                 yield table
-                with Horizontal(id="start-buttons"):
-                    yield Button("Open", id="open-button")
+                with Horizontal(classes="start-buttons"):
+                    yield Button("Open (ctrl+o)", id="open-button")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -98,50 +146,168 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         table.add_columns("session", "summary")
         for session_id, summary in self.choices.sessions:
             table.add_row(session_id, summary, key=session_id)
-        self._toggle_llm_fields()
-        self.query_one("#game", Select).focus()
+        self.query_one("#model-list", Select).display = False
+        self._toggle_oracle_fields()
+        self.query_one("#game", Input).focus()
+        self.check_game(self.query_one("#game", Input).value)
         # leaving before the form has settled trips textual's Select mid-mount
         self.call_after_refresh(setattr, self, "_ready", True)
 
+    # ------------------------------------------------------------------ checks as you type
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "game":
+            self.check_game(event.value)
+        elif event.input.id == "human-file":
+            self.check_human_file(event.value)
+        elif event.input.id == "seed-policies":
+            self._show_seed_note()
+
+    @work(thread=True, exclusive=True, group="check-game")
+    def check_game(self, text: str) -> None:
+        """The registry parses the string (an OpenSpiel load for other games): off the event loop."""
+        try:
+            _backend().game_spec(text)
+            names = _backend().seed_names(text)
+            error = None
+        except Exception as failure:  # noqa: BLE001 - UnknownGameError, or OpenSpiel's own
+            names, error = [], one_line(failure, 400)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._game_checked, text, error, names)
+
+    def _game_checked(self, text: str, error: str | None, names: list[str]) -> None:
+        if text != self.query_one("#game", Input).value:
+            return  # typed on since
+        self.checked_game, self.game_error = text, error
+        self.seed_names = names
+        self.query_one("#game-error", Static).update(f"✗ {error}" if error else "")
+        self.query_one("#game", Input).set_class(error is not None, "-invalid")
+        self._show_seed_note()
+
+    def _show_seed_note(self) -> None:
+        note = self.query_one("#seed-note", Static)
+        if not self.seed_names:
+            note.update("")
+            return
+        wanted = [n.strip() for n in self.query_one("#seed-policies", Input).value.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in self.seed_names]
+        if unknown:
+            note.update(f"✗ not a seed of this game: {', '.join(unknown)}. Seeds: {', '.join(self.seed_names)}")
+        else:
+            note.update(f"seeds: {', '.join(self.seed_names)}")
+        note.set_class(bool(unknown), "field-error")
+
+    @work(thread=True, exclusive=True, group="check-file")
+    def check_human_file(self, text: str) -> None:
+        path = Path(text.strip()).expanduser() if text.strip() else None
+        error = None
+        if path is None:
+            error = "the human oracle needs a policy file"
+        elif not path.is_file():
+            error = f"no such file: {path}"
+        self.app.call_from_thread(self._human_checked, text, error)
+
+    def _human_checked(self, text: str, error: str | None) -> None:
+        if text == self.query_one("#human-file", Input).value:
+            self.query_one("#human-error", Static).update(f"✗ {error}" if error else "")
+
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "oracle":
-            self._toggle_llm_fields()
+            self._toggle_oracle_fields()
+        elif event.select.id == "model-list" and event.value is not Select.BLANK:
+            self.query_one("#model", Input).value = str(event.value)
 
-    def _toggle_llm_fields(self) -> None:
+    def _toggle_oracle_fields(self) -> None:
         oracle = self.query_one("#oracle", Select).value
-        self.query_one("#llm-fields").set_class(oracle not in self.choices.llm_oracles, "hidden")
+        self.query_one("#llm-fields").display = oracle in self.choices.llm_oracles
+        human = oracle == HUMAN_ORACLE
+        self.query_one("#human-fields").display = human
+        if human:
+            self.check_human_file(self.query_one("#human-file", Input).value)
 
+    # ------------------------------------------------------------------ models on the server
+    def action_list_models(self) -> None:
+        if not self.query_one("#llm-fields").display:
+            return
+        self.query_one("#models-status", Static).update("asking the server for its models…")
+        self.list_models(self.query_one("#base-url", Input).value.strip())
+
+    @work(thread=True, exclusive=True, group="models")
+    def list_models(self, base_url: str) -> None:
+        try:
+            models = _backend().list_models(base_url or None)
+        except Exception as failure:  # noqa: BLE001 - LLMError / ConfigError: one line
+            self.app.call_from_thread(self._models_listed, [], one_line(failure, 300))
+            return
+        self.app.call_from_thread(self._models_listed, models, None)
+
+    def _models_listed(self, models: list[str], error: str | None) -> None:
+        status = self.query_one("#models-status", Static)
+        picker = self.query_one("#model-list", Select)
+        if error:
+            status.update(f"✗ {error}")
+            picker.display = False
+            return
+        status.update(f"{len(models)} model{'s' if len(models) != 1 else ''} on the server: pick one below")
+        picker.set_options([(m, m) for m in models])
+        picker.display = bool(models)
+        current = self.query_one("#model", Input).value.strip()
+        if current in models:
+            picker.value = current
+
+    # ------------------------------------------------------------------ the result
     def options(self) -> LaunchOptions | None:
         """The form as LaunchOptions, or None (after a notification) if incomplete."""
+        game = self.query_one("#game", Input).value.strip()
+        if not game:
+            self.notify("Enter a game.", severity="error")
+            return None
+        if self.game_error and self.checked_game == self.query_one("#game", Input).value:
+            self.notify(f"The game: {self.game_error}", severity="error")
+            return None
         values = {}
-        for name in ("game", "oracle", "solver"):
+        for name in ("oracle", "solver"):
             value = self.query_one(f"#{name}", Select).value
             if value is Select.BLANK:
                 self.notify(f"Choose a {name}.", severity="error")
                 return None
             values[name] = str(value)
-        episodes_text = self.query_one("#episodes", Input).value.strip()
-        seed_text = self.query_one("#seed", Input).value.strip() or "0"
-        try:
-            episodes = int(episodes_text) if episodes_text else None
-            seed = int(seed_text)
-        except ValueError:
-            self.notify("Episodes and seed must be whole numbers.", severity="error")
-            return None
-        if episodes is not None and episodes <= 0:
+        numbers: dict[str, int | None] = {}
+        for field, default in (("episodes", None), ("seed", None), ("iterations", None)):
+            text = self.query_one(f"#{field}", Input).value.strip()
+            try:
+                numbers[field] = int(text) if text else default
+            except ValueError:
+                self.notify(f"{field.capitalize()} must be a whole number.", severity="error")
+                return None
+        if numbers["episodes"] is not None and numbers["episodes"] <= 0:
             self.notify("The evaluation budget must be at least one episode.", severity="error")
             return None
+        if numbers["iterations"] is not None and numbers["iterations"] < 0:
+            self.notify("Iterations cannot be negative.", severity="error")
+            return None
+        seeds = [n.strip() for n in self.query_one("#seed-policies", Input).value.split(",") if n.strip()]
+        unknown = [n for n in seeds if self.seed_names and n not in self.seed_names]
+        if unknown:
+            self.notify(f"Not a seed policy of {game}: {', '.join(unknown)}", severity="error")
+            return None
         llm = values["oracle"] in self.choices.llm_oracles
+        human_file = self.query_one("#human-file", Input).value.strip() or None
+        if values["oracle"] == HUMAN_ORACLE and human_file is None:
+            self.notify("The human oracle needs its policy file.", severity="error")
+            return None
         model = self.query_one("#model", Input).value.strip() or None
         base_url = self.query_one("#base-url", Input).value.strip() or None
         return LaunchOptions(
-            game=values["game"],
+            game=game,
             oracle=values["oracle"],
             model=model if llm else None,
             base_url=base_url if llm else None,
             meta_solver=values["solver"],
-            episodes=episodes,
-            seed=seed,
+            episodes=numbers["episodes"],
+            seed=numbers["seed"],
+            iterations=numbers["iterations"] or None,
+            seed_policies=seeds,
+            human_file=human_file if values["oracle"] == HUMAN_ORACLE else None,
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -149,6 +315,13 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             self.action_start()
         elif event.button.id == "open-button":
             self.action_open()
+        elif event.button.id == "list-models":
+            self.action_list_models()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in a field starts the session (the form is one step)."""
+        event.stop()
+        self.action_start()
 
     def action_start(self) -> None:
         if not self._ready:
@@ -171,3 +344,4 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if self._ready and event.data_table.id == "session-list" and event.row_key.value is not None:
             self._choose(OpenSession(event.row_key.value))
+

@@ -1,0 +1,100 @@
+"""The start form: game strings checked as typed by the registry, seed policies,
+the human oracle's file, and the LLM server's models listed on request."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Select, Static
+
+from csro_tui.tui.model import LaunchOptions, StartChoices
+from csro_tui.tui.screens.start import StartScreen
+from tests.llm_server import ScriptedLLMServer, closed_port_url
+from tests.tui.helpers import notifications, wait_until
+from tests.tui.sample import ScreenApp
+
+CHOICES = StartChoices(
+    games=["kuhn_poker", "leduc_poker", "rrps", "repeated_leduc"],
+    oracles=["best-response", "seed", "human", "llm"],
+    llm_oracles={"llm"},
+    solvers=["nash", "uniform"],
+)
+
+
+def _error(app, selector: str = "#game-error") -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+async def _type(pilot, app, field: str, text: str) -> None:
+    app.screen.query_one(f"#{field}", Input).value = text
+    await wait_until(pilot, lambda: app.screen.checked_game == text or field != "game", f"{field} checked")
+    await pilot.pause()
+
+
+async def test_game_string_with_parameters_is_checked_as_typed():
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the default game checked")
+        assert _error(app) == ""
+        await _type(pilot, app, "game", "kuhn_pokr")
+        assert "did you mean kuhn_poker" in _error(app)
+        await _type(pilot, app, "game", "rrps(num_repetitions=0)")
+        assert "num_repetitions must be a positive integer" in _error(app)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.results == [] and any("The game:" in n for n in notifications(app))
+        await _type(pilot, app, "game", "rrps(num_repetitions=100)")
+        assert _error(app) == ""
+        # the game's seed policies are offered, and a wrong one is named
+        assert "seeds:" in _error(app, "#seed-note")
+        app.screen.query_one("#seed-policies", Input).value = "nonesuch"
+        await pilot.pause()
+        assert "not a seed of this game: nonesuch" in _error(app, "#seed-note")
+        seed = app.screen.seed_names[0]
+        app.screen.query_one("#seed-policies", Input).value = seed
+        app.screen.query_one("#iterations", Input).value = "3"
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert app.results == [
+        LaunchOptions(game="rrps(num_repetitions=100)", oracle="best-response", iterations=3, seed_policies=[seed])
+    ]
+
+
+async def test_the_human_oracle_asks_for_its_file(tmp_path):
+    policy = tmp_path / "mine.py"
+    policy.write_text("class Policy:\n    def __init__(self, player, game): pass\n    def act(self, obs): return 0\n")
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+        assert not app.screen.query_one("#human-fields").display
+        app.screen.query_one("#oracle", Select).value = "human"
+        await pilot.pause()
+        assert app.screen.query_one("#human-fields").display
+        app.screen.query_one("#human-file", Input).value = str(tmp_path / "missing.py")
+        await wait_until(pilot, lambda: "no such file" in _error(app, "#human-error"), "the file checked")
+        app.screen.query_one("#human-file", Input).value = str(policy)
+        await wait_until(pilot, lambda: _error(app, "#human-error") == "", "the file found")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert app.results[0].human_file == str(policy)
+    assert app.results[0].flags()["oracle_options"] == {"path": str(policy)}
+
+
+async def test_list_models_asks_the_server():
+    with ScriptedLLMServer(models=("qwen-small", "qwen-large")) as server:
+        app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(oracle="llm")))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+            app.screen.query_one("#base-url", Input).value = server.base_url
+            app.screen.action_list_models()
+            await wait_until(pilot, lambda: "2 models on the server" in _error(app, "#models-status"), "the models")
+            picker = app.screen.query_one("#model-list", Select)
+            assert picker.display
+            picker.value = "qwen-large"
+            await pilot.pause()
+            assert app.screen.query_one("#model", Input).value == "qwen-large"
+            # a server that is not there: one line, nothing else changes
+            app.screen.query_one("#base-url", Input).value = closed_port_url()
+            app.screen.action_list_models()
+            await wait_until(pilot, lambda: _error(app, "#models-status").startswith("✗"), "the failure")
+            assert app.screen.query_one("#model", Input).value == "qwen-large"
+        assert any(r.path.rstrip("/").endswith("/models") for r in server.requests)

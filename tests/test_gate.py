@@ -154,3 +154,56 @@ def test_auto_review_on_kuhn_rejects_copies_and_non_improvements_and_says_the_ru
     # What a later candidate is compared with: members and rejected proposals, newest first.
     known = known_policies(state)
     assert [k.id for k in known if not k.is_member][:3] == [p.id for p in reversed(first)]
+
+
+RRPS_CLONE = '''import random
+
+
+class Policy:
+    """Counts the opponent's moves and beats the favourite (renamed, same play)."""
+
+    def __init__(self, player, game):
+        self.r = random.Random(game["seed"])
+        self.c = [0, 0, 0]
+        self.n = 0
+
+    def act(self, obs):
+        history = obs["opp_moves"]
+        for m in history[self.n:]:
+            self.c[m] += 1
+        self.n = len(history)
+        top = max(self.c)
+        if top == 0:
+            return self.r.randrange(3)
+        tied = [m for m in range(3) if self.c[m] == top]
+        guess = self.r.choice(tied)
+        return (guess + 1) % 3
+'''
+
+
+def test_sampled_behaviour_duplicates_are_payoff_rows_equal_within_noise():
+    from csro_tui.engine.evaluator import MatchJob
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.oracles.base import PolicyRecord
+
+    spec = get_game("rrps(num_repetitions=200)")
+    seeds = spec.seed_policies()
+    population = [PolicyRecord(f"p{i}", name, seeds[name], "seed")
+                  for i, name in enumerate(["frequency_counter", "beat_last", "constant_rock", "cycle"])]
+    evaluator = GameEvaluator(spec, workers=1)
+    outcomes = evaluator.run([MatchJob(a, b, 7 + i, 4) for i, (a, b) in enumerate(
+        (a, b) for a in population for b in population if a.id < b.id)])
+    pairs = [(a, b) for a in population for b in population if a.id < b.id]
+    rows = {m.id: {} for m in population}
+    for (a, b), outcome in zip(pairs, outcomes):
+        rows[a.id][b.id] = (outcome.mean, outcome.stderr)
+        rows[b.id][a.id] = (-outcome.mean, outcome.stderr)
+    known = [KnownPolicy(m.id, f"member {m.name} ({m.id})", m.source, rows[m.id]) for m in population]
+    gate = Gate(evaluator, GateSettings(smoke_episodes=4))
+    weights = {m.id: 0.25 for m in population}
+
+    clone = gate.check(RRPS_CLONE, population, weights, key="clone", known=known)
+    assert clone.duplicate_of == "p0" and "same payoffs against every member within noise" in clone.duplicate_reason
+    assert clone.stderr and clone.expected_stderr >= 0
+    different = gate.check(seeds["markov_predictor"], population, weights, key="other", known=known)
+    assert different.duplicate_of is None

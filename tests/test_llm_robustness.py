@@ -166,3 +166,8 @@ def test_prompts_fit_an_8k_context_for_every_registered_game_with_a_full_populat
         briefs = [OpponentBrief(f"p{i}", n, 1 / 8, s) for i, (n, s) in enumerate(list(spec.seed_policies().items()) * 3)]
         messages = library.best_response_messages(spec, briefs[:8], budget_tokens=5000, mixture="x" * 3000)
         assert messages_tokens(messages) <= 5000, name
+
+
+def test_code_left_at_the_top_level_gets_its_own_advice():
+    hint = failure_hint("crash: KeyError: card in module load (policy.py line 5, in act) (candidate)", KUHN)
+    assert hint.startswith("Code outside the class runs when the module is loaded")

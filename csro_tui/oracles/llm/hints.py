@@ -134,7 +134,13 @@ def _attribute_self(match: re.Match, spec: Any) -> str:
     return (f"`self.{match.group(1)}` is read before it is set: set every attribute you use in `__init__`.")
 
 
+def _module_load(match: re.Match, spec: Any) -> str:
+    return ("Code outside the class runs when the module is loaded, with no real game: remove example "
+            "usage, tests and prints from the top level - define only constants, imports and `class Policy`.")
+
+
 _RULES: tuple[tuple[str, Any], ...] = (
+    (r"in module load", _module_load),
     (r"act returned a str\b", _returned_text),
     (r"act returned a NoneType", _returned_none),
     (r"act returned a (?!str\b|NoneType\b)(\w+)", _returned_other),

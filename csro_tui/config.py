@@ -35,7 +35,9 @@ class RunConfig:
     iterations: int = 10  # oracle iterations, after the initial population
     solver: str = "nash"
     review: str = "auto"  # "auto", "auto:THRESHOLD", "valid" or "script:FILE"
-    seed: int = 0
+    # Master seed of the session; None: a fresh secret one (os.urandom), chosen
+    # and recorded when the session starts (so it replays exactly).
+    seed: int | None = None
     # Episodes per payoff entry (sampled games); None: the game's default.
     # Exact games (Kuhn, Leduc) compute entries exactly and ignore it.
     episodes: int | None = None

@@ -76,7 +76,7 @@ def test_eval_rrps_seed_against_the_43_bots(capsys):
 
 
 def test_eval_is_the_same_serial_and_in_parallel(capsys):
-    argv = ("seed:frequency_counter", "--game", SMALL_RRPS, "--episodes", "2", "--json")
+    argv = ("seed:frequency_counter", "--game", SMALL_RRPS, "--episodes", "2", "--json", "--seed", "7")
     serial = json.loads(run_cli(capsys, "eval", *argv, "--workers", "1")[1])
     parallel = json.loads(run_cli(capsys, "eval", *argv, "--workers", "2")[1])
     assert serial["results"] == parallel["results"]
@@ -223,7 +223,7 @@ def test_crosstable_sampled_rrps(capsys, tmp_path):
     assert table["members"] == ["rockbot", "seed:constant_rock", "seed:beat_last"]
     matrix = table["matrix"]
     assert matrix[0][1] == 0.0  # rock against rock: ten ties
-    assert matrix[2][0] >= 9  # paper after the first throw
+    assert matrix[2][0] >= 8  # paper after the first throw (a random one, which may lose)
     assert matrix[0][2] == pytest.approx(-matrix[2][0])
     assert all(matrix[i][i] == 0 for i in range(3))
     assert set(table["metrics"]) == set(table["members"])

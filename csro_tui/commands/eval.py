@@ -48,7 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("policy", metavar="POLICY", help="policy file, seed:NAME, or a benchmark bot name")
     parser.add_argument("--game", required=True, help="game name, e.g. rrps, kuhn_poker, leduc_poker, repeated_leduc")
     parser.add_argument("--episodes", type=positive_int, help="episodes per opponent (default: the game's)")
-    parser.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
+    parser.add_argument(
+        "--seed", type=int,
+        help="master seed of the evaluation (default: a fresh secret one, printed so --seed repeats the run)",
+    )
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_backend_arguments(parser)
@@ -87,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.evaluation.metrics import population_metrics
     from csro_tui.evaluation.participants import benchmark_participants
     from csro_tui.evaluation.runner import MatchJob, evaluate_matchups
+    from csro_tui.evaluation.sampling import derive, new_master_seed
 
     spec = load_game(args.game)
     try:
@@ -95,24 +99,29 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     episodes = args.episodes or spec.default_episodes
     opponents = benchmark_participants(spec)
-    jobs = [MatchJob(participant, opponent, episodes, args.seed) for opponent in opponents]
-    with job_progress(f"evaluating {participant.name}", len(jobs)) as advance, \
+    # A secret master seed unless one is given: policies see only seeds
+    # derived from it by a keyed hash (evaluation/sampling.py).
+    seed = args.seed if args.seed is not None else new_master_seed()
+    jobs = [MatchJob(participant, opponent, episodes, derive(seed, "eval", opponent.name)) for opponent in opponents]
+    with job_progress(f"evaluating {one_line(participant.name, 80)}", len(jobs)) as advance, \
             referee_pool(spec, args, advance) as pool:
         results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance, pool=pool)
 
     failed = next((result for result in results if result.failure is not None), None)
     if failed is not None:
         if args.json:
-            print(json.dumps(_report(spec, participant, episodes, args.seed, results, None, None), indent=2))
-        print(f"csro: error: {failed.failure.summary()} (against {failed.b})", file=sys.stderr)
+            print(json.dumps(_report(spec, participant, episodes, seed, results, None, None), indent=2))
+        print(f"csro: error: {one_line(failed.failure.summary())} (against {one_line(failed.b)}; "
+              f"repeat with --seed {seed})", file=sys.stderr)
         return EXIT_POLICY_FAILED
 
     metrics = population_metrics({result.b: result.mean for result in results})
     expl = exploitability(spec, participant) if spec.exact else None
     if args.json:
-        print(json.dumps(_report(spec, participant, episodes, args.seed, results, metrics, expl), indent=2))
+        print(json.dumps(_report(spec, participant, episodes, seed, results, metrics, expl), indent=2))
     else:
         _print_tables(spec, participant, episodes, results, metrics, expl)
+        print(f"seed {seed} (repeat this evaluation with --seed {seed})")
     return 0
 
 
@@ -168,7 +177,7 @@ def referee_pool(spec: "GameSpec", args: argparse.Namespace, advance=None) -> It
 
 @contextmanager
 def job_progress(description: str, total: int) -> Iterator:
-    """A rich progress bar on stderr; yields the runner's progress callback.
+    """Progress on stderr; yields the runner's progress callback.
 
     In a terminal, a rich bar with elapsed time and time left; when stderr
     is piped or logged, a line every few seconds (done/total, rate, time
@@ -272,7 +281,7 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
 
     console = Console()
     how = "exact" if spec.exact else f"{episodes} episodes per opponent, seats swapped"
-    table = Table(title=f"{participant.name} vs the {spec.title} benchmark ({how})")
+    table = Table(title=plain(f"{one_line(participant.name, 80)} vs the {spec.title} benchmark ({how})"))
     table.add_column("opponent")
     table.add_column("mean return" if spec.exact else "mean ± stderr", justify="right")
     for result in results:
@@ -288,4 +297,4 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     if expl is not None:
         summary.add_row("exploitability", f"{expl:.6f}")
     console.print(summary)
-    console.print(isolation_description(), style="dim")
+    console.print(plain(isolation_description(), style="dim"))

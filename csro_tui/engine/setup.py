@@ -7,6 +7,7 @@ meta-solver); whatever is not given is made from the configuration.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import platform
 from importlib import metadata
@@ -17,6 +18,7 @@ from csro_tui.config import REDACTED, RunConfig
 from csro_tui.engine.evaluator import Evaluator, GameEvaluator
 from csro_tui.engine.loop import Engine, MetaSolve
 from csro_tui.errors import ConfigError
+from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.oracles.base import Oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
@@ -116,6 +118,10 @@ def new_engine(
     """An engine for a new session, recorded under `store` (None: not recorded)."""
     if meta_solve is None:
         _check_solver(config.solver)
+    if config.seed is None:
+        # Chosen here, recorded in session_started: policies only ever see
+        # seeds derived from it by a keyed hash, so they cannot predict them.
+        config = dataclasses.replace(config, seed=new_master_seed())
     reviewer = reviewer or make_reviewer(config.review)
     spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
     check_seed_policies(config, spec)

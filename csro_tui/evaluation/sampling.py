@@ -2,31 +2,50 @@
 
 A match seed gives one seed per pair of seat-swapped episodes; an episode
 seed gives the referee's generator (chance, sampling of returned
-distributions) and each participant's own seed.  Sampling walks actions in a
+distributions) and each participant's own seed.  Every step is a keyed
+one-way hash (`derive`), and match seeds come from a secret master seed
+(`new_master_seed`, recorded and printed so a run can be reproduced), so
+a policy cannot compute its opponent's or the referee's randomness.  Sampling walks actions in a
 fixed order so identical seeds give identical play.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
 import random
 
-import numpy as np
+
+
+def new_master_seed() -> int:
+    """A fresh secret 63-bit seed for an evaluation or a session (os.urandom)."""
+    return int.from_bytes(os.urandom(8), "big") >> 1
+
+
+def derive(key: int, *parts: object) -> int:
+    """A 63-bit seed from `key` and `parts` by keyed BLAKE2b: one-way, so a
+    policy that sees one derived seed learns nothing about its key or about
+    any other seed derived from the same key (its opponent's, the referee's)."""
+    secret = hashlib.blake2b(str(int(key)).encode("ascii"), digest_size=32, person=b"csro-seed-key").digest()
+    message = "\x1f".join(map(str, parts)).encode("utf-8")
+    digest = hashlib.blake2b(message, key=secret, digest_size=8, person=b"csro-seed").digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 def episode_seeds(seed: int, pairs: int) -> list[int]:
     """One seed per pair of seat-swapped episodes, derived from the match seed."""
-    return [int(s) for s in np.random.SeedSequence(seed).generate_state(pairs)]
+    return [derive(seed, "pair", index) for index in range(pairs)]
 
 
 def episode_streams(episode_seed: int) -> tuple[int, int, int]:
     """(referee rng seed, seed for participant a, seed for participant b).
 
     Derived from the episode seed alone, so one recorded seed replays an
-    episode exactly.
+    episode exactly; each by its own keyed hash, so a participant's seed
+    tells nothing about the other two.
     """
-    referee, seed_a, seed_b = np.random.SeedSequence(episode_seed).generate_state(3)
-    return int(referee), int(seed_a), int(seed_b)
+    return derive(episode_seed, "referee"), derive(episode_seed, "role", 0), derive(episode_seed, "role", 1)
 
 
 def seed_native_rng(seed: int) -> None:
@@ -39,7 +58,7 @@ def seed_native_rng(seed: int) -> None:
     processes, so it never does).
     """
     try:
-        ctypes.CDLL(None).srandom(ctypes.c_uint(seed & 0xFFFFFFFF))
+        ctypes.CDLL(None).srandom(ctypes.c_uint(derive(seed, "native") & 0xFFFFFFFF))
     except (OSError, AttributeError):  # no libc random() here: nothing to seed
         pass
 

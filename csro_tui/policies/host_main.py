@@ -33,6 +33,7 @@ import builtins  # noqa: E402
 globals().update({name: value for name, value in vars(builtins).items() if not name.startswith("__")})
 
 import gc  # noqa: E402
+import linecache  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import resource  # noqa: E402
@@ -859,6 +860,10 @@ class _AnswerTypes:
         return self.action_id(answer)
 
 
+def _ignore_unraisable(_unraisable) -> None:
+    """sys.unraisablehook: an error the policy's __del__ raised goes unreported."""
+
+
 def _exception_text(error: BaseException) -> tuple[str, str]:
     """(type name, message) of an exception without calling its methods: the
     message is its first argument when that is an exact str (or int)."""
@@ -1044,6 +1049,13 @@ class _Host:
 
     def load(self, seq, source: str) -> dict:
         self.source_lines = source.splitlines()
+        # The policy's own traceback formatting (traceback, warnings) finds
+        # its lines here instead of opening a file.
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        # An exception in __del__ (or a finaliser) would be printed with its
+        # traceback by Python itself, reading files and calling the policy's
+        # __str__: the host reports nothing for it instead.
+        sys.unraisablehook = _ignore_unraisable
         self.guard.install_hook()
         try:
             self.code = compile(source, self.filename, "exec", dont_inherit=True)
@@ -1076,7 +1088,7 @@ class _Host:
                 game["seed"] = seed
                 # One module per episode: nothing a policy keeps in its
                 # globals or class attributes reaches its next episode.
-                namespace = self._new_module(seq, timer.limit)
+                namespace = self._new_module(seq, self.load_seconds)
                 timer.start(seq, f"Policy.__init__ (episode {episode})")
                 try:
                     self.instances[episode] = namespace.get("Policy")(player, game)

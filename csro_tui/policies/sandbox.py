@@ -565,7 +565,9 @@ class PolicyHost:
             batch.append([episode, player, seed])
         if not batch:
             return
-        deadline = time.monotonic() + self.limits.batch_deadline(len(batch))
+        # Each episode runs the module's code afresh (init_timeout) and then
+        # Policy.__init__ (move_timeout); the host times each call itself.
+        deadline = time.monotonic() + self.limits.batch_deadline(len(batch)) + len(batch) * self.limits.init_timeout
         self._call({"op": "new", "eps": batch}, deadline, f"constructing {len(batch)} episode(s)")
         for episode, _player, _seed in batch:
             self._episodes[episode] = {}

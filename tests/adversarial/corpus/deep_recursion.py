@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "unbounded recursion",
     "static": "valid",
     "runtime": "crash",
-    "message": r"^crash: RecursionError in act",
+    "message": r"^crash: RecursionError(: maximum recursion depth exceeded)? in act",
 }
 
 

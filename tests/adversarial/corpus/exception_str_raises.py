@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "an exception whose __str__ raises",
     "static": "valid",
     "runtime": "crash",
-    "message": r"^crash: ForbiddenOperation: <unprintable> in act",
+    "message": r"^crash: ForbiddenOperation in act",
 }
 
 

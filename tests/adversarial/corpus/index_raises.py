@@ -1,9 +1,9 @@
 """Returns an object whose __index__, __int__ and __eq__ raise."""
 EXPECT = {
-    "tries": "return an object whose __index__/__int__/__eq__ raise",
+    "tries": "return an object whose __index__/__int__/__eq__ raise (never called: answers must be exact ints)",
     "static": "valid",
-    "runtime": "crash",
-    "message": r"^crash: ArithmeticError: gotcha in act",
+    "runtime": "malformed",
+    "message": r"^malformed: act returned a Trap; expected an action id",
 }
 
 

@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "infinite loop in act",
     "static": "valid",
     "runtime": "timeout",
-    "message": r"^timeout: no answer in time while act",
+    "message": r"^timeout: act \(episode \d+\) ran past its limit of [\d.]+ s",
 }
 
 

@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "infinite loop in __init__",
     "static": "valid",
     "runtime": "timeout",
-    "message": r"^timeout: no answer in time while constructing",
+    "message": r"^timeout: Policy\.__init__ \(episode \d+\) ran past its limit of [\d.]+ s",
 }
 
 

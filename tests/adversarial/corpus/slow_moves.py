@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "legal moves, each far past the time limit",
     "static": "valid",
     "runtime": "timeout",
-    "message": r"^timeout: no answer in time while act",
+    "message": r"^timeout: act \(episode \d+\) ran past its limit of [\d.]+ s",
 }
 
 

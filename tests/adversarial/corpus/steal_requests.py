@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "os.read on the host's request pipe",
     "static": "invalid",
     "runtime": "timeout",
-    "message": r"^timeout: no answer in time while act",
+    "message": r"^timeout: act \(episode \d+\) ran past its limit of [\d.]+ s",
 }
 import random
 

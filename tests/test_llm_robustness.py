@@ -109,7 +109,7 @@ def test_each_small_model_mistake_is_fed_back_specifically_until_a_policy_clears
     assert "Use exactly `def __init__(self, player, game):` and `def act(self, obs):`" in prompts[6]
     assert "cut off at max_tokens" in prompts[7] and "Write a shorter module" in prompts[7]
     # Tracebacks reach the model too.
-    assert "KeyError: 'obs'" in prompts[4] and "Traceback" in prompts[4]
+    assert "Traceback" in prompts[4] and "game['obs']" in prompts[4]
     assert "Stopped: threshold +0.000 reached" in proposal.rationale
     # Every prompt is recorded with its size, and fits an 8k context with room for a reply.
     sizes = [call["prompt_estimated_tokens"] for call in proposal.llm_calls]
@@ -171,3 +171,6 @@ def test_prompts_fit_an_8k_context_for_every_registered_game_with_a_full_populat
 def test_code_left_at_the_top_level_gets_its_own_advice():
     hint = failure_hint("crash: KeyError: card in module load (policy.py line 5, in act) (candidate)", KUHN)
     assert hint.startswith("Code outside the class runs when the module is loaded")
+    # Key errors are advised on whether the sandbox quotes the key or not.
+    for line in ("crash: KeyError: 'hand' in act (episode 0)", "crash: KeyError: hand in act (episode 0)"):
+        assert "`obs` has no key 'hand'; its keys are: card, round" in failure_hint(line, KUHN)

@@ -145,7 +145,8 @@ _RULES: tuple[tuple[str, Any], ...] = (
     (r"act returned a NoneType", _returned_none),
     (r"act returned a (?!str\b|NoneType\b)(\w+)", _returned_other),
     (r"distribution key of type str", _name_keys),
-    (r"KeyError: '([^']*)' in ([\w.]+)", _key_error),
+    # The sandbox has written the key quoted ('obs') and bare (obs).
+    (r"KeyError: '?([^'\s]*)'? in ([\w.]+)", _key_error),
     (r"not legal|illegal action", _illegal),
     (r"must accept \(", _signature),
     (r"no top-level `class Policy`|defines? class Policy|no class Policy", _no_class),

@@ -31,6 +31,7 @@ how far their lockstep has got; the pool's `status` callback, if any, gets a
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import socket
 import threading
@@ -118,6 +119,11 @@ def connect(address: str = "") -> None:
         }
         if not address:
             options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
+        # Ray warns on stderr when started off the main thread (the TUI's
+        # workers): no SIGTERM handler there, which csro does not need.
+        ray_logger = logging.getLogger("ray")
+        level = ray_logger.level
+        ray_logger.setLevel(logging.ERROR)
         try:
             try:
                 ray.init(address=address or None, **options)
@@ -132,6 +138,8 @@ def connect(address: str = "") -> None:
             where = f"at {address}" if address else "on this machine"
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise CsroError(f"cannot use the Ray cluster {where}: {first}") from None
+        finally:
+            ray_logger.setLevel(level)
 
 
 def _check_reachable(address: str, timeout: float = 3.0) -> None:

@@ -565,3 +565,220 @@ def test_ci_exercises_the_bubblewrap_mode():
     from csro_tui.policies.sandbox import bubblewrap_problem
 
     assert bubblewrap_problem() is None
+
+
+# -- sandbox v2: the kernel layers, per-call limits, secret seeds ------------------
+
+KERNEL_PROBE = r'''
+import json, os, signal, socket, sys
+sys.path.insert(0, sys.argv[1])
+import host_kernel
+sentinel, listener_port, out_dir = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+result = {}
+import ctypes
+ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, as the host sets it
+result["landlock"] = host_kernel.restrict_filesystem_and_network([sys.prefix, sys.base_prefix])
+result["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM,))
+
+def attempt(name, action):
+    try:
+        action()
+        result[name] = "allowed"
+    except OSError as error:
+        result[name] = "denied"
+
+attempt("read_outside", lambda: open(sentinel).read())
+attempt("write_outside", lambda: open(os.path.join(out_dir, "created.txt"), "w").write("x"))
+attempt("read_python", lambda: os.listdir(sys.base_prefix))
+def connect():
+    with socket.create_connection(("127.0.0.1", listener_port), timeout=2):
+        pass
+attempt("connect", connect)
+attempt("exec", lambda: os.execv("/bin/true", ["true"]))
+attempt("fork", lambda: os.fork())
+attempt("kill_parent", lambda: os.kill(os.getppid(), 0))
+attempt("kill_self", lambda: os.kill(os.getpid(), 0))
+attempt("new_alarm_handler", lambda: signal.signal(signal.SIGALRM, signal.SIG_IGN))
+os.write(1, json.dumps(result).encode())
+'''
+
+
+def test_kernel_layers_hold_without_the_python_guard(tmp_path):
+    """host_kernel.py alone, no guard: what a policy that defeated the guard
+    (a CPython bug, a gadget) would still meet."""
+    import socket
+    import subprocess
+    import sys
+
+    from csro_tui.policies.sandbox import kernel_layers
+
+    layers = kernel_layers()
+    if not (layers["landlock"] >= 4 and layers["seccomp"]):
+        pytest.skip(f"this kernel lacks Landlock ABI >= 4 or seccomp: {layers}")
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_text("secret")
+    sentinel.chmod(0o644)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    probe = tmp_path / "probe.py"
+    probe.write_text(KERNEL_PROBE)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        completed = subprocess.run(
+            [sys.executable, "-s", "-S", "-P", str(probe), str(Path(__file__).parent.parent / "csro_tui" / "policies"),
+             str(sentinel), str(port), str(out_dir)],
+            capture_output=True, timeout=60,
+        )
+        try:
+            accepted = listener.accept()[0]
+            accepted.close()
+            connected = True
+        except OSError:
+            connected = False
+    assert completed.returncode == 0, completed.stderr.decode()
+    import json
+
+    result = json.loads(completed.stdout)
+    assert result["landlock"] == layers["landlock"] and result["seccomp"] > 20
+    assert result["read_python"] == "allowed" and result["kill_self"] == "allowed"
+    for name in ("read_outside", "write_outside", "connect", "exec", "fork", "kill_parent", "new_alarm_handler"):
+        assert result[name] == "denied", (name, result)
+    assert not connected and list(out_dir.iterdir()) == []
+
+
+def test_hosts_confirm_the_kernel_layers_and_describe_names_them(sandbox_mode):
+    from csro_tui.policies.sandbox import kernel_layers
+
+    layers = kernel_layers()
+    with make_host("counter.py") as host:
+        host.start()
+        assert bool(host.layers["landlock"]) == bool(layers["landlock"])
+        assert bool(host.layers["seccomp"]) == bool(layers["seccomp"])
+    text = describe_isolation()
+    if layers["landlock"]:
+        assert f"Landlock ABI {layers['landlock']}" in text
+    if layers["seccomp"]:
+        assert "seccomp" in text
+
+
+def test_without_landlock_or_seccomp_policies_are_refused_unless_allowed(rlimits_mode, monkeypatch):
+    from csro_tui.policies import sandbox
+
+    monkeypatch.setattr(sandbox, "kernel_layers", lambda: {"landlock": 0, "seccomp": False})
+    monkeypatch.delenv(sandbox.WEAK_SANDBOX_ENV_VAR, raising=False)
+    with pytest.raises(ConfigError, match="neither Landlock nor seccomp"):
+        make_host("counter.py").start()
+    assert "policies refused" in describe_isolation()
+    monkeypatch.setenv(sandbox.WEAK_SANDBOX_ENV_VAR, "1")
+    assert "WARNING" in describe_isolation()
+    with make_host("counter.py") as host:
+        host.new_episodes([(1, 0, 1)])
+        assert host.act([(1, {"legal_actions": LEGAL})]) == [1]
+
+
+def test_each_call_has_its_own_limit_whatever_the_batch(sandbox_mode):
+    """One looping episode in a batch of 50: the failure names the call and
+    its own limit (0.4 s), not the batch's deadline (0.4 + 50 * 0.4 s)."""
+    looping = (
+        "class Policy:\n"
+        "    def __init__(self, player, game):\n        self.seed = game['seed']\n"
+        "    def act(self, obs):\n"
+        "        while self.seed == 7:\n            pass\n"
+        "        return obs['legal_actions'][0]\n"
+    )
+    with make_host(looping, SHORT) as host:
+        host.new_episodes([(episode, 0, episode) for episode in range(50)])
+        with pytest.raises(PolicyFailure) as caught:
+            host.act([(episode, {"legal_actions": LEGAL}) for episode in range(50)])
+    assert caught.value.category is FailureCategory.TIMEOUT
+    assert caught.value.message.startswith("act (episode 7) ran past its limit of 0.4 s")
+
+
+def test_a_policy_that_catches_its_timeout_still_fails(sandbox_mode):
+    stubborn = (
+        "class Policy:\n"
+        "    def __init__(self, player, game):\n        pass\n"
+        "    def act(self, obs):\n"
+        "        while True:\n"
+        "            try:\n                while True:\n                    pass\n"
+        "            except BaseException:\n                pass\n"
+    )
+    # The parent's own deadline (5 s) is well past the host's (0.4 s + 0.2 s of grace).
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=0.4, batch_timeout=5.0, call_grace=0.2, memory_mb=512)
+    with pytest.raises(PolicyFailure) as caught:
+        with make_host(stubborn, limits) as host:
+            host.new_episodes([(1, 0, 1)])
+            host.act([(1, {"legal_actions": LEGAL})])
+    assert caught.value.category is FailureCategory.TIMEOUT, caught.value.summary()
+    assert caught.value.message == "act (episode 1) ran past its limit of 0.4 s (and kept running)"
+
+
+def test_answers_of_policy_defined_types_are_never_asked_anything(sandbox_mode, sentinel_dir):
+    """__index__ / __eq__ / __hash__ / __str__ of a class made with type()
+    (which static validation never sees) would run in the host: they must not."""
+    target = sentinel_dir / "created.txt"
+    sneaky = (
+        "import random\n"
+        "def touch(*args):\n"
+        f"    random._os.system('touch {target}')\n"
+        "    return 1\n"
+        "Sneaky = type('Sneaky', (int,), {'_' * 2 + 'index' + '_' * 2: touch, '_' * 2 + 'str' + '_' * 2: touch})\n"
+        "Boom = type('Boom', (Exception,), {'_' * 2 + 'str' + '_' * 2: touch, '_' * 2 + 'repr' + '_' * 2: touch})\n"
+        "class Policy:\n"
+        "    def __init__(self, player, game):\n        pass\n"
+        "    def act(self, obs):\n"
+        "        if obs.get('raise'):\n            raise Boom(Sneaky(1))\n"
+        "        return Sneaky(1)\n"
+    )
+    before = snapshot(sentinel_dir)
+    answer = failure_of(sneaky, {"legal_actions": LEGAL})
+    assert answer.category is FailureCategory.MALFORMED and "Sneaky" in answer.message
+    raised = failure_of(sneaky, {"legal_actions": LEGAL, "raise": True})
+    assert raised.category is FailureCategory.CRASH and raised.message.startswith("Boom in act")
+    assert snapshot(sentinel_dir) == before and not target.exists()
+
+
+def test_seeds_are_keyed_and_one_way():
+    from csro_tui.evaluation.sampling import derive, episode_seeds, episode_streams, new_master_seed
+
+    referee, seed_a, seed_b = episode_streams(12345)
+    assert len({referee, seed_a, seed_b}) == 3
+    assert episode_streams(12345) == (referee, seed_a, seed_b)  # replays exactly
+    assert all(0 <= s < 2**63 for s in (referee, seed_a, seed_b))
+    # The old public derivation (numpy SeedSequence of the episode seed) no longer applies.
+    import numpy as np
+
+    assert seed_a not in [int(s) for s in np.random.SeedSequence(12345).generate_state(3)]
+    assert episode_seeds(1, 3) != episode_seeds(2, 3) and len(set(episode_seeds(1, 3))) == 3
+    assert derive(1, "x") != derive(2, "x") and derive(1, "x") != derive(1, "y")
+    masters = {new_master_seed() for _ in range(20)}
+    assert len(masters) == 20 and all(0 <= m < 2**63 for m in masters)
+
+
+def test_a_failed_policy_plays_no_more_matches_in_the_evaluation(rlimits_mode, monkeypatch):
+    from csro_tui.evaluation import runner
+    from csro_tui.evaluation.participants import CodePolicy, resolve_participant
+    from csro_tui.games.registry import get_game
+
+    spec = get_game("rrps(num_repetitions=5)")
+    crash = CodePolicy("crash", "class Policy:\n    def __init__(self, p, g):\n        pass\n"
+                                "    def act(self, obs):\n        return 1 // 0\n")
+    opponents = [resolve_participant(spec, f"seed:{name}") for name in list(spec.seed_policies())[:3]]
+    jobs = [runner.MatchJob(crash, opponent, 2, 1) for opponent in opponents]
+    # One lockstep per job, as when an evaluation is split into chunks.
+    monkeypatch.setattr(runner, "plan_chunks", lambda jobs, workers: [[i] for i in range(len(jobs))])
+    played = []
+    real_play = runner.play_matches
+
+    def counting_play(spec, jobs, **kwargs):
+        played.extend(jobs)
+        return real_play(spec, jobs, **kwargs)
+
+    monkeypatch.setattr(runner, "play_matches", counting_play)
+    results = runner.evaluate_matchups(spec, jobs, workers=1, limits=LIMITS)
+    assert len(played) == 1
+    assert all(r.failure is not None and "ZeroDivisionError" in r.failure.message for r in results)
+    assert [r.episodes for r in results[1:]] == [0, 0]

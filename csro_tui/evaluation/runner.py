@@ -20,6 +20,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from csro_tui.evaluation.referee import MatchJob, play_matches
@@ -36,6 +37,10 @@ JobProgress = Callable[[float, int], None]
 # Most episodes one lockstep holds at once: bounds memory (every episode
 # keeps its state, views and bot agents alive) while batches stay large.
 MAX_LOCKSTEP_EPISODES = 2048
+# Wall-clock cap of one evaluate_matchups call (an `evaluation_seconds`
+# attribute of `limits` overrides it): matches not started by then, or still
+# playing in a pool, end with a timeout failure naming the cap.
+EVALUATION_SECONDS = 3600.0
 # Below this many moves (estimated) the default is to play in this process:
 # spawning workers that import OpenSpiel costs a few seconds.
 MIN_POOL_STEPS = 200_000
@@ -63,7 +68,9 @@ def evaluate_matchups(
     in sandbox hosts).  A `pool` (kept by the caller between calls) is used
     for any batch of at least MIN_WARM_POOL_STEPS moves unless `workers` is
     1.  A policy failure is reported in the `MatchResult.failure` of every
-    job its host served; other jobs carry on.
+    job its host served; other jobs carry on.  Played here, a code policy's
+    later jobs are not played after its first failure: they carry that
+    failure.  The whole call has a wall-clock cap (EVALUATION_SECONDS).
     """
     jobs = list(jobs)
     if not jobs:
@@ -122,17 +129,63 @@ def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:
     return results
 
 
+def evaluation_seconds(limits: Any) -> float:
+    """The wall-clock cap of one evaluate_matchups call."""
+    value = getattr(limits, "evaluation_seconds", None)
+    return float(value) if isinstance(value, (int, float)) and value > 0 else EVALUATION_SECONDS
+
+
+def _failed_participants(job: MatchJob, failure) -> list:
+    """The code participants of `job` that `failure` names (by host name)."""
+    from csro_tui.evaluation.participants import CodePolicy
+
+    return [p for p in (job.a, job.b) if isinstance(p, CodePolicy) and p.name == failure.policy]
+
+
+def _unplayed(job: MatchJob, failure) -> MatchResult:
+    return MatchResult(a=job.a.name, b=job.b.name, mean=0.0, stderr=0.0, episodes=0, failure=failure)
+
+
+def _cap_failure(limits: Any):
+    from csro_tui.policies.failures import FailureCategory, PolicyFailure
+
+    return PolicyFailure(
+        FailureCategory.TIMEOUT,
+        f"not played: the evaluation reached its wall-time cap of {evaluation_seconds(limits):g} s",
+    )
+
+
 def _evaluate_here(spec, jobs, chunks, progress, limits) -> list[MatchResult]:
     results: list[MatchResult | None] = [None] * len(jobs)
     finished = 0.0
+    failed: dict = {}  # code participant -> its first failure in this call
+    cap = time.monotonic() + evaluation_seconds(limits)
     for chunk in chunks:
-        report = None
-        if progress is not None:
-            report = lambda done, _total, base=finished: progress(base + done, len(jobs))  # noqa: E731
-        chunk_results = play_matches(spec, [jobs[i] for i in chunk], limits=limits, progress=report)
-        for index, result in zip(chunk, chunk_results):
-            results[index] = result
+        play = []
+        for index in chunk:
+            job = jobs[index]
+            known = failed.get(job.a) or failed.get(job.b)
+            if known is None and time.monotonic() > cap:
+                known = _cap_failure(limits)
+            if known is not None:
+                # A policy that failed once fails its later matches without
+                # playing them (a timeout would otherwise cost its limit again).
+                results[index] = _unplayed(job, known)
+            else:
+                play.append(index)
+        if play:
+            report = None
+            if progress is not None:
+                report = lambda done, _total, base=finished: progress(base + done, len(jobs))  # noqa: E731
+            chunk_results = play_matches(spec, [jobs[i] for i in play], limits=limits, progress=report)
+            for index, result in zip(play, chunk_results):
+                results[index] = result
+                if result.failure is not None:
+                    for participant in _failed_participants(jobs[index], result.failure):
+                        failed.setdefault(participant, result.failure)
         finished += len(chunk)
+        if progress is not None:
+            progress(finished, len(jobs))
     return results  # type: ignore[return-value]
 
 
@@ -177,6 +230,11 @@ class RefereePool:
                 )
             try:
                 return _collect(self._pool, self._messages, jobs, chunks, progress, limits)
+            except _CapReached as reached:
+                self._pool.terminate()  # matches still playing end here
+                self._pool.join()
+                self._pool = self._messages = None
+                return reached.results
             except BaseException:
                 self._pool.terminate()  # interrupted, or a worker raised: stop the rest now
                 self._pool.join()
@@ -245,6 +303,14 @@ def _stderr_with_fileno():
             opened.close()
 
 
+class _CapReached(Exception):
+    """The evaluation's wall-time cap passed; `results` has every job."""
+
+    def __init__(self, results: list) -> None:
+        super().__init__("evaluation wall-time cap reached")
+        self.results = results
+
+
 def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult]:
     results: list[MatchResult | None] = [None] * len(jobs)
     chunk_done = [0.0] * len(chunks)
@@ -255,8 +321,12 @@ def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult
             error_callback=lambda error, number=number: messages.put(("error", number, error)),
         )
     remaining = len(jobs)
+    cap = time.monotonic() + evaluation_seconds(limits)
     while remaining:
-        kind, number, payload = _next(messages)
+        kind, number, payload = _next(messages, cap)
+        if kind == "cap":
+            failure = _cap_failure(limits)
+            raise _CapReached([r if r is not None else _unplayed(job, failure) for r, job in zip(results, jobs)])
         if kind == "error":
             raise payload
         if kind == "result":
@@ -270,12 +340,15 @@ def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult
     return results  # type: ignore[return-value]
 
 
-def _next(messages) -> tuple:
-    """The next message from the workers; waits in slices so Ctrl-C gets through."""
+def _next(messages, cap: float = float("inf")) -> tuple:
+    """The next message from the workers, or ("cap", ...) once `cap` passes;
+    waits in slices so Ctrl-C gets through."""
     while True:
         try:
             return messages.get(timeout=0.2)
         except queue.Empty:
+            if time.monotonic() > cap:
+                return ("cap", None, None)
             continue
 
 

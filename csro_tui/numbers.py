@@ -1,9 +1,13 @@
-"""Numbers as the CLI, exports and reports show them: one helper, no "-0.0".
+"""Numbers as the CLI, the TUI, exports and reports show them: one helper, never "-0.0000".
 
-`number(value)` formats a figure for text (rounded first, so -0.00001 reads
-"0.0000", never "-0.0000"; None and NaN read "-"), with "± stderr" for
-sampled figures; `plain_number(value)` and `plain_numbers(data)` give the
-values JSON and CSV writers store (negative zero made zero, NaN made None).
+A value that rounds to zero at the shown precision prints as zero with no
+sign (`0.0000`, or `+0.0000` when a sign is asked for): `-0.0000` reads as
+"slightly negative" and is only rounding noise.
+
+`fixed` formats a figure; `number` is `fixed` with "± stderr" for sampled
+figures; `plain_number` / `plain_numbers` give the values JSON and CSV
+writers store (-0.0 made 0.0, NaN made None); `sparkline` draws a series in
+block characters.
 """
 
 from __future__ import annotations
@@ -12,14 +16,23 @@ import math
 from typing import Any
 
 
+def fixed(value: float | None, digits: int = 4, *, sign: bool = False, missing: str = "-") -> str:
+    """`value` with `digits` decimals (`+` on positives with `sign`); `missing` for None or NaN."""
+    if value is None:
+        return missing
+    value = float(value)
+    if math.isnan(value):
+        return missing
+    if round(value, digits) == 0:
+        value = 0.0  # also turns -0.0 into 0.0
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
 def number(value: float | None, digits: int = 4, *, signed: bool = False, stderr: float | None = None) -> str:
-    """`value` to `digits` decimals ("-" if missing), with "± stderr" when one is given."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    rounded = round(float(value), digits) + 0.0  # + 0.0 turns -0.0 into 0.0
-    text = f"{rounded:+.{digits}f}" if signed else f"{rounded:.{digits}f}"
-    if stderr is not None and not math.isnan(stderr):
-        text += f" ± {round(float(stderr), digits) + 0.0:.{digits}f}"
+    """`fixed(value)` ("-" if missing), with "± stderr" when one is given (sampled figures)."""
+    text = fixed(value, digits, sign=signed)
+    if text != "-" and stderr is not None and not math.isnan(stderr):
+        text += f" ± {fixed(stderr, digits)}"
     return text
 
 

@@ -52,6 +52,8 @@ __all__ = ["ClusterStatus", "RayRefereePool", "SandboxRefused", "connect", "ray_
 
 # A chunk is re-run this many times after its actor's process dies.
 MAX_RETRIES = 3
+# How long to wait for every actor asked for before going on with those up.
+START_SECONDS = 30.0
 # How often the driver asks busy actors how far they are (seconds).
 PROGRESS_INTERVAL = 0.25
 # Object store of a Ray instance started by csro itself (no --ray-address):
@@ -125,6 +127,8 @@ def connect(address: str = "") -> None:
         level = ray_logger.level
         ray_logger.setLevel(logging.ERROR)
         try:
+            if address:
+                _token_auth_like_ray_start()
             try:
                 ray.init(address=address or None, **options)
             except ValueError as error:
@@ -140,6 +144,23 @@ def connect(address: str = "") -> None:
             raise CsroError(f"cannot use the Ray cluster {where}: {first}") from None
         finally:
             ray_logger.setLevel(level)
+
+
+def _token_auth_like_ray_start() -> None:
+    """Send Ray's auth token when `ray start` would have turned token auth on.
+
+    `ray start` enables token authentication when RAY_AUTH_MODE is unset and
+    a token exists (~/.ray/auth_token, which any `ray.init()` that started a
+    local Ray writes), but a connecting driver does not; the cluster then
+    refuses it.  Deciding the same way here makes the two agree.
+    """
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 def _check_reachable(address: str, timeout: float = 3.0) -> None:
@@ -318,16 +339,24 @@ class RayRefereePool:
             options["runtime_env"] = self.runtime_env
         actor_class = ray.remote(_RefereeActor).options(**options)
         actors = [actor_class.remote(self.spec) for _ in range(self.processes)]
+        asked = {actor.describe.remote(): actor for actor in actors}
         try:
-            descriptions = ray.get([actor.describe.remote() for actor in actors])
+            # Actors the cluster cannot place soon (its CPUs are taken, e.g. by
+            # another csro) are given up once at least one is up: waiting for
+            # all could wait forever on a shared cluster.
+            ready, _ = ray.wait(list(asked), num_returns=len(asked), timeout=START_SECONDS)
+            if not ready:
+                ready, _ = ray.wait(list(asked), num_returns=1)
+            described = [(asked[ref], ray.get(ref)) for ref in ready]
         except Exception as error:
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             raise CsroError(f"Ray workers could not start: {_first_line(error)}") from None
-        reasons = [refusal(node, required, fingerprint) for node in descriptions]
-        self._actors = [actor for actor, reason in zip(actors, reasons) if reason is None]
-        for actor, reason in zip(actors, reasons):
-            if reason is not None:
+        reasons = [refusal(node, required, fingerprint) for _, node in described]
+        self._actors = [actor for (actor, _), reason in zip(described, reasons) if reason is None]
+        kept = {id(actor) for actor in self._actors}
+        for actor in actors:
+            if id(actor) not in kept:
                 ray.kill(actor, no_restart=True)
         if not self._actors:
             raise SandboxRefused(next(reason for reason in reasons if reason))

@@ -50,7 +50,11 @@ class RunConfig:
     # Population metrics against the game's benchmark bots: "auto" (for sampled
     # games that have a benchmark), "on" or "off"; episodes per bot.
     benchmark: str = "auto"
-    benchmark_episodes: int = 2
+    # 20, what `csro eval` plays per bot in rrps and repeated_leduc, so the
+    # run's AggScore and eval's agree within their stated errors (issue 16:
+    # with 2, one seat-swapped pair, a uniform-random copy scored -76 in the
+    # run against -12 ± 14 in eval; with 20, -21 ± 15).
+    benchmark_episodes: int = 20
     preview_benchmark: bool = True  # also score each candidate against the bots
     # Initial population: seed policy names; empty means the game's first seed.
     seed_policies: list[str] = field(default_factory=list)

@@ -162,7 +162,16 @@ def test_progress_lines_give_done_total_rate_and_time_left_every_interval():
     assert lines == ["evaluating x: 2/10 matches · 0.4/s · 20s left", "evaluating x: 10/10 matches · 0.5/s · done in 20s"]
 
 
-def test_eval_piped_prints_progress_to_stderr_and_keeps_stdout_json(capsys):
+def test_work_shorter_than_the_interval_stays_silent():
+    clock, stream = FakeClock(), io.StringIO()
+    progress = ProgressLines("evaluating x", 4, stream=stream, interval=5, clock=clock)
+    clock.now += 1
+    progress.update(4, 4)
+    assert stream.getvalue() == ""
+
+
+def test_eval_piped_prints_progress_to_stderr_and_keeps_stdout_json(capsys, monkeypatch):
+    monkeypatch.setattr(_output, "PROGRESS_INTERVAL", 0.0)
     assert main(["eval", "seed:always_bet", "--game", "kuhn_poker", "--json", "--seed", "1"]) == 0
     captured = capsys.readouterr()
     json.loads(captured.out)

@@ -130,8 +130,10 @@ def test_a_review_script_drives_the_gate(tmp_path):
 
 
 def test_rrps_runs_offline_with_the_seed_oracle(tmp_path):
+    # --review valid: this is about running offline, not about the gate (which,
+    # with auto, may refuse a seed that does not beat the first one).
     assert main(["run", "--game", "rrps(num_repetitions=20)", "--oracle", "seed", "--iterations", "1",
-                 "--episodes", "2", "--benchmark", "off", "--session-dir", str(tmp_path)]) == 0
+                 "--review", "valid", "--episodes", "2", "--benchmark", "off", "--session-dir", str(tmp_path)]) == 0
     state = fold(SessionStore(tmp_path).read(only_session(tmp_path)).events)
     assert [m.origin for m in state.population] == ["seed", "seed"]
     assert state.payoffs[("p1", "p0")].episodes == 2 and not state.payoffs[("p1", "p0")].exact

@@ -74,7 +74,8 @@ def duration(seconds: float) -> str:
 
 
 class ProgressLines:
-    """Progress as lines on a stream: at most one per `interval` seconds, plus the last."""
+    """Progress as lines on a stream: at most one per `interval` seconds, and a last one
+    when it has spoken before (work shorter than the interval stays silent)."""
 
     def __init__(self, description: str, total: int, *, unit: str = "matches", stream: TextIO | None = None,
                  interval: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
@@ -89,6 +90,7 @@ class ProgressLines:
         self.done = 0.0
         self.note = ""
         self.finished = False
+        self.lines_printed = 0
 
     def update(self, done: float, total: int | None = None, note: str = "") -> None:
         self.done = done
@@ -97,7 +99,8 @@ class ProgressLines:
         self.note = note
         now = self.clock()
         finished = bool(self.total) and done >= self.total
-        if (now - self.last_line >= self.interval and not finished) or (finished and not self.finished):
+        due = now - self.last_line >= self.interval
+        if (due and not finished) or (finished and not self.finished and (due or self.lines_printed)):
             self.last_line = now
             self.finished = finished
             self.print_line(now)
@@ -119,6 +122,7 @@ class ProgressLines:
         return " · ".join(parts)
 
     def print_line(self, now: float | None = None) -> None:
+        self.lines_printed += 1
         try:
             print(self.line(now), file=self.stream, flush=True)
         except (OSError, ValueError):  # stderr closed: progress is optional

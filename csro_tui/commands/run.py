@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--smoke-episodes", type=_positive, help="episodes of the validation match against each member (default 2)")
     add("--preview-episodes", type=_positive, help="episodes of the preview against each member (default: reuse the smoke run)")
     add("--benchmark", choices=("auto", "on", "off"), help="score against the game's benchmark bots (default auto: sampled games)")
-    add("--benchmark-episodes", type=_positive, help="episodes per benchmark bot (default 2)")
+    add("--benchmark-episodes", type=_positive,
+        help="episodes per benchmark bot (default 20, as csro eval plays; fewer is faster and noisier)")
     add("--seeds", dest="seed_policies", help="initial population: comma-separated seed policy names (default: the game's first)")
     add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
@@ -255,8 +256,8 @@ class RunDisplay:
         "proposal_validated": "previewing",
         "proposal_previewed": "reviewing",
         "proposal_decided": "decided",
-        "policy_added": "evaluating new payoff entries",
-        "payoffs_evaluated": "scoring / solving the meta-game",
+        "policy_added": "evaluating new payoff entries (then the benchmark, where scored)",
+        "payoffs_evaluated": "scoring against the benchmark bots, where scored; solving the meta-game",
         "benchmark_evaluated": "scoring against the benchmark",
         "meta_solved": "computing metrics",
         "oracle_failed": "the oracle failed; retrying",

@@ -50,7 +50,10 @@ def benchmark_scores(state: SessionState, weights: dict[str, float]) -> dict[str
     # Per-bot stderr where recorded (older logs have none): a mixture's is
     # sqrt(sum (w_i se_i)^2), its members' benchmark matches being seeded apart.
     errors = {pid: state.benchmark[pid].per_bot_stderr for pid in measured}
-    have_errors = all(errors[pid] and all(bot in errors[pid] for bot in bots) for pid in measured)
+    # One seat-swapped pair (2 episodes) gives no spread of pair means to
+    # measure: no error is stated rather than a made-up one.
+    have_errors = all(errors[pid] and all(bot in errors[pid] for bot in bots) and state.benchmark[pid].episodes >= 4
+                      for pid in measured)
     mixture_errors = None
     if have_errors:
         shares = {pid: (weights[pid] / total if total > 0 else 1 / len(measured)) for pid in measured}

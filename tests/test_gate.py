@@ -78,6 +78,10 @@ def test_exact_behaviour_duplicates_come_from_the_sandboxed_tables():
 
 def test_sampled_rows_are_duplicates_only_within_noise_and_when_informative():
     member = KnownPolicy("p1", "member m (p1)", "x", {"p0": (0.5, 0.05), "p2": (-0.3, 0.05)})
+    # From 2 episodes a standard error is itself a rough estimate: the bound widens (Student's t).
+    few = KnownPolicy("p1", "m", "x", {"p0": (5.0, 0.05, 4), "p2": (-0.3, 0.05, 4)})
+    assert same_payoff_row({"p1": (0.3, 0.05, 4), "p0": (5.3, 0.05, 4), "p2": (-0.3, 0.05, 4)}, few)
+    assert not same_payoff_row({"p1": (0.3, 0.05), "p0": (0.9, 0.05), "p2": (-0.3, 0.05)}, member)
     # Ties the member itself, matches its row within noise.
     assert same_payoff_row({"p1": (0.02, 0.05), "p0": (0.48, 0.05), "p2": (-0.25, 0.05)}, member)
     # Beats the member clearly: not the same policy.
@@ -191,7 +195,7 @@ def test_sampled_behaviour_duplicates_are_payoff_rows_equal_within_noise():
     population = [PolicyRecord(f"p{i}", name, seeds[name], "seed")
                   for i, name in enumerate(["frequency_counter", "beat_last", "constant_rock", "cycle"])]
     evaluator = GameEvaluator(spec, workers=1)
-    outcomes = evaluator.run([MatchJob(a, b, 7 + i, 4) for i, (a, b) in enumerate(
+    outcomes = evaluator.run([MatchJob(a, b, 7 + i, 8) for i, (a, b) in enumerate(
         (a, b) for a in population for b in population if a.id < b.id)])
     pairs = [(a, b) for a in population for b in population if a.id < b.id]
     rows = {m.id: {} for m in population}
@@ -199,7 +203,7 @@ def test_sampled_behaviour_duplicates_are_payoff_rows_equal_within_noise():
         rows[a.id][b.id] = (outcome.mean, outcome.stderr)
         rows[b.id][a.id] = (-outcome.mean, outcome.stderr)
     known = [KnownPolicy(m.id, f"member {m.name} ({m.id})", m.source, rows[m.id]) for m in population]
-    gate = Gate(evaluator, GateSettings(smoke_episodes=4))
+    gate = Gate(evaluator, GateSettings(smoke_episodes=8))
     weights = {m.id: 0.25 for m in population}
 
     clone = gate.check(RRPS_CLONE, population, weights, key="clone", known=known)
@@ -207,3 +211,15 @@ def test_sampled_behaviour_duplicates_are_payoff_rows_equal_within_noise():
     assert clone.stderr and clone.expected_stderr >= 0
     different = gate.check(seeds["markov_predictor"], population, weights, key="other", known=known)
     assert different.duplicate_of is None
+
+
+def test_sampled_noise_is_measured_over_seat_swapped_pairs():
+    from types import SimpleNamespace
+
+    from csro_tui.engine.gate import sampled_stderr
+
+    # Pairs share a seed and return the same value in RRPS: 2 independent samples, not 4.
+    paired = SimpleNamespace(returns=[-28.0, -28.0, -17.0, -17.0], stderr=3.18)
+    assert sampled_stderr(paired) == pytest.approx(5.5)  # sd(-28, -17) / sqrt(2)
+    # One pair cannot estimate its own noise: the outcome's figure is kept.
+    assert sampled_stderr(SimpleNamespace(returns=[4.0, 4.0], stderr=0.0)) == 0.0

@@ -8,8 +8,8 @@ Two kinds of sameness, tried in this order:
 - **same behaviour**: in exact games the tabularised policy (an action
   distribution per information state, both seats) is identical; in sampled
   games the candidate's payoff row equals the other policy's within noise
-  (and it ties that policy itself), over enough opponents to tell policies
-  apart.
+  (99%, Student's t for the episodes played; and it ties that policy
+  itself), over enough opponents to tell policies apart.
 
 What the candidate is compared with (`KnownPolicy`) is every population
 member and the session's rejected proposals, newest first.  Nothing here
@@ -27,8 +27,13 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 # Two payoffs are "equal within noise" when they differ by at most this many
-# standard errors of their difference (plus a tiny absolute slack).
-DUPLICATE_Z = 3.0
+# standard errors of their difference (plus a tiny absolute slack), when the
+# standard errors are known well; from few episodes they are estimates
+# themselves, so the bound is Student's t at the same level (99%, two-sided)
+# for the fewer episodes' degrees of freedom.
+DUPLICATE_Z = 2.576
+_T_99 = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 5: 4.032, 6: 3.707, 7: 3.499, 8: 3.355, 9: 3.250,
+         10: 3.169, 12: 3.055, 15: 2.947, 20: 2.845, 30: 2.750, 60: 2.660}
 _ABSOLUTE_SLACK = 1e-9
 # A behaviour comparison needs this many shared opponents, at least one of
 # them with a payoff distinguishable from zero: against a single uniform-random
@@ -45,8 +50,9 @@ class KnownPolicy:
     id: str  # member id ("p3") or proposal id ("i2.1")
     label: str  # how a person or the model reads it: "member beat_last (p3)"
     source: str
-    # Payoff row of this policy against members: id -> (mean, standard error).
-    row: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # Payoff row of this policy against members: id -> (mean, standard error)
+    # or (mean, standard error, episodes); no episodes: the error is exact.
+    row: Mapping[str, tuple] = field(default_factory=dict)
     is_member: bool = True
 
 
@@ -79,6 +85,22 @@ def same_code(a: str, b: str) -> bool:
     return first is not None and first == normalized_code(b)
 
 
+def critical_value(episodes: int | None) -> float:
+    """The 99% two-sided bound in standard errors for an estimate from `episodes` episodes.
+
+    Episodes come in seat-swapped pairs that share a seed, and in symmetric
+    games (RRPS) the two halves of a pair can return the same value: only
+    half the episodes count as independent, so the degrees of freedom are
+    episodes / 2 - 1 (at least 1).  Conservative: fewer duplicates found,
+    never more.
+    """
+    if not episodes:
+        return DUPLICATE_Z
+    dof = max(1, episodes // 2 - 1)
+    fitting = [value for limit, value in sorted(_T_99.items()) if limit <= dof]
+    return fitting[-1] if dof <= 60 else DUPLICATE_Z
+
+
 def equal_within_noise(a: float, se_a: float, b: float, se_b: float, z: float = DUPLICATE_Z) -> bool:
     if any(math.isnan(x) for x in (a, b)):
         return False
@@ -86,30 +108,39 @@ def equal_within_noise(a: float, se_a: float, b: float, se_b: float, z: float = 
     return abs(a - b) <= z * spread + _ABSOLUTE_SLACK
 
 
-def same_payoff_row(
-    candidate_row: Mapping[str, tuple[float, float]],
-    known: KnownPolicy,
-    z: float = DUPLICATE_Z,
-) -> bool:
+def _entry(value: tuple) -> tuple[float, float, int | None]:
+    mean, se = float(value[0]), float(value[1])
+    episodes = int(value[2]) if len(value) > 2 and value[2] else None
+    return mean, se, episodes
+
+
+def _z(*episodes: int | None) -> float:
+    """The bound for comparing estimates: the fewest episodes' t value (exact ones do not count)."""
+    known = [n for n in episodes if n]
+    return critical_value(min(known)) if known else DUPLICATE_Z
+
+
+def same_payoff_row(candidate_row: Mapping[str, tuple], known: KnownPolicy) -> bool:
     """The candidate's payoffs match `known`'s within noise, over enough informative opponents.
 
-    When `known` is a member the candidate also played, that payoff must
-    tie (a policy against a copy of itself, seats averaged, scores 0).
+    Row entries are (mean, standard error[, episodes]).  When `known` is a
+    member the candidate also played, that payoff must tie (a policy
+    against a copy of itself, seats averaged, scores 0 in expectation).
     """
     if known.is_member and known.id in candidate_row:
-        mean, se = candidate_row[known.id]
-        if not equal_within_noise(mean, se, 0.0, 0.0, z):
+        mean, se, episodes = _entry(candidate_row[known.id])
+        if not equal_within_noise(mean, se, 0.0, 0.0, _z(episodes)):
             return False
     shared = [pid for pid in candidate_row if pid in known.row and pid != known.id]
     if len(shared) < MIN_SHARED_OPPONENTS:
         return False
     informative = False
     for pid in shared:
-        mean, se = candidate_row[pid]
-        other, other_se = known.row[pid]
-        if not equal_within_noise(mean, se, other, other_se, z):
+        mean, se, episodes = _entry(candidate_row[pid])
+        other, other_se, other_episodes = _entry(known.row[pid])
+        if not equal_within_noise(mean, se, other, other_se, _z(episodes, other_episodes)):
             return False
-        if not equal_within_noise(mean, se, 0.0, 0.0, z):
+        if not equal_within_noise(mean, se, 0.0, 0.0, _z(episodes)):
             informative = True
     return informative
 
@@ -119,7 +150,7 @@ def find_duplicate(
     known: Sequence[KnownPolicy],
     *,
     table_of: Callable[[str], np.ndarray | None] | None = None,
-    candidate_row: Mapping[str, tuple[float, float]] | None = None,
+    candidate_row: Mapping[str, tuple] | None = None,
 ) -> Duplicate | None:
     """The first known policy the candidate repeats, or None.
 

@@ -91,7 +91,7 @@ class Gate:
                 return ValidationResult(valid=False, failure=failure, smoke=smoke, smoke_episodes=episodes)
             if outcome.failure is None and population:
                 smoke[member.id] = float(outcome.mean)
-                smoke_stderr[member.id] = _stderr(outcome)
+                smoke_stderr[member.id] = sampled_stderr(outcome)
         return ValidationResult(valid=True, smoke=smoke, smoke_episodes=episodes, smoke_stderr=smoke_stderr)
 
     def preview(
@@ -132,7 +132,7 @@ class Gate:
                 failure = failure or _candidate_failure(outcome.failure)
                 if outcome.failure is None:
                     per_member[member.id] = float(outcome.mean)
-                    stderr[member.id] = _stderr(outcome)
+                    stderr[member.id] = sampled_stderr(outcome)
         metrics = None
         if benchmark and self.settings.benchmark and failure is None:
             metrics, failure = self._benchmark(key, candidate, member_id)
@@ -145,15 +145,19 @@ class Gate:
             expected_stderr=0.0 if exact else expected_stderr(stderr, weights),
         )
         if failure is None:
-            self.mark_duplicate(result, source, known, exact)
+            self.mark_duplicate(result, source, known, exact, episodes)
         return result, exact, episodes
 
-    def mark_duplicate(self, preview: Preview, source: str, known: Sequence[KnownPolicy], exact: bool) -> None:
+    def mark_duplicate(
+        self, preview: Preview, source: str, known: Sequence[KnownPolicy], exact: bool, episodes: int = 0
+    ) -> None:
         """Set `preview.duplicate_of` / `duplicate_reason` if the candidate repeats a known policy."""
         if not known:
             return
         table_of = getattr(self.evaluator, "policy_table", None) if exact else None
-        row = None if exact else {m: (v, preview.stderr.get(m, 0.0)) for m, v in preview.per_member.items()}
+        row = None if exact else {
+            m: (v, preview.stderr.get(m, 0.0), episodes) for m, v in preview.per_member.items()
+        }
         found = find_duplicate(source, known, table_of=table_of, candidate_row=row)
         if found is not None:
             preview.duplicate_of, preview.duplicate_reason = found.of, found.reason
@@ -237,7 +241,19 @@ def expected_stderr(stderr: dict[str, float], weights: dict[str, float]) -> floa
     return float(value)
 
 
-def _stderr(outcome) -> float:
+def sampled_stderr(outcome) -> float:
+    """Standard error of a sampled mean, over seat-swapped pairs where there are two or more.
+
+    The two episodes of a pair share a seed and in symmetric games often
+    return the same value, so the per-episode error understates the noise;
+    the pair means are independent.  With one pair, the outcome's own figure.
+    """
+    returns = [float(r) for r in (getattr(outcome, "returns", None) or [])]
+    if len(returns) >= 4 and len(returns) % 2 == 0:
+        pairs = [(returns[i] + returns[i + 1]) / 2 for i in range(0, len(returns), 2)]
+        mean = sum(pairs) / len(pairs)
+        variance = sum((x - mean) ** 2 for x in pairs) / (len(pairs) - 1)
+        return math.sqrt(variance / len(pairs))
     value = getattr(outcome, "stderr", 0.0)
     try:
         value = float(value)
@@ -255,17 +271,17 @@ def known_policies(state: "SessionState") -> list[KnownPolicy]:
     known: list[KnownPolicy] = []
     ids = [m.id for m in state.population]
     for member in state.population:
-        row: dict[str, tuple[float, float]] = {}
+        row: dict[str, tuple] = {}
         for other in ids:
             if other == member.id:
                 continue
             entry = state.payoffs.get((member.id, other))
+            sign = 1.0
+            if entry is None or entry.failure is not None:
+                entry, sign = state.payoffs.get((other, member.id)), -1.0
             if entry is not None and entry.failure is None:
-                row[other] = (float(entry.mean), float(entry.stderr or 0.0))
-            else:
-                entry = state.payoffs.get((other, member.id))
-                if entry is not None and entry.failure is None:
-                    row[other] = (-float(entry.mean), float(entry.stderr or 0.0))
+                episodes = 0 if entry.exact else int(entry.episodes or 0)
+                row[other] = (sign * float(entry.mean), float(entry.stderr or 0.0), episodes)
         known.append(KnownPolicy(member.id, f"member {member.name} ({member.id})", member.source, row, True))
     rejected = [
         proposal for proposal in state.proposals.values()
@@ -274,8 +290,8 @@ def known_policies(state: "SessionState") -> list[KnownPolicy]:
     for proposal in list(reversed(rejected))[:MAX_REJECTED_COMPARED]:
         row = {}
         if proposal.preview is not None:
-            preview = proposal.preview.preview
-            row = {m: (v, preview.stderr.get(m, 0.0)) for m, v in preview.per_member.items() if v == v}
+            preview, episodes = proposal.preview.preview, proposal.preview.episodes
+            row = {m: (v, preview.stderr.get(m, 0.0), episodes) for m, v in preview.per_member.items() if v == v}
         known.append(KnownPolicy(
             proposal.id, f"rejected proposal {proposal.proposal.name} ({proposal.id})",
             proposal.proposal.source, row, False,

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
+from csro_tui.numbers import number
 
 REGENERATE_REASON = "regenerate: the reviewer asked for a different proposal"
 
@@ -152,7 +153,7 @@ def event_line(event: Any) -> str:
             body += f": line {first.get('line', '?')}: {first.get('message', '')}"
     elif kind == "proposal_previewed":
         value = _num(event.preview.expected_payoff)
-        body = f"{event.proposal_id} vs meta " + (f"{value:+.4f}" if value is not None else "n/a")
+        body = f"{event.proposal_id} vs meta " + (number(value, 4, signed=True) if value is not None else "n/a")
     elif kind == "proposal_decided":
         body = f"{event.proposal_id} {event.action} by {event.decided_by}"
         if event.reason:
@@ -172,7 +173,7 @@ def event_line(event: Any) -> str:
 
         headline = headline_metric(event)
         if headline is not None and _num(headline[1]) is not None:
-            body = f"iteration {event.iteration} {headline[0]} {headline[1]:.4f}"
+            body = f"iteration {event.iteration} {headline[0]} {number(headline[1], 4)}"
     elif kind == "game_played":
         body = f"vs {event.opponent} as seat {event.seat}: " + ", ".join(f"{r:+g}" for r in event.returns)
     elif kind == "session_resumed":

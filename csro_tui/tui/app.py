@@ -41,6 +41,9 @@ class CsroApp(App[None]):
     TITLE = "csro"
     SUB_TITLE = "Code-Space Response Oracles"
     CSS_PATH = "app.tcss"
+    # classes on every screen by terminal size (app.tcss: 80x24 stays usable, 220x60 gets the room)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "help", "Help", id="app.help", show=False),

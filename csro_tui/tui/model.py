@@ -23,7 +23,9 @@ class Cell:
 
     def describe(self) -> str:
         how = "exact" if self.exact else f"sampled, {self.episodes} episodes"
-        return f"{self.mean:+.4f} ± {self.stderr:.4f} ({how})"
+        from csro_tui.numbers import number
+
+        return f"{number(self.mean, 4, signed=True)} ± {number(self.stderr, 4)} ({how})"
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,8 @@ class ScreenApp(App):
     """Shows one screen over constructed data, with the app's stylesheet."""
 
     CSS_PATH = "../../csro_tui/tui/app.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # as CsroApp's
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
 
     def __init__(self, make_screen, **kwargs):
         super().__init__(**kwargs)

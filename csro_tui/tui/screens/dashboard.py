@@ -17,7 +17,7 @@ from csro_tui.tui.widgets.title_header import TitleHeader
 class DashboardScreen(Screen[None]):
     BINDINGS = [
         Binding("n", "app.next_iteration", "Next iteration", id="dashboard.next"),
-        Binding("N", "app.run_iterations(5)", "Run 5", id="dashboard.run5"),
+        Binding("N", "app.run_iterations(5)", "Run 5", id="dashboard.run5", show=False),
         Binding("c", "app.cancel_work", "Cancel work", id="dashboard.cancel"),
         Binding("i", "inspect", "Inspect", id="dashboard.inspect"),
         Binding("p", "play", "Play", id="dashboard.play"),

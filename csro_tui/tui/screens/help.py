@@ -6,23 +6,31 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Footer, Markdown
 
 from csro_tui.policies.contract import POLICY_CONTRACT
 
 KEYS = """\
 ## Keys
 
+Every key below is also in the command palette (`ctrl+p`) by name. `enter`
+drills in and `esc` goes back on every screen; at the bottom is the start screen.
+
 | Where | Key | Does |
 | --- | --- | --- |
 | everywhere | `?` / `f1` | this help |
-| everywhere | `ctrl+p` | command palette (every action by name) |
-| everywhere | `ctrl+q` | quit |
+| everywhere | `ctrl+p` | command palette: every action of the screen, plus Start screen, Open / Close / Export session, Play |
+| everywhere | `ctrl+c` | cancel the work in progress (oracle, evaluation); a text field keeps it for copying |
+| everywhere | `ctrl+q` | quit (the live session is recorded closed; it says what it waits for) |
+| start | `ctrl+n` / `enter` | start the session in the form |
+| start | `ctrl+o` / `enter` on a row | open the selected recorded session |
+| start | `ctrl+l` | list the LLM server's models |
 | dashboard | `n` | run the next iteration (or `N` for 5) |
 | dashboard | `c` | cancel the work in progress |
 | dashboard | `enter` / `i` | inspect the selected policy |
 | dashboard | `p` | play against a population member or a bot |
 | dashboard | `s` | recorded sessions and their timelines |
+| dashboard | `esc` | close the session (resumable) and go back to the start screen; twice while work runs |
 | review | `a` | accept the proposal |
 | review | `e` | edit it in the built-in editor (`E`: in `$EDITOR`) |
 | review | `r` | reject it, with a reason the oracle receives |
@@ -33,10 +41,14 @@ KEYS = """\
 | editor | `escape` | discard the edit |
 | timeline | `left` / `right` | step back / forward through the session's events |
 | timeline | `home` / `end` | first / last step |
+| timeline | `i` / `enter` | inspect a policy as it was at this step; `p` there plays it, in this session's game |
 | timeline | `R` | resume the session here (new iterations) |
-| play | `t` / `n` | switch seat / new game against the highlighted opponent |
+| play | `enter` | play the highlighted opponent (members of the session on screen, then the game's bots) |
+| play | `n` | next game against the same opponent (a fresh deal; the match total runs on) |
+| play | `t` | switch seat from the next game |
+| play | `o` | back to the opponent list |
 | play | `r` `p` `s` | rock, paper, scissors (RRPS) |
-| play | `1`…`9` | the legal actions shown as buttons (poker) |
+| play | `1`…`9` | the legal moves shown as buttons: Check / Bet / Call / Raise / Fold as the situation names them |
 """
 
 
@@ -54,6 +66,7 @@ class HelpScreen(ModalScreen[None]):
                 + "\n## The policy contract\n\n"
                 + POLICY_CONTRACT
             )
+        yield Footer()  # this screen's keys, not those of the screen under it
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)

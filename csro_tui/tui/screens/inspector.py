@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from csro_tui.tui.model import DashboardData
+from csro_tui.numbers import number
 
 
 def facts_text(data: DashboardData, member_id: str) -> Text:
@@ -21,7 +22,7 @@ def facts_text(data: DashboardData, member_id: str) -> Text:
     text.append(f"{member.id}  {member.name}\n", style="bold")
     text.append(f"origin {member.origin}  iteration {member.iteration}  weight {member.weight:.3f}\n")
     for name, value in sorted(member.scores.items()):
-        text.append(f"{name} {value:+.4f}\n")
+        text.append(f"{name} {number(value, 4, signed=True)}\n")
     text.append("\nLineage\n", style="bold underline")
     for depth, ancestor in enumerate(data.lineage(member_id)):
         text.append("  " * depth + ("└ " if depth else "") + f"{ancestor.id} {ancestor.name} ({ancestor.origin})\n")

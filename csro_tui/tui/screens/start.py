@@ -40,7 +40,7 @@ def _select(options: list[str], value: str | None, id: str) -> Select:
     items = [(o, o) for o in options]
     if value is not None and value not in options:
         items.insert(0, (value, value))
-    return Select(items, value=value if value is not None else Select.BLANK, allow_blank=value is None, id=id)
+    return Select(items, value=value if value is not None else Select.BLANK, allow_blank=value is None, id=id, compact=True)
 
 
 def _backend():
@@ -97,40 +97,41 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         with Horizontal(id="start"):
             with VerticalScroll(id="new-session", classes="panel") as new:
                 new.border_title = "New session"
-                yield Label("Game (a name, or name(key=value,…))", classes="field-label")
+                yield Label("Game: name or name(key=value,…)", classes="field-label")
                 yield Input(
                     d.game,
                     placeholder="kuhn_poker, rrps(num_repetitions=100), …",
                     suggester=SuggestFromList([*self.choices.games, *GAME_EXAMPLES], case_sensitive=False),
                     id="game",
+                    compact=True,
                 )
                 yield Static("", id="game-error", classes="field-error")
                 yield Label("Oracle", classes="field-label")
                 yield _select(self.choices.oracles, d.oracle, "oracle")
                 with Vertical(id="llm-fields"):
-                    yield Label("Base URL (OpenAI-compatible; empty: OPENAI_BASE_URL or OpenAI)", classes="field-label")
-                    yield Input(d.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="base-url")
+                    yield Label("LLM base URL (empty: OpenAI)", classes="field-label")
+                    yield Input(d.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="base-url", compact=True)
                     yield Label("Model", classes="field-label")
                     with Horizontal(classes="field-row"):
-                        yield Input(d.model or "", placeholder="model name", id="model")
+                        yield Input(d.model or "", placeholder="model name", id="model", compact=True)
                         yield Button("List models", id="list-models", compact=True)
-                    yield Select([], prompt="models on the server", allow_blank=True, id="model-list")
+                    yield Select([], prompt="models on the server", allow_blank=True, id="model-list", compact=True)
                     yield Static("", id="models-status", classes="field-note")
                 with Vertical(id="human-fields"):
-                    yield Label("Policy file (the human oracle proposes its contents each iteration)", classes="field-label")
-                    yield Input(d.human_file or "", placeholder="path/to/my_policy.py", id="human-file")
+                    yield Label("Policy file (proposed each iteration)", classes="field-label")
+                    yield Input(d.human_file or "", placeholder="path/to/my_policy.py", id="human-file", compact=True)
                     yield Static("", id="human-error", classes="field-error")
                 yield Label("Meta-solver", classes="field-label")
                 yield _select(self.choices.solvers, d.meta_solver, "solver")
-                yield Label("Iterations to run at once (each still reviewed; empty: one at a time with n)", classes="field-label")
-                yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations")
-                yield Label("Seed policies (comma-separated; empty: the game's default)", classes="field-label")
-                yield Input(", ".join(d.seed_policies), placeholder="", id="seed-policies")
+                yield Label("Iterations now (empty: one by one)", classes="field-label")
+                yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations", compact=True)
+                yield Label("Seed policies (comma-separated)", classes="field-label")
+                yield Input(", ".join(d.seed_policies), placeholder="", id="seed-policies", compact=True)
                 yield Static("", id="seed-note", classes="field-note")
-                yield Label("Evaluation episodes per matchup (empty: the game's default)", classes="field-label")
-                yield Input(str(d.episodes) if d.episodes else "", type="integer", id="episodes")
+                yield Label("Episodes per matchup (empty: auto)", classes="field-label")
+                yield Input(str(d.episodes) if d.episodes else "", type="integer", id="episodes", compact=True)
                 yield Label("Seed", classes="field-label")
-                yield Input("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed")
+                yield Input("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed", compact=True)
                 with Horizontal(classes="start-buttons"):
                     yield Button("Start (ctrl+n)", variant="primary", id="start-button")
             with Vertical(id="open-session", classes="panel") as old:
@@ -179,7 +180,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return  # typed on since
         self.checked_game, self.game_error = text, error
         self.seed_names = names
-        self.query_one("#game-error", Static).update(f"✗ {error}" if error else "")
+        message = self.query_one("#game-error", Static)
+        message.update(f"✗ {error}" if error else "")
+        message.display = error is not None
         self.query_one("#game", Input).set_class(error is not None, "-invalid")
         self._show_seed_note()
 
@@ -208,7 +211,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
 
     def _human_checked(self, text: str, error: str | None) -> None:
         if text == self.query_one("#human-file", Input).value:
-            self.query_one("#human-error", Static).update(f"✗ {error}" if error else "")
+            message = self.query_one("#human-error", Static)
+            message.update(f"✗ {error}" if error else "")
+            message.display = error is not None
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "oracle":

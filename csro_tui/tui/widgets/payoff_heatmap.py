@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from csro_tui.tui.model import DashboardData
+from csro_tui.numbers import number
 
 NEGATIVE = Color.from_rgb(190, 40, 50)
 NEUTRAL = Color.from_rgb(40, 40, 48)
@@ -61,7 +62,7 @@ class PayoffHeatmap(Vertical):
                     cells.append(Text("  ·  ", justify="center", style="dim"))
                     continue
                 colour = heat_colour(cell.mean, scale)
-                text = f"{cell.mean:+.2f}"
+                text = number(cell.mean, 2, signed=True)
                 if not cell.exact and cell.stderr:
                     text += "~"
                 cells.append(

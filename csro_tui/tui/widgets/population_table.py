@@ -6,6 +6,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from csro_tui.tui.model import DashboardData, Member
+from csro_tui.numbers import number
 
 
 class PopulationTable(DataTable):
@@ -35,7 +36,7 @@ class PopulationTable(DataTable):
     @staticmethod
     def _cells(member: Member, score_names: list[str]) -> list[str]:
         scores = [
-            f"{member.scores[name]:+.3f}" if name in member.scores else "–" for name in score_names
+            number(member.scores[name], 3, signed=True) if name in member.scores else "–" for name in score_names
         ]
         return [
             member.id,

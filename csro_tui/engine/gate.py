@@ -263,7 +263,7 @@ def sampled_stderr(outcome) -> float:
 
 
 def known_policies(state: "SessionState") -> list[KnownPolicy]:
-    """What a candidate must not repeat: every member, then rejected proposals, newest first.
+    """What a candidate must not repeat: every member, then rejected proposals that ran, newest first.
 
     Members carry their payoff row (from the recorded payoff entries);
     rejected proposals the row their preview measured.
@@ -283,9 +283,13 @@ def known_policies(state: "SessionState") -> list[KnownPolicy]:
                 episodes = 0 if entry.exact else int(entry.episodes or 0)
                 row[other] = (sign * float(entry.mean), float(entry.stderr or 0.0), episodes)
         known.append(KnownPolicy(member.id, f"member {member.name} ({member.id})", member.source, row, True))
+    # Only rejected proposals that ran: code that failed cannot behave like a
+    # valid candidate (and the same code would fail validation first), and
+    # asking a failing policy for its table again would cost a sandbox each time.
     rejected = [
         proposal for proposal in state.proposals.values()
         if proposal.decision is not None and proposal.decision.action == "reject"
+        and proposal.preview is not None and proposal.preview.preview.failure is None
     ]
     for proposal in list(reversed(rejected))[:MAX_REJECTED_COMPARED]:
         row = {}

@@ -105,6 +105,20 @@ def test_a_closed_pipe_ends_quietly(argv):
     assert result.returncode == (EXIT_BROKEN_PIPE if argv == ["games", "rrps"] else 1)
 
 
+def test_a_run_whose_reader_is_gone_stops_quietly_and_stays_resumable(tmp_path):
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "csro_tui.cli", "run", "--game", "kuhn_poker", "--oracle",
+                                 "best-response", "--iterations", "3", "--sessions-dir", str(tmp_path)],
+                                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300, cwd=ROOT)
+    finally:
+        os.close(write_end)
+    assert result.returncode == EXIT_BROKEN_PIPE and result.stderr == ""
+    state = fold(SessionStore(tmp_path).read(only_session(tmp_path)).events)
+    assert state.started is not None and state.closed.reason == "stopped"  # a whole log, not an empty one
+
+
 def test_sessions_piped_are_plain_columns_with_whole_ids(tmp_path, capsys):
     root = tmp_path / "sessions"
     assert main(["run", "--game", "kuhn_poker", "--oracle", "best-response", "--iterations", "1",

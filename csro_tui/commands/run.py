@@ -159,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if engine.writer is not None:
             engine.writer.close()
+    if display.output_closed:
+        raise BrokenPipeError  # cli.main ends it quietly
     display.summary(outcome)
     return 0 if outcome.reason == "completed" else EXIT_STOPPED
 
@@ -201,6 +203,7 @@ class RunDisplay:
         self.shown = 0  # rows already printed (non-terminal output)
         self.live = None
         self.ticker = None
+        self.output_closed = False  # stdout's reader went away
         from csro_tui.commands._output import RunClock
 
         self.clock = RunClock(engine.state.completed_iterations, self.target)
@@ -215,8 +218,12 @@ class RunDisplay:
             self.live = Live(self.render(), console=self.console, auto_refresh=False, transient=False)
             self.live.__enter__()
         else:
-            print(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
-                  f"{self.engine.config.oracle}, solver {self.engine.config.solver}", flush=True)
+            try:
+                print(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
+                      f"{self.engine.config.oracle}, solver {self.engine.config.solver}", flush=True)
+            except BrokenPipeError:  # nobody reads: record the session as stopped, not half-made
+                self.output_closed = True
+                self.engine.request_stop()
             from csro_tui.commands._output import Ticker
 
             # Piped or logged: a progress line on stderr every few seconds,
@@ -264,6 +271,18 @@ class RunDisplay:
     }
 
     def on_event(self, event: Any) -> None:
+        if self.output_closed:
+            return
+        try:
+            self._show_event(event)
+        except BrokenPipeError:
+            # The reader went away (`csro run | head`): stop after the current
+            # step (the session stays resumable) and end as cli.py ends any
+            # closed pipe, quietly.
+            self.output_closed = True
+            self.engine.request_stop()
+
+    def _show_event(self, event: Any) -> None:
         self.activity = self.ACTIVITY.get(event.TYPE, self.activity)
         if self.live is not None:
             self.live.update(self.render(), refresh=True)

@@ -54,6 +54,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from csro_tui.errors import ConfigError
+from csro_tui.text import clean_text
 from csro_tui.policies.contract import ALLOWED_IMPORTS
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 from csro_tui.policies.validation import (
@@ -149,8 +150,10 @@ class SandboxLimits:
                 raise ValueError(f"SandboxLimits.{field_name} must be a non-negative integer, not {value!r}")
 
     def batch_deadline(self, requests: int) -> float:
-        """Seconds allowed for a batch of `requests` requests."""
-        return self.batch_timeout + max(requests, 1) * self.move_timeout
+        """Seconds allowed for a batch of `requests` requests: a backstop, as
+        the host times each call itself (and ends itself `call_grace` seconds
+        after a call that will not stop)."""
+        return self.batch_timeout + max(requests, 1) * self.move_timeout + self.call_grace
 
 
 # -- isolation mode -------------------------------------------------------------
@@ -783,7 +786,7 @@ class PolicyHost:
             with open(os.path.join(self._temp_dir, "host.log"), "rb") as log:
                 log.seek(0, os.SEEK_END)
                 log.seek(max(0, log.tell() - chars))
-                return log.read().decode("utf-8", "replace").strip()
+                return clean_text(log.read().decode("utf-8", "replace")).strip()
         except OSError:
             return ""
 
@@ -852,12 +855,14 @@ class PolicyHost:
         output = reply.get("output", "")
         if category is None or not all(isinstance(v, str) for v in (message, traceback_text, output)):
             return FailureCategory.MALFORMED, "host sent a failure report out of protocol", ""
-        message = message[:_TEXT_LIMIT] or "no message"
+        # Policy-made text: escape sequences and control characters go here,
+        # before it reaches a session log, an LLM prompt or a terminal.
+        message = clean_text(message[:_TEXT_LIMIT]) or "no message"
         if category is FailureCategory.MEMORY:
             message += f" (limit {self.limits.memory_mb} MB)"
-        traceback_text = traceback_text[:_TEXT_LIMIT]
+        traceback_text = clean_text(traceback_text[:_TEXT_LIMIT])
         if output:
-            traceback_text += f"\n--- last output of the policy ---\n{output[-self.limits.output_tail_chars:]}"
+            traceback_text += f"\n--- last output of the policy ---\n{clean_text(output[-self.limits.output_tail_chars:])}"
         return category, message, traceback_text
 
     # -- observations and answers ------------------------------------------------

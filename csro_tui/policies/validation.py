@@ -209,13 +209,23 @@ def validate_source(source: str | bytes) -> list[ValidationIssue]:
     tree, issues = parse_source(text)
     if tree is None:
         return issues
-    checker = _Checker(_bound_names(tree))
+    checker = _Checker(_bound_names(tree), _module_names(tree))
     try:
         checker.visit(tree)
     except RecursionError:
         return [ValidationIssue(1, 1, "source is nested too deeply to check")]
     issues = checker.issues + _check_policy_class(tree)
     return sorted(set(issues), key=lambda issue: (issue.line, issue.col, issue.message))
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """Names `import x` / `import x as y` bind to a module."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+    return names
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -246,8 +256,9 @@ def _bound_names(tree: ast.Module) -> set[str]:
 class _Checker(ast.NodeVisitor):
     """Collects import, builtin, dunder and attribute issues in one walk."""
 
-    def __init__(self, bound: set[str]) -> None:
+    def __init__(self, bound: set[str], modules: set[str] = frozenset()) -> None:
         self.bound = bound
+        self.modules = modules
         self.issues: list[ValidationIssue] = []
         # Name nodes already judged as the callee of getattr(...) etc.
         self._checked_calls: set[int] = set()
@@ -324,6 +335,10 @@ class _Checker(ast.NodeVisitor):
             self._add(node, f"access to the dunder attribute '.{attr}' is not allowed")
         elif attr in FORBIDDEN_ATTRIBUTES:
             self._add(node, f"access to the attribute '.{attr}' is not allowed")
+        elif attr.startswith("_") and isinstance(node.value, ast.Name) and node.value.id in self.modules:
+            # A module's private helpers are where exec gadgets live
+            # (dataclasses._create_fn, typing's evaluation internals).
+            self._add(node, f"access to the private attribute '.{attr}' of a module is not allowed")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:

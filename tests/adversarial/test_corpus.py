@@ -94,6 +94,9 @@ def test_runtime_layers_hold_without_static_validation(case, mode, arena):
     if failure is not None:
         summary = failure.summary()
         assert "\n" not in summary and len(summary) < 400, summary
+        # Policy-made text arrives without terminal controls (C0 but tab and newline, DEL, C1).
+        for text in (summary, failure.traceback):
+            assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
         assert failure.policy == "adversary"
         assert re.search(case.expect["message"], summary), summary
         assert arena.secret not in failure.message + failure.traceback

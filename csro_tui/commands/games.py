@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(
         "Any other two-player OpenSpiel game string also works (generic adapter); "
-        "parameters go in parentheses, e.g. rrps(num_repetitions=100).",
+        "parameters go in parentheses, e.g. rrps(num_repetitions=100). "
+        "`csro games NAME` shows what a policy for it sees, its seed policies (seed:NAME) and its bots.",
         style="dim",
     )
     return 0

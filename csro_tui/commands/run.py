@@ -333,7 +333,7 @@ class RunDisplay:
         state = self.engine.state
         rows = iteration_rows(state)
         show_nash_conv = informative_nash_conv(rows)
-        table = Table(title=f"csro run · {self.engine.session_id}", title_justify="left")
+        table = Table()
         columns = [("iter", "right"), ("proposal", "left"), ("decision", "left"), ("pop", "right"),
                    ("gain", "right"), ("metric", "right")]
         if show_nash_conv:
@@ -355,7 +355,8 @@ class RunDisplay:
             table.add_row(*cells)
         done = state.completed_iterations
         status = f"{done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}{self.cluster_note()}"
-        parts = [table]
+        # The id on its own line, folded only if the terminal is narrower than it (never cut).
+        parts = [Text(f"csro run · {self.engine.session_id}", overflow="fold"), table]
         if reasons:
             parts.append(Text(f"full reasons: {self._where_reasons()} (event numbers above); "
                               f"csro replay {self.engine.session_id} lists them", style="dim"))

@@ -333,8 +333,9 @@ class Round:
     mine: str  # your throw / your card
     theirs: str  # their throw / their card if shown, "?" if not
     result: float  # your result in it
-    detail: str = ""  # board card, who folded
+    detail: str = ""  # how it ended: "showdown", "you folded", "they folded"
     total: float = 0.0  # your total after it
+    board: str = ""  # the public card, if it was dealt
 
 
 def rounds(session: PlaySession) -> list[Round]:
@@ -358,15 +359,15 @@ def rounds(session: PlaySession) -> list[Round]:
                 detail = "showdown"
             else:
                 detail = "you folded" if hand["folded"] == "me" else "they folded"
-            board = hand.get("public_card")
             rows.append(
                 Round(
                     int(hand["hand"]) + 1,
                     str(hand["my_card"]),
                     str(hand["opp_card"]) if hand.get("opp_card") else "?",
                     float(hand["my_result"]),
-                    detail=(f"board {board} · " if board else "") + detail,
+                    detail=detail,
                     total=total,
+                    board=str(hand.get("public_card") or ""),
                 )
             )
         return rows

@@ -424,13 +424,12 @@ class CsroApp(App[None]):
         named = set()
         # every key of the screen the palette was opened on, by its name
         for binding in screen.BINDINGS:
-            if not isinstance(binding, Binding) or not binding.description or binding.description in named:
+            title = binding.tooltip or binding.description if isinstance(binding, Binding) else ""
+            if not title or title in named:
                 continue
-            named.add(binding.description)
+            named.add(title)
             key = self.get_key_display(binding)
-            yield SystemCommand(
-                binding.description, f"{key} on this screen", partial(self.run_action, binding.action, screen)
-            )
+            yield SystemCommand(title, f"{key} on this screen", partial(self.run_action, binding.action, screen))
         commands = [
             ("Help", "Keys and the policy contract", self.action_help),
             ("Sessions", "Browse recorded sessions and step through their timelines", self.action_sessions),

@@ -59,7 +59,14 @@ def test_start(snap_compare):
         sessions=[("sample-kuhn", "kuhn_poker · best-response · nash · 1 iterations · 2 policies")],
     )
     app = ScreenApp(lambda: StartScreen(choices, LaunchOptions()))
-    assert snap_compare(app, terminal_size=SIZE)
+
+    async def checked(pilot):
+        from tests.tui.helpers import wait_until
+
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the game checked")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=checked)
 
 
 def test_timeline(snap_compare, tmp_path):

@@ -18,12 +18,12 @@ class DashboardScreen(Screen[None]):
     BINDINGS = [
         Binding("n", "app.next_iteration", "Next iteration", id="dashboard.next"),
         Binding("N", "app.run_iterations(5)", "Run 5", id="dashboard.run5", show=False),
-        Binding("c", "app.cancel_work", "Cancel work", id="dashboard.cancel"),
+        Binding("c", "app.cancel_work", "Cancel work", id="dashboard.cancel", show=False),  # the status line says "c cancels" while work runs
         Binding("i", "inspect", "Inspect", id="dashboard.inspect"),
         Binding("p", "play", "Play", id="dashboard.play"),
         Binding("s", "app.sessions", "Sessions", id="dashboard.sessions"),
         Binding("question_mark", "app.help", "Help", id="dashboard.help"),
-        Binding("escape", "app.close_session", "Close session", id="dashboard.close"),
+        Binding("escape", "app.close_session", "Close", id="dashboard.close", tooltip="Close session"),
     ]
 
     def __init__(self, data: DashboardData | None = None) -> None:

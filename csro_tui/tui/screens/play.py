@@ -255,12 +255,12 @@ class PlayScreen(Screen[None]):
         text = Text()
         text.append("vs ", style="dim")
         text.append(one_line(session.opponent_name, 40), style="bold magenta")
-        text.append(f"  you seat {session.seat}  ", style="dim")
+        text.append(f" · you seat {session.seat}\n", style="dim")
         if self.match is not None and self.match.games:
             total = self.match.total
-            text.append(self.match.describe(), style="bold green" if total > 0 else "bold red" if total < 0 else "bold")
+            text.append("match: " + self.match.describe(), style="bold green" if total > 0 else "bold red" if total < 0 else "bold")
         else:
-            text.append("first game")
+            text.append("match: first game", style="dim")
         return text
 
     def _board(self, session: PlaySession) -> Text:
@@ -303,7 +303,7 @@ class PlayScreen(Screen[None]):
                 if session.kind == RRPS:
                     text.append(f"{row.number:>4}  you {row.mine:<8} them {row.theirs:<8} ")
                 else:
-                    text.append(f"{row.number:>4}  you {row.mine}  them {row.theirs}  {row.detail}  ")
+                    text.append(f"{row.number:>4}  you {row.mine} them {row.theirs}  board {row.board or '-'}  {row.detail:<11} ")
                 text.append(f"{word:<4} {signed(row.result):>3}", style=style)
                 text.append(f"   total {signed(row.total)}\n", style="dim")
             text.append("\n")

@@ -62,6 +62,9 @@ def test_usage_errors_are_one_line_with_a_pointer_to_help(capsys, argv, expected
         (["eval", "alwayscall", "--game", "kuhn_poker"], "(did you mean always_call"),
         (["eval", "x", "--game", "kuhnpoker"], "did you mean kuhn_poker"),
         (["run", "--oracle", "human"], "--oracle-option path=FILE"),
+        (["run", "--oracle", "human", "--oracle-option", "pth=x.py"], "has no option pth (did you mean path?)"),
+        (["run", "--oracle", "best-response", "--oracle-option", "budget=3"], "has no option budget (it takes none)"),
+        (["run", "--oracle", "evolve", "--oracle-option", "budgt=3"], "unknown option(s) budgt (did you mean budget?)"),
     ],
 )
 def test_a_mistyped_name_gets_a_suggestion_and_records_no_session(tmp_path, capsys, argv, expected):

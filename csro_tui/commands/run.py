@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     flags = given_flags(args)
     config = load_run_config(flags, config_file=args.config)
+    if not args.resume:  # a resumed session's oracle is the recorded one
+        check_offline_oracle_options(config.oracle, parse_oracle_options(args.oracle_option))
     store = SessionStore(config.sessions_dir)
     for options in (config.oracle_options, flags.get("oracle_options", {})):
         resolve_recorded_llm(options, store)
@@ -163,6 +165,22 @@ def run(args: argparse.Namespace) -> int:
         raise BrokenPipeError  # cli.main ends it quietly
     display.summary(outcome)
     return 0 if outcome.reason == "completed" else EXIT_STOPPED
+
+
+def check_offline_oracle_options(oracle: str, given: dict[str, Any]) -> None:
+    """A mistyped --oracle-option for an offline oracle is an error, not silently ignored."""
+    from csro_tui.errors import ConfigError
+    from csro_tui.names import did_you_mean
+    from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS
+
+    if oracle not in OFFLINE_ORACLE_OPTIONS:
+        return  # the LLM and evolve oracles check their own options
+    known = OFFLINE_ORACLE_OPTIONS[oracle]
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+        takes = f"it takes {', '.join(known)}" if known else "it takes none"
+        raise ConfigError(f"--oracle-option: the {oracle} oracle has no option {', '.join(unknown)}{hint} ({takes})")
 
 
 def resolve_recorded_llm(options: dict[str, Any], store: Any) -> None:

@@ -56,6 +56,11 @@ def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
         raise ConfigError(f"oracle {name!r} is not available in this installation ({error})") from None
 
 
+# The options the offline oracles read (the LLM and evolve oracles check
+# their own); `csro run` refuses any other --oracle-option for them.
+OFFLINE_ORACLE_OPTIONS = {"best-response": (), "seed": ("episodes",), "human": ("path",)}
+
+
 def make_oracle(name: str, config: Mapping[str, Any] | None = None) -> Oracle:
     """The oracle called `name`, made from its configuration."""
     return oracle_factory(name)(dict(config or {}))

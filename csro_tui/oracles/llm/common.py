@@ -171,8 +171,11 @@ class OptionReader:
         """Raise `ConfigError` for keys nobody read (typos), except `ignore`d ones."""
         unknown = sorted(set(self._values) - self._read - set(ignore))
         if unknown:
+            from csro_tui.names import did_you_mean
+
             known = ", ".join(sorted(self._read))
-            raise ConfigError(f"{self.oracle} oracle: unknown option(s) {', '.join(unknown)} (known: {known})")
+            hint = did_you_mean(unknown[0], self._read) if len(unknown) == 1 else ""
+            raise ConfigError(f"{self.oracle} oracle: unknown option(s) {', '.join(unknown)}{hint} (known: {known})")
 
 
 # --------------------------------------------------------------------- backend

@@ -110,7 +110,7 @@ class ProgressLines:
         elapsed = now - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
         done = f"{self.done:.0f}" if float(self.done).is_integer() else f"{self.done:.1f}"
-        parts = [f"{self.description}: {done}/{self.total} {self.unit}"]
+        parts = [f"{self.description}: {done}/{self.total}" + (f" {self.unit}" if self.unit else "")]
         if rate > 0:
             parts.append(f"{rate:.2g}/s" if rate < 10 else f"{rate:.0f}/s")
             remaining = max(self.total - self.done, 0) / rate

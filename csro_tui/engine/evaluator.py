@@ -131,6 +131,9 @@ class GameEvaluator:
         # on_cluster_status(ClusterStatus), called from the evaluating thread
         # about 4 times a second while the Ray backend plays a batch.
         self.on_cluster_status = None
+        # on_progress(done, total): matchups of the batch being played, from the
+        # evaluating thread while the runner reports (the TUI shows counts and time left)
+        self.on_progress = None
         self._pool = None
         self._pool_lock = threading.Lock()
         self._results: OrderedDict[tuple, Any] = OrderedDict()
@@ -169,7 +172,8 @@ class GameEvaluator:
                 for i in to_play
             ]
             played = evaluate_matchups(
-                self.spec, batch, workers=self.workers, limits=self.limits, exact=False, pool=self._referee_pool()
+                self.spec, batch, workers=self.workers, limits=self.limits, exact=False, pool=self._referee_pool(),
+                progress=self._progress_report,
             )
             for index, result in zip(to_play, played):
                 results[index] = result
@@ -200,6 +204,11 @@ class GameEvaluator:
     def cluster_status(self):
         """The Ray backend's latest `ClusterStatus` (jobs done/total, workers alive), else None."""
         return getattr(self._pool, "last_status", None)
+
+    def _progress_report(self, done: float, total: int) -> None:
+        listener = self.on_progress
+        if listener is not None:
+            listener(done, total)
 
     def _cluster_report(self, status) -> None:
         # Set by a display (csro run, the TUI) to follow a Ray evaluation live.

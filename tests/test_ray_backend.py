@@ -293,3 +293,14 @@ def test_the_evolve_oracles_reevaluation_is_the_same_on_ray(ray_address):
     finally:
         evaluator.close()
     assert on_ray == _reevaluation()
+
+
+def test_the_tui_launch_options_carry_the_backend_to_the_run_config():
+    from csro_tui.tui.model import LaunchOptions
+
+    config = RunConfig.from_dict({"game": "rrps", "backend": "ray", "ray_address": "10.0.0.5:6379"})
+    options = LaunchOptions.from_config(config)
+    assert (options.backend, options.ray_address) == ("ray", "10.0.0.5:6379")
+    again = load_run_config(options.flags(), env={})
+    assert (again.backend, again.ray_address) == ("ray", "10.0.0.5:6379")
+    assert load_run_config(LaunchOptions().flags(), env={}).backend == "local"

@@ -167,6 +167,10 @@ class LaunchOptions:
     iterations: int | None = None  # run this many at once (each still reviewed)
     seed_policies: list[str] = field(default_factory=list)  # empty: the game's default seeds
     human_file: str | None = None  # the human oracle's policy file
+    # Where sampled matches are played: "local" or "ray" (on the cluster at
+    # ray_address; "" = $RAY_ADDRESS or a Ray started on this machine).
+    backend: str = "local"
+    ray_address: str = ""
 
     @classmethod
     def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
@@ -182,6 +186,8 @@ class LaunchOptions:
             iterations=iterations,
             seed_policies=list(config.seed_policies),
             human_file=str(config.oracle_options.get("path")) if config.oracle_options.get("path") else None,
+            backend=config.backend,
+            ray_address=config.ray_address,
         )
 
     def flags(self) -> dict[str, Any]:
@@ -196,6 +202,8 @@ class LaunchOptions:
             "seed": self.seed,
             "seed_policies": list(self.seed_policies) or None,
             "oracle_options": {"path": self.human_file} if self.human_file else None,
+            "backend": self.backend,
+            "ray_address": self.ray_address or None,
         }
 
 

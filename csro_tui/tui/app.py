@@ -203,15 +203,18 @@ class CsroApp(App[None]):
         self.call_from_thread(self._set_work, f"running {count} iteration{'s' if count > 1 else ''}: oracle working…")
         return self.live.iterate(count) if self.live is not None else None
 
-    def _event_from_thread(self, event: Any, data: DashboardData) -> None:
-        """Engine subscriber: runs on the engine's thread; never waits for the UI."""
-        self._newest = data
+    def _event_from_thread(self, event: Any, data: DashboardData | None) -> None:
+        """Engine subscriber: runs on the engine's thread; never waits for the UI (data None: progress only)."""
+        if data is not None:
+            self._newest = data
         self.post_message(EngineUpdate(event, data))
 
     def on_engine_update(self, message: "EngineUpdate") -> None:
         activity = self.backend.describe_activity(message.event)
         if activity:
             self._set_work(activity)
+        if message.data is None:  # progress only: no new dashboard
+            return
         if message.data is self._newest:  # older updates still queued are skipped
             self._show(message.data)
 

@@ -7,6 +7,7 @@ engine), so the app calls them from thread workers only.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -121,6 +122,8 @@ class Backend:
     def describe_activity(event: Any) -> str:
         """What the engine is doing after `event`, for the status line."""
         kind = getattr(event, "TYPE", "")
+        if kind == "progress":
+            return event.text
         return {
             "iteration_started": "oracle working…",
             "proposal_created": "validating the proposal (sandboxed smoke run)…",
@@ -145,6 +148,17 @@ def session_summary(info: Any) -> str:
     return " · ".join(p for p in parts if p)
 
 
+PROGRESS_EVERY = 0.25  # seconds between progress lines on the status line
+
+
+@dataclass(frozen=True)
+class EvaluationProgress:
+    """Not a session event: what the evaluation has done so far, for the status line."""
+
+    text: str
+    TYPE = "progress"
+
+
 class LiveRun:
     """A session the engine is running, seen from the app.
 
@@ -162,6 +176,11 @@ class LiveRun:
         self._state = engine.snapshot()
         self._log = [adapt.event_line(event) for event in self._state.events]
         self._on_event = on_event
+        self._activity = ""
+        self._progress: Any = None  # ProgressLines of the batch being evaluated
+        self._progress_shown = 0.0
+        if hasattr(engine.evaluator, "on_progress"):
+            engine.evaluator.on_progress = self._evaluation_progress
         engine.subscribe(self._apply)
         self.options = LaunchOptions.from_config(engine.config)
 
@@ -221,8 +240,27 @@ class LiveRun:
         if self.engine.writer is not None:
             self.engine.writer.close()
 
+    def _evaluation_progress(self, done: float, total: int) -> None:
+        """Evaluator progress (engine thread): `matchups done/total · rate · time left`, about 4 times a second."""
+        import io
+        import time
+
+        from csro_tui.commands._output import ProgressLines
+
+        if self._progress is None or total != self._progress.total or done < self._progress.done:
+            what = self._activity.rstrip("…") or "evaluating"
+            self._progress = ProgressLines(what, total, unit="matchups", stream=io.StringIO(), interval=float("inf"))
+        self._progress.done = done
+        now = time.monotonic()
+        if now - self._progress_shown < PROGRESS_EVERY and done < total:
+            return
+        self._progress_shown = now
+        self._on_event(EvaluationProgress(self._progress.line(now)), None)
+
     def _apply(self, event: Any) -> None:
         """Engine subscriber (engine thread): fold the event, pass it on with the new dashboard."""
+        self._activity = Backend.describe_activity(event) or self._activity
+        self._progress = None
         with self._lock:
             self._state.apply(event)
             self._log.append(adapt.event_line(event))

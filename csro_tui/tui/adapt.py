@@ -175,7 +175,8 @@ def event_line(event: Any) -> str:
         if headline is not None and _num(headline[1]) is not None:
             body = f"iteration {event.iteration} {headline[0]} {number(headline[1], 4)}"
     elif kind == "game_played":
-        body = f"vs {event.opponent} as seat {event.seat}: " + ", ".join(f"{r:+g}" for r in event.returns)
+        mine = event.returns[event.seat] if 0 <= event.seat < len(event.returns) else None
+        body = f"played by hand vs {event.opponent}, seat {event.seat}: you {number(mine, 2, signed=True)}"
     elif kind == "session_resumed":
         body = "resumed"
     return f"#{event.seq} {kind}" + (f": {body}" if body else "")

@@ -380,6 +380,13 @@ class PlayScreen(Screen[None]):
     def action_back(self) -> None:
         self._close_session()
         self.app.pop_screen()
+        if self.recorded and self.session_id:
+            # a replayed session on screen: its timeline reloads to show the games just played
+            from csro_tui.tui.screens.sessions import TimelineScreen
+
+            for screen in self.app.screen_stack:
+                if isinstance(screen, TimelineScreen) and screen.session_id == self.session_id:
+                    screen.load()
 
 
 def _seen(observation: dict[str, Any]) -> str:

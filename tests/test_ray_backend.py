@@ -287,9 +287,12 @@ def test_the_evolve_oracles_reevaluation_is_the_same_on_ray(ray_address):
     from csro_tui.engine.evaluator import GameEvaluator
 
     evaluator = GameEvaluator(_spec(), workers=1, backend="ray", ray_address=ray_address)
+    progress = []
+    evaluator.on_progress = lambda done, total: progress.append((done, total))  # what the TUI shows
     try:
         on_ray = _reevaluation(evaluator)
         assert evaluator.cluster_status().total == 2  # both members' matches went to the cluster
+        assert progress[-1] == (2, 2)
     finally:
         evaluator.close()
     assert on_ray == _reevaluation()

@@ -29,6 +29,7 @@ from csro_tui.commands.eval import (
     load_participant,
     positive_int,
     referee_pool,
+    with_workers_note,
 )
 
 # Larger populations get the metrics table only; the matrix goes to --out.
@@ -80,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
 
     pairs = [(i, j) for i in range(len(members)) for j in range(i + 1, len(members))]
     jobs = [MatchJob(members[i], members[j], episodes, args.seed) for i, j in pairs]
-    with job_progress("cross-table", len(jobs)) as advance, referee_pool(spec, args, advance) as pool:
-        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance, pool=pool)
+    with job_progress("cross-table", len(jobs)) as advance, referee_pool(spec, args) as pool:
+        results = evaluate_matchups(
+            spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool
+        )
 
     size = len(members)
     matrix = [[0.0] * size for _ in range(size)]

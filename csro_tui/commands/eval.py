@@ -104,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else new_master_seed()
     jobs = [MatchJob(participant, opponent, episodes, derive(seed, "eval", opponent.name)) for opponent in opponents]
     with job_progress(f"evaluating {one_line(participant.name, 80)}", len(jobs)) as advance, \
-            referee_pool(spec, args, advance) as pool:
-        results = evaluate_matchups(spec, jobs, workers=args.workers, progress=advance, pool=pool)
+            referee_pool(spec, args) as pool:
+        results = evaluate_matchups(
+            spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool
+        )
 
     failed = next((result for result in results if result.failure is not None), None)
     if failed is not None:
@@ -153,9 +155,9 @@ def load_participant(spec: "GameSpec", reference: str) -> "Participant":
 
 
 @contextmanager
-def referee_pool(spec: "GameSpec", args: argparse.Namespace, advance=None) -> Iterator:
+def referee_pool(spec: "GameSpec", args: argparse.Namespace) -> Iterator:
     """None for the local backend (evaluate_matchups picks its processes), else
-    a Ray pool, closed at the end, whose workers-alive count goes to `advance`."""
+    a Ray pool, closed at the end."""
     from csro_tui.config import load_run_config
 
     settings = load_run_config({"backend": args.backend, "ray_address": args.ray_address})
@@ -164,15 +166,23 @@ def referee_pool(spec: "GameSpec", args: argparse.Namespace, advance=None) -> It
         return
     from csro_tui.evaluation.ray_backend import RayRefereePool
 
-    def status(cluster) -> None:
-        if advance is not None:
-            advance(cluster.done, cluster.total, f"{cluster.workers_alive}/{cluster.workers} Ray workers")
-
-    pool = RayRefereePool(spec, args.workers, address=settings.ray_address, status=status)
+    pool = RayRefereePool(spec, args.workers, address=settings.ray_address)
     try:
         yield pool
     finally:
         pool.close()
+
+
+def with_workers_note(advance, pool):
+    """The progress callback, noting the Ray workers alive when a Ray pool plays."""
+    if pool is None:
+        return advance
+
+    def report(done: float, total: int) -> None:
+        status = pool.last_status
+        advance(done, total, f"{status.workers_alive}/{status.workers} Ray workers" if status else "")
+
+    return report
 
 
 @contextmanager

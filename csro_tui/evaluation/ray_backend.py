@@ -23,9 +23,9 @@ loses or duplicates a payoff; the engine records payoffs only after the
 whole batch returns, so the session log stays the one source of truth.
 
 Progress: while chunks play, actors are asked (a second, threaded method)
-how far their lockstep has got; the pool's `status` callback, if any, gets a
-`ClusterStatus` (jobs done/total, workers alive), else the runner's
-`progress(done, total)` gets jobs done.
+how far their lockstep has got; the runner's `progress(done, total)` gets
+jobs done, and the pool's `status` callback, if any, a `ClusterStatus`
+(jobs done/total, workers alive); `last_status` keeps the latest.
 """
 
 from __future__ import annotations
@@ -394,10 +394,10 @@ class RayRefereePool:
         def report() -> None:
             done = finished_jobs + sum(chunk_done[c] for c, _ in running.values())
             self.last_status = ClusterStatus(done, len(jobs), len(self._actors), self.processes)
-            if self.status is not None:  # it shows done/total too
-                self.status(self.last_status)
-            elif progress is not None:
+            if progress is not None:
                 progress(done, len(jobs))
+            if self.status is not None:
+                self.status(self.last_status)
 
         report()
         while waiting or running:

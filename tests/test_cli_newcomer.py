@@ -336,3 +336,16 @@ def test_games_game_shows_what_a_policy_sees_its_seeds_and_bots(capsys):
     for seed in spec.seed_policies():
         assert re.search(rf"^  {seed}\b", out, re.M)
     assert f"Benchmark bots ({len(spec.benchmark())};" in out and "iocainebot" in out
+
+
+def test_crosstable_files_hold_no_negative_zero(tmp_path, capsys):
+    # Mirror entries are negations: a 0.0 payoff between equals would be stored as -0.0.
+    members = ["seed:always_bet", "seed:always_bet", "always_call"]
+    for name in ("table.csv", "table.json"):
+        assert main(["crosstable", "--game", "kuhn_poker", "--participants", *members,
+                     "--out", str(tmp_path / name)]) == 0
+    csv_text = (tmp_path / "table.csv").read_text()
+    document = json.loads((tmp_path / "table.json").read_text())
+    assert document["matrix"][1][0] == 0.0 and document["matrix"][0][1] == 0.0
+    assert "-0.0" not in csv_text and "-0.0" not in (tmp_path / "table.json").read_text()
+    assert "-0.0" not in capsys.readouterr().out

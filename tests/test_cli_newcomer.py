@@ -349,3 +349,13 @@ def test_crosstable_files_hold_no_negative_zero(tmp_path, capsys):
     assert document["matrix"][1][0] == 0.0 and document["matrix"][0][1] == 0.0
     assert "-0.0" not in csv_text and "-0.0" not in (tmp_path / "table.json").read_text()
     assert "-0.0" not in capsys.readouterr().out
+
+
+def test_the_first_line_of_a_reason_is_the_informative_one():
+    from csro_tui.sessions.summary import first_line
+
+    assert first_line("too simple\nmore detail") == "too simple …"
+    traceback = 'Traceback (most recent call last):\n  File "policy.py", line 5, in act\nZeroDivisionError: division by zero'
+    assert first_line(traceback) == "ZeroDivisionError: division by zero …"
+    assert first_line("\x1b[2Jcleared") == "cleared"  # no escape sequences from policy text
+    assert first_line("") == ""

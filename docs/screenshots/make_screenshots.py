@@ -4,7 +4,7 @@
 
 Runs Kuhn poker with the exact best-response oracle in a temporary sessions
 folder, accepts three proposals through the review screen and saves the
-start screen, a review, the dashboard, the inspector, a hand being played
+start screen, a review, the dashboard, the inspector, a match being played
 and the session timeline at 160x48.
 """
 
@@ -69,6 +69,19 @@ async def main() -> None:
         options.highlighted = options.get_option_index("bot:cfr_plus")
         options.action_select()
         await wait_until(pilot, lambda: play.session is not None and len(play.query("#play-actions Button")) > 0, "a hand")
+        for hand in range(2):  # two hands played out, the third dealt: the match so far shows
+            while not play.session.finished:
+                await wait_until(pilot, lambda: len(play.query("#play-actions Button")) > 0 or play.session.finished, "a move")
+                if play.session.finished:
+                    break
+                before = len(play.session.moves)
+                await pilot.press("2" if hand == 0 else "1")
+                await wait_until(pilot, lambda: len(play.session.moves) > before, "the move")
+            await wait_until(pilot, lambda: play.match is not None and len(play.match.games) == hand + 1, "the game counted")
+            finished = play.session
+            await pilot.press("n")
+            await wait_until(pilot, lambda: play.session is not finished and play.session is not None, "the next hand")
+        await wait_until(pilot, lambda: len(play.query("#play-actions Button")) > 0, "the third hand")
         save("play")
         await pilot.press("escape")
         session_id = app.live.session_id

@@ -307,3 +307,24 @@ def test_the_tui_launch_options_carry_the_backend_to_the_run_config():
     again = load_run_config(options.flags(), env={})
     assert (again.backend, again.ray_address) == ("ray", "10.0.0.5:6379")
     assert load_run_config(LaunchOptions().flags(), env={}).backend == "local"
+
+
+def test_the_tui_status_line_names_the_ray_workers_alive():
+    from types import SimpleNamespace
+
+    from csro_tui.evaluation.ray_backend import ClusterStatus
+    from csro_tui.tui.backend import LiveRun
+
+    shown = []
+    cluster = ClusterStatus(done=3, total=8, workers_alive=1, workers=2)
+    run = SimpleNamespace(
+        engine=SimpleNamespace(evaluator=SimpleNamespace(cluster_status=lambda: cluster)),
+        _progress=None, _progress_shown=0.0, _activity="evaluating new payoff entries…",
+        _on_event=lambda event, _dashboard: shown.append(event.text),
+    )
+    LiveRun._evaluation_progress(run, 3, 8)
+    assert shown and shown[-1].startswith("evaluating new payoff entries: 3/8 matchups")
+    assert shown[-1].endswith("1/2 Ray workers")
+    run.engine.evaluator = SimpleNamespace()  # the local backend: no note
+    LiveRun._evaluation_progress(run, 8, 8)
+    assert "Ray" not in shown[-1]

@@ -251,6 +251,8 @@ class LiveRun:
             what = self._activity.rstrip("…") or "evaluating"
             self._progress = ProgressLines(what, total, unit="matchups", stream=io.StringIO(), interval=float("inf"))
         self._progress.done = done
+        cluster = getattr(self.engine.evaluator, "cluster_status", lambda: None)()  # the Ray backend's
+        self._progress.note = f"{cluster.workers_alive}/{cluster.workers} Ray workers" if cluster is not None else ""
         now = time.monotonic()
         if now - self._progress_shown < PROGRESS_EVERY and done < total:
             return

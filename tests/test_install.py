@@ -58,7 +58,10 @@ def test_a_held_package_lock_costs_bubblewrap_not_the_python_install(tmp_path):
     handles = [open(path, "a") for path in LOCKS]
     try:
         for handle in handles:
-            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pytest.skip(f"another process holds {handle.name} already")
         result = subprocess.run(["bash", str(checkout / "install.sh")], env=env, capture_output=True,
                                 text=True, timeout=120)
     finally:

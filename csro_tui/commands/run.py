@@ -398,7 +398,8 @@ class RunDisplay:
             f"population {len(state.population)} · meta-strategy: {mixture or '-'}",
         ]
         if latest is not None:
-            figures = [f"meta-NashConv {number(latest.meta_nash_conv)}"]
+            # NashConv only where it says something (an exact solver's is ~0).
+            figures = [f"meta-NashConv {number(latest.meta_nash_conv)}"] if abs(latest.meta_nash_conv) >= 5e-5 else []
             if latest.exploitability is not None:
                 figures.append(f"exploitability {number(latest.exploitability)}")
             if latest.benchmark:
@@ -406,7 +407,8 @@ class RunDisplay:
                 episodes = self.engine.config.benchmark_episodes
                 figures.append(f"AggScore {number(meta['agg_score'], stderr=meta.get('agg_score_stderr'))}"
                                + (f" ({episodes} episodes per bot)" if episodes else ""))
-            lines.append(" · ".join(figures))
+            if figures:
+                lines.append(" · ".join(figures))
         best = best_metric(state.metrics)
         if best is not None:
             lines.append(f"best {best[0]} {number(best[1])}")

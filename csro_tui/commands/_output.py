@@ -171,3 +171,15 @@ class Ticker:
 
     def stop(self) -> None:
         self.stopped.set()
+
+
+# Width of rich output when stdout is piped or logged: wide enough that
+# tables are not folded to 80 columns (a table is only as wide as it needs).
+PIPED_WIDTH = 200
+
+
+def stdout_console() -> Any:
+    """A rich Console for stdout: the terminal's width, or PIPED_WIDTH when piped."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)

@@ -129,10 +129,11 @@ def _member_metrics(names: list[str], matrix: list[list[float]]) -> dict:
 
 
 def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from csro_tui.commands._output import stdout_console
+
+    console = stdout_console()
     how = "exact" if spec.exact else f"{episodes} episodes per pair, seats swapped"
     if len(names) <= MAX_MATRIX_SHOWN:
         grid = Table(title=f"{spec.title} cross-table: row's mean return against column ({how})")

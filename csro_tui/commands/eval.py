@@ -286,10 +286,11 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
 
 
 def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from csro_tui.commands._output import stdout_console
+
+    console = stdout_console()
     how = "exact" if spec.exact else f"{episodes} episodes per opponent, seats swapped"
     table = Table(title=plain(f"{one_line(participant.name, 80)} vs the {spec.title} benchmark ({how})"))
     table.add_column("opponent")

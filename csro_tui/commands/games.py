@@ -30,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.game:
         return show_game(args.game)
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="csro games")
@@ -48,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
             "exact" if spec.exact else "sampled",
             "-" if spec.exact else str(spec.default_episodes),
         )
-    console = Console()
+    from csro_tui.commands._output import stdout_console
+
+    console = stdout_console()
     console.print(table)
     console.print(
         "Any other two-player OpenSpiel game string also works (generic adapter); "

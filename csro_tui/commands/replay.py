@@ -33,14 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from rich.console import Console
-
     from csro_tui.sessions.state import fold
     from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    from csro_tui.commands._output import stdout_console
+
+    console = stdout_console()
     store = SessionStore(args.sessions_dir)
     log = store.read(args.session)
     for warning in log.warnings:

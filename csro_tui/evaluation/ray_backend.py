@@ -144,6 +144,27 @@ def connect(address: str = "") -> None:
             raise CsroError(f"cannot use the Ray cluster {where}: {first}") from None
         finally:
             ray_logger.setLevel(level)
+        _cluster_messages_to_stderr()
+
+
+def _cluster_messages_to_stderr() -> None:
+    """Ray prints the cluster's error messages for this driver ("(raylet) A
+    worker died ...") on stdout; stdout is csro's output (tables, --json),
+    so send them to stderr, where progress and warnings go."""
+    try:
+        import ray._private.worker as ray_worker
+
+        original = ray_worker.print_to_stdstream
+    except (ImportError, AttributeError):  # another Ray: leave it as it is
+        return
+    if getattr(original, "csro_to_stderr", False):
+        return
+
+    def to_stderr(data, ignore_prefix):
+        original(dict(data, is_err=True), ignore_prefix)
+
+    to_stderr.csro_to_stderr = True
+    ray_worker.print_to_stdstream = to_stderr
 
 
 def _token_auth_like_ray_start() -> None:

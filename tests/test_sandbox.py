@@ -542,17 +542,18 @@ def test_isolation_mode_follows_the_environment(monkeypatch):
 
 
 def test_host_script_never_imports_the_application():
-    text = (Path(__file__).parent.parent / "csro_tui" / "policies" / "host_main.py").read_text()
-    assert "import csro_tui" not in text and "from csro_tui" not in text
+    for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py"):
+        text = (Path(__file__).parent.parent / "csro_tui" / "policies" / name).read_text()
+        assert "import csro_tui" not in text and "from csro_tui" not in text, name
 
 
 def test_bubblewrap_mounts_the_python_installation_over_its_fresh_tmp(monkeypatch):
     # A later bwrap mount hides an earlier one: an installation under /tmp
     # (a CI checkout) must be bound after the empty /tmp, or the host can't start.
-    from csro_tui.policies import sandbox
+    from csro_tui.policies import isolation
 
-    monkeypatch.setattr(sandbox, "_python_roots", lambda: ["/tmp/checkout/.venv", "/opt/python"])
-    args = sandbox._bubblewrap_command("/usr/bin/bwrap", "/tmp/host-work")
+    monkeypatch.setattr(isolation, "_python_roots", lambda: ["/tmp/checkout/.venv", "/opt/python"])
+    args = isolation._bubblewrap_command("/usr/bin/bwrap", "/tmp/host-work")
     tmpfs = args.index("--tmpfs")
     assert args[tmpfs + 1] == "/tmp"
     for root in ("/tmp/checkout/.venv", "/opt/python", "/tmp/host-work"):
@@ -665,7 +666,7 @@ def test_hosts_confirm_the_kernel_layers_and_describe_names_them(sandbox_mode):
 
 
 def test_without_landlock_or_seccomp_policies_are_refused_unless_allowed(rlimits_mode, monkeypatch):
-    from csro_tui.policies import sandbox
+    from csro_tui.policies import isolation as sandbox
 
     monkeypatch.setattr(sandbox, "kernel_layers", lambda: {"landlock": 0, "seccomp": False})
     monkeypatch.delenv(sandbox.WEAK_SANDBOX_ENV_VAR, raising=False)

@@ -31,6 +31,8 @@ structs, called directly here.
 import ctypes
 import errno
 import os
+import resource
+import signal
 
 # Syscall numbers of Landlock: the same on every architecture (>= 424 are unified).
 _SYS_LANDLOCK_CREATE_RULESET = 444
@@ -280,3 +282,67 @@ def install_syscall_filter(frozen_signals=()) -> int:
     finally:
         library.seccomp_release(context)
     return rules
+
+
+# -- resource limits and privileges (applied first) ------------------------------
+
+
+def set_limit(which: int, value) -> None:
+    """Set soft and hard limit to `value` (never above an existing hard limit)."""
+    if value is None:
+        return
+    _soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def apply_limits(limits: dict) -> None:
+    set_limit(resource.RLIMIT_CORE, 0)
+    if limits.get("memory_bytes"):
+        set_limit(resource.RLIMIT_AS, int(limits["memory_bytes"]))
+    if limits.get("cpu_seconds"):
+        cpu = int(limits["cpu_seconds"])
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        # SIGXCPU at the soft limit ends the process; the hard limit (SIGKILL)
+        # one second later is only a backstop.
+        new_hard = cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, new_hard), new_hard))
+    if limits.get("max_file_bytes") is not None:
+        set_limit(resource.RLIMIT_FSIZE, int(limits["max_file_bytes"]))
+    if limits.get("max_open_files"):
+        set_limit(resource.RLIMIT_NOFILE, int(limits["max_open_files"]))
+
+
+def drop_privileges(uid: int, gid: int) -> None:
+    """As root, become uid/gid for good, so RLIMIT_NPROC and file permissions apply."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != gid:
+        raise OSError("could not drop privileges")
+
+
+def load_ctypes():
+    """Import ctypes while the installation is still readable (before the drop)."""
+    try:
+        import ctypes
+
+        return ctypes
+    except ImportError:
+        return None
+
+
+def set_parent_death_signal(ctypes) -> None:
+    """Die with the parent even while the policy spins (Linux prctl).
+
+    Must run after dropping privileges: changing credentials clears it.
+    """
+    if ctypes is None:
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: exec can never gain privileges
+    except Exception:
+        pass  # not Linux: the parent's kill on close still applies

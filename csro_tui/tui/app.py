@@ -28,6 +28,9 @@ from csro_tui.tui.model import StartChoices
 from csro_tui.tui.screens.start import OpenSession, StartScreen
 
 
+ORACLE_WORKING = "oracle working"  # the start of the status text while the oracle proposes
+
+
 class EngineUpdate(Message):
     """An engine event and the dashboard after it, from the engine's thread."""
 
@@ -85,6 +88,7 @@ class CsroApp(App[None]):
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
+        self.set_interval(1.0, self._show_oracle_activity)
         if self.open_session_id:
             self.open_recorded(self.open_session_id)
         elif self.options is not None and not self.show_start:
@@ -222,6 +226,17 @@ class CsroApp(App[None]):
         self.latest = data
         if self.dashboard is not None:
             self.dashboard.show(data)
+
+    def _show_oracle_activity(self) -> None:
+        """While the oracle works, its LLM calls and tokens so far on the status line (once a second)."""
+        if self.live is None or not self._busy() or not self._work_text.startswith(ORACLE_WORKING):
+            return
+        try:
+            activity = self.live.oracle_activity()
+        except Exception:  # noqa: BLE001 - a display nicety; never break the app for it
+            return
+        if activity:
+            self._set_work(f"{ORACLE_WORKING} {activity}")
 
     def _set_work(self, text: str) -> None:
         self._work_text = text

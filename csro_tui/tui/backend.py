@@ -269,6 +269,18 @@ class LiveRun:
             data = adapt.dashboard_data(self._state, log=list(self._log))
         self._on_event(event, data)
 
+    def oracle_activity(self) -> str:
+        """The LLM oracle's calls and tokens so far in this session ("" for other oracles); cheap, in memory."""
+        backend = getattr(self.engine.oracle, "backend", None)
+        calls = getattr(backend, "calls", None)
+        if calls is None:
+            return ""
+        from csro_tui.oracles.llm.client import usage_of
+
+        usage = usage_of(calls)
+        failed = f" ({usage.failed_calls} failed)" if usage.failed_calls else ""
+        return f"LLM calls {usage.calls}{failed} · tokens {usage.total_tokens:,}"
+
     def data(self) -> DashboardData:
         with self._lock:
             return adapt.dashboard_data(self._state, log=list(self._log))

@@ -49,3 +49,36 @@ def test_evaluation_progress_reaches_the_app_with_counts(tmp_path):
         assert Backend.describe_activity(progress[-1]) == last
     finally:
         live.close()
+
+
+async def test_llm_calls_show_while_the_oracle_works(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    import os
+
+    from textual.widgets import Input, Select
+
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.screens.review import ReviewScreen
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import start_screen, wait_until
+    from tests.tui.test_live_llm import KUHN_POLICY
+
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "CSRO_LLM_")):
+            monkeypatch.delenv(name, raising=False)
+    llm_server.script(ScriptedReply(f"```python\n{KUHN_POLICY}```\n", delay_s=3.0))
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        app.screen.query_one("#oracle", Select).value = "llm"
+        await pilot.pause()
+        app.screen.query_one("#model", Input).value = "scripted-model"
+        app.screen.query_one("#base-url", Input).value = llm_server.base_url
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: "LLM calls 0 · tokens 0" in app._work_text, "the oracle's activity")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
+        await pilot.press("c")
+
+
+from tests.llm_server import llm_server  # noqa: E402,F401 - fixture

@@ -253,6 +253,11 @@ def test_csro_run_is_identical_on_both_backends_and_resumes_after_the_driver_is_
                    "--session-dir", str(ray_root), cwd=tmp_path)
     assert resumed.wait(timeout=600) == 0, resumed.stderr.read()
     assert _outcome(ray_root) == _outcome(local_root)
+    # Each payoff entry and benchmark recorded once, across the kill and the resume.
+    events = SessionStore(ray_root).read(directory.name).events
+    entries = [(e.row, e.col) for event in events if event.TYPE == "payoffs_evaluated" for e in event.entries]
+    benchmarked = [event.policy_id for event in events if event.TYPE == "benchmark_evaluated"]
+    assert len(entries) == len(set(entries)) == 6 and len(benchmarked) == len(set(benchmarked)) == 4
 
 
 def _reevaluation(evaluator=None) -> float:

@@ -66,21 +66,32 @@ class CallTimeout(BaseException):
 class _CallTimer:
     """Each policy call's own wall-clock limit, whatever the batch size.
 
-    SIGALRM (ITIMER_REAL) raises CallTimeout into the call when its limit
-    passes, and again every quarter second after (sleeping, a Python loop
-    or a policy that catches it: the handler runs in all of them); once the
-    grace period has passed too, the handler reports the timeout itself and
-    exits.  Code stuck in C never runs the handler: ITIMER_PROF sends SIGPROF,
-    whose default action ends the process, when the call has used its limit
-    plus the grace in CPU time.  Handlers cannot be changed afterwards (the
-    guard stubs signal.signal; seccomp refuses rt_sigaction for both).
+    While calls run, SIGALRM ticks every `tick` seconds (ITIMER_REAL); the
+    handler raises CallTimeout into the call once it has run past its limit,
+    and again at every tick after (sleeping, a Python loop or a policy that
+    catches it: the handler runs in all of them); once the grace period has
+    passed too, the handler reports the timeout itself and exits.  Code
+    stuck in C never runs the handler: ITIMER_PROF, renewed at each tick,
+    then sends SIGPROF, whose default action ends the process, after the
+    call's limit plus the grace in CPU time.  Handlers cannot be changed
+    afterwards (the guard stubs signal.signal; seccomp refuses rt_sigaction
+    for both).
+
+    `start` is called per policy call and costs no system call once the
+    timers are armed (setitimer costs microseconds, more than a typical
+    `act`); `stop` disarms them at the end of a batch.
     """
 
     def __init__(self, channel: "_Channel", limit: float, grace: float) -> None:
         self.channel = channel
         self.limit = max(limit, 0.001)
         self.grace = max(grace, 0.0)
+        self.tick = max(0.01, min(0.25, self.limit / 4))
         self.what = ""
+        self.episode = None
+        self.current_limit = self.limit
+        self.call_started = 0.0
+        self.armed = False
         self.expired = False
         self.hard_deadline = 0.0
         self.seq = None
@@ -91,25 +102,38 @@ class _CallTimer:
         signal.signal(signal.SIGALRM, self._on_alarm)
         signal.signal(signal.SIGPROF, signal.SIG_DFL)
 
-    def start(self, seq, what: str, limit: float | None = None) -> None:
-        self.seq, self.what, self.expired = seq, what, False
-        limit = self.limit if limit is None else limit
-        self.current_limit = limit
-        self._setitimer(signal.ITIMER_REAL, limit, 0.25)
-        self._setitimer(signal.ITIMER_PROF, limit + self.grace + 0.5, 0)
+    def start(self, seq, what, limit: float | None = None, episode=None) -> None:
+        """Time one call.  `what` names it ("act"; with `episode`, "act
+        (episode N)"), formatted only if it overruns."""
+        self.seq, self.what, self.episode, self.expired = seq, what, episode, False
+        self.current_limit = self.limit if limit is None else limit
+        self.call_started = self._monotonic()
+        if not self.armed:
+            self.armed = True
+            self._setitimer(signal.ITIMER_PROF, self.current_limit + self.grace + 0.5, 0)
+            self._setitimer(signal.ITIMER_REAL, self.tick, self.tick)
 
     def stop(self) -> None:
+        self.armed = False
         self._setitimer(signal.ITIMER_REAL, 0, 0)
         self._setitimer(signal.ITIMER_PROF, 0, 0)
 
     def message(self) -> str:
-        return f"{self.what} ran past its limit of {self.current_limit:g} s"
+        what = self.what if self.episode is None else f"{self.what} (episode {self.episode})"
+        return f"{what} ran past its limit of {self.current_limit:g} s"
 
     def _on_alarm(self, _signum, _frame):
+        if not self.armed:
+            return
+        # Python is running, so no call is stuck in C: renew the CPU backstop.
+        self._setitimer(signal.ITIMER_PROF, self.current_limit + self.grace + 0.5, 0)
+        now = self._monotonic()
         if not self.expired:
+            if now - self.call_started < self.current_limit:
+                return
             self.expired = True
-            self.hard_deadline = self._monotonic() + self.grace
-        elif self._monotonic() >= self.hard_deadline:
+            self.hard_deadline = self.call_started + self.current_limit + self.grace
+        elif now >= self.hard_deadline:
             self.stop()
             try:
                 self.channel.send({"seq": self.seq, "ok": False, "category": "timeout",

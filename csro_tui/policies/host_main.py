@@ -420,7 +420,18 @@ class _Host:
         instances = self.instances
         encode = self.answers.encode
         timer = self.timer
+        try:
+            return self._act(seq, requests, answers, resync, instances, encode, timer)
+        except CallTimeout as error:  # an alarm that landed between two calls
+            timer.stop()
+            return self.failure(seq, error, f"act (episode {timer.episode})")
+        finally:
+            timer.stop()  # once per batch: each call re-arms the timers
+
+    def _act(self, seq, requests, answers, resync, instances, encode, timer) -> dict:
         episode = None
+        timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
+        clock = timer._monotonic
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
             if instance is None:
@@ -431,19 +442,19 @@ class _Host:
             elif self.lists.get(episode):
                 self.lists[episode] = {}
             try:
-                timer.start(seq, f"act (episode {episode})")
-                try:
-                    answer = instance.act(obs)
-                finally:
-                    timer.stop()
+                timer.episode = episode
+                timer.call_started = clock()  # timer.start(seq, "act", None, episode), inlined
+                answer = instance.act(obs)
                 # The common answer, a plain int that fits 63 bits (literal
                 # bounds: nothing a policy could rebind), skips encode.
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
                     answer = encode(answer)
                 answers.append(answer)
             except BaseException as error:  # noqa: BLE001 - policy code may raise anything
+                timer.stop()
                 return self.failure(seq, error, f"act (episode {episode})")
             if timer.expired:
+                timer.stop()
                 return self.timed_out(seq, f"act (episode {episode})")
             if fingerprints:
                 for key, full, fingerprint in fingerprints:

@@ -333,3 +333,28 @@ def test_the_tui_status_line_names_the_ray_workers_alive():
     run.engine.evaluator = SimpleNamespace()  # the local backend: no note
     LiveRun._evaluation_progress(run, 8, 8)
     assert "Ray" not in shown[-1]
+
+
+EVOLVE = ["run", "--game", GAME, "--oracle", "evolve", "--iterations", "1", "--episodes", "4", "--review", "valid",
+          "--seeds", "beat_last", "--benchmark", "off", "--llm-budget", "6", "--seed", "5"]
+
+
+def test_the_evolve_oracles_candidates_are_evaluated_the_same_on_ray(ray_address, tmp_path):
+    """Screening (previews) and the finalists' re-evaluation both go through the backend."""
+    runs = {}
+    for backend in ("local", "ray"):
+        root = tmp_path / backend
+        process = _cli(*EVOLVE, "--backend", backend, "--ray-address", ray_address, "--session-dir", str(root),
+                       cwd=tmp_path)
+        assert process.wait(timeout=600) == 0, process.stderr.read()
+        (directory,) = list(root.iterdir())
+        state = fold(SessionStore(root).read(directory.name).events)
+        assert state.config["backend"] == backend
+        proposal = next(iter(state.proposals.values())).proposal
+        assert "re-evaluated over 10 episodes" in proposal.rationale  # the finalists' path ran
+        runs[backend] = (
+            proposal.source, proposal.rationale,
+            [(m.id, m.source) for m in state.population],
+            {key: (p.mean, p.stderr) for key, p in state.payoffs.items()},
+        )
+    assert runs["ray"] == runs["local"]

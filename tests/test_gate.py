@@ -223,3 +223,30 @@ def test_sampled_noise_is_measured_over_seat_swapped_pairs():
     assert sampled_stderr(paired) == pytest.approx(5.5)  # sd(-28, -17) / sqrt(2)
     # One pair cannot estimate its own noise: the outcome's figure is kept.
     assert sampled_stderr(SimpleNamespace(returns=[4.0, 4.0], stderr=0.0)) == 0.0
+
+
+def _metrics_state(values, name="exploitability"):
+    """A SessionState stand-in holding one headline figure per iteration 0..n."""
+    from types import SimpleNamespace
+
+    from csro_tui.sessions.state import SessionState
+
+    state = SessionState.__new__(SessionState)
+    state.iterations = {n: SimpleNamespace(accepted=f"p{n}") for n in range(len(values))}
+    state.population = [SimpleNamespace(iteration=n) for n in range(len(values))]
+    state.metrics = [SimpleNamespace(iteration=n, value=v) for n, v in enumerate(values)]
+    return state, name
+
+
+def test_progress_note_waits_for_a_best_value_to_stand(monkeypatch):
+    import csro_tui.sessions.state as state_module
+    from csro_tui.engine import gate
+
+    state, name = _metrics_state([0.33, 0.25, 0.17, 0.25, 0.07, 0.14, 0.20, 0.10])
+    monkeypatch.setattr(state_module, "headline_metric", lambda m: (name, m.value))
+    # PSRO's usual ups and downs are not "not improving".
+    assert [gate.progress_note(state, n) for n in range(1, 7)] == [""] * 6
+    # Iteration 7: the best (0.07 at iteration 4) has stood for 3 iterations.
+    note = gate.progress_note(state, 7)
+    assert note.startswith("not improving: exploitability 0.1000; the best, 0.0700")
+    assert "3 iterations ago" in note

@@ -303,14 +303,19 @@ def known_policies(state: "SessionState") -> list[KnownPolicy]:
     return known
 
 
-# An iteration that adds nothing, or leaves the headline metric where it
-# was, is "not improving"; the note names how long that has lasted.
+# An iteration that adds nothing, or a headline metric whose best value has
+# stood for IMPROVEMENT_PATIENCE iterations, is "not improving"; the note
+# names how long that has lasted.
+IMPROVEMENT_PATIENCE = 3
+
+
 def progress_note(state: "SessionState", iteration: int) -> str:
     """One line when the run has stopped improving as of `iteration` (else "").
 
     Two signs: iterations in a row that added no policy (every proposal
-    rejected), and a headline metric (exploitability, AggScore) no better
-    than before the latest accepted policies joined.
+    rejected), and a headline metric (exploitability, AggScore) whose best
+    value so far was reached IMPROVEMENT_PATIENCE or more
+    iterations ago.
     """
     from csro_tui.sessions.state import headline_metric
 
@@ -326,29 +331,29 @@ def progress_note(state: "SessionState", iteration: int) -> str:
         why = f" (last rejection: {last})" if last else ""
         plural = "s" if idle > 1 else ""
         return f"not improving: no policy accepted in the last {idle} iteration{plural}{why}"
-    history = [m for m in state.metrics if 1 <= m.iteration <= iteration]
-    earlier = [m for m in state.metrics if m.iteration < iteration]
-    if not history or not earlier:
+    history = [m for m in state.metrics if m.iteration <= iteration]
+    if not history or history[-1].iteration < 1:
         return ""
     current = headline_metric(history[-1])
     if current is None or current[0] == "meta-NashConv":
         return ""
     name, value = current
-    stale = 0
-    for metrics in reversed(earlier):
+    # PSRO's headline metric is not monotone (a new member can shift the
+    # meta-strategy to a more exploitable mixture for an iteration), so only
+    # a best value left standing for IMPROVEMENT_PATIENCE iterations counts.
+    best_value, best_iteration = value, history[-1].iteration
+    for metrics in history:
         before = headline_metric(metrics)
         if before is None or before[0] != name:
-            break
-        better = value > before[1] + 1e-9 if name == "AggScore" else value < before[1] - 1e-9
-        if better:
-            break
-        stale += 1
-        if metrics.iteration < 1:
-            break
-    if stale == 0:
+            continue
+        better = before[1] > best_value + 1e-9 if name == "AggScore" else before[1] < best_value - 1e-9
+        if better or (abs(before[1] - best_value) <= 1e-9 and metrics.iteration < best_iteration):
+            best_value, best_iteration = before[1], metrics.iteration
+    stale = history[-1].iteration - best_iteration
+    if stale < IMPROVEMENT_PATIENCE:
         return ""
-    plural = "s" if stale > 1 else ""
-    return f"not improving: {name} {value:.4f} is no better than {stale} iteration{plural} ago"
+    return (f"not improving: {name} {value:.4f}; the best, {best_value:.4f}, "
+            f"was reached {stale} iterations ago")
 
 
 def _joined_in(state: "SessionState", number: int) -> bool:

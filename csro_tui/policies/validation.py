@@ -335,6 +335,13 @@ class _Checker(ast.NodeVisitor):
             self._add(node, f"access to the dunder attribute '.{attr}' is not allowed")
         elif attr in FORBIDDEN_ATTRIBUTES:
             self._add(node, f"access to the attribute '.{attr}' is not allowed")
+        elif (
+            isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Name)
+            and node.value.id in self.modules
+        ):
+            # Library modules are shared by all of a policy's episodes in
+            # one host: state stored on them would cross episodes.
+            self._add(node, f"assigning to the attribute '.{attr}' of a module is not allowed")
         elif attr.startswith("_") and isinstance(node.value, ast.Name) and node.value.id in self.modules:
             # A module's private helpers are where exec gadgets live
             # (dataclasses._create_fn, typing's evaluation internals).

@@ -50,6 +50,8 @@ class CsroApp(App[None]):
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "help", "Help", id="app.help", show=False),
+        # every screen: a focused text field still types "?" (it handles the key first)
+        Binding("question_mark", "help", "Help", id="app.help.key", show=False),
         # not a priority binding: a focused text field keeps ctrl+c for copying
         Binding("ctrl+c", "cancel_work", "Cancel work", id="app.cancel", show=False),
     ]

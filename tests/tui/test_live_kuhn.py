@@ -8,6 +8,8 @@ matrix and the meta-strategy on screen and in the session log.
 
 from __future__ import annotations
 
+from csro_tui.numbers import number
+
 import asyncio
 
 from textual.widgets import DataTable, OptionList, Static
@@ -108,7 +110,7 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
         cells = [[str(heat.get_row_at(i)[j]) for j in range(4)] for i in range(4)]
         for i in range(4):
             for j in range(4):
-                assert cells[i][j] == f"{live.payoff(ids[i], ids[j]):+.2f}"
+                assert cells[i][j] == number(live.payoff(ids[i], ids[j]), 2, signed=True)  # never "-0.00"
         # the meta-strategy on screen is the session's
         weights = live.meta_strategy
         assert [r[4] for r in table] == [f"{weights[i]:.3f}" for i in ids]
@@ -135,9 +137,10 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
             await wait_until(pilot, lambda: len(play.query("#play-actions Button")) > 0, "our turn")
             await pilot.press("2")  # Bet (or Call)
             await wait_until(pilot, lambda: len(play.session.moves) > before, "the move")
-        await wait_until(pilot, lambda: "Game recorded in the session." in notifications(app), "the record")
+        await wait_until(pilot, lambda: play.recorded == 1, "the record")
         hand = play.session.record()
-        assert "games played here 1" in str(play.query_one("#play-status", Static).render())
+        assert "1 recorded in the session" in str(play.query_one("#play-status", Static).render())
+        assert "match: 1 game" in str(play.query_one("#play-match", Static).render())
         await pilot.press("escape")
         assert not any("Error" in n for n in notifications(app))
         session_id = app.live.session_id

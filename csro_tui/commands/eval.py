@@ -279,6 +279,7 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "episodes": None if spec.exact else episodes,
         "seed": seed,
         "isolation": isolation_name(),
+        "isolation_layers": isolation_description(),
         "results": [result.to_dict() for result in results],
         "metrics": scores,
         "exploitability": expl,

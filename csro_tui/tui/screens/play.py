@@ -80,6 +80,7 @@ class PlayScreen(Screen[None]):
         self.opponent_key: str | None = None
         self.opponents: dict[str, tuple[str | None, str, str | None]] = {}  # option id -> (member id, name, source)
         self.recorded = 0
+        self.moving = False  # a move is being played in the worker
         self.new_seed = new_seed  # a fresh deal per game; tests pass a counter
 
     def compose(self) -> ComposeResult:
@@ -204,9 +205,10 @@ class PlayScreen(Screen[None]):
 
     def play(self, action: int) -> None:
         """The person's move (from a button or a key)."""
-        if self.session is None or self.session.finished:
+        if self.session is None or self.session.finished or self.moving:
             return
-        self._set_actions([])  # no double moves while the opponent thinks
+        self.moving = True  # no second move (and no reading the state) while the worker plays this one
+        self._set_actions([])
         self._move(self.session, action)
 
     @work(thread=True, exclusive=True, group="play")
@@ -242,6 +244,7 @@ class PlayScreen(Screen[None]):
 
     # ------------------------------------------------------------------ rendering
     def _render_game(self) -> None:
+        self.moving = False
         session = self.session
         if session is None:
             return
@@ -353,7 +356,7 @@ class PlayScreen(Screen[None]):
 
     def on_key(self, event) -> None:
         session = self.session
-        if session is None or session.finished or not event.character:
+        if session is None or session.finished or self.moving or not event.character:
             return
         legal = session.legal_actions()
         choice = None

@@ -10,6 +10,7 @@ Sections:
   4  meta-solvers: Nash LP vs OpenSpiel PRD on antisymmetric matrices
   5  PSRO iterations on Kuhn with an exact best-response oracle
   6  scaling in the population size, process-pool speed-up
+  7  LLM oracles with a real model ($CSRO_REAL_LLM_BASE_URL; skipped without) vs offline oracles
   8  the Ray backend: overhead against the local pool, throughput against workers, bytes per job
 """
 
@@ -24,7 +25,7 @@ from bench.common import Table, machine_line
 
 
 def sections():
-    from bench import cluster, poker, rrps, scaling, solvers
+    from bench import cluster, llm_oracles, poker, rrps, scaling, solvers
 
     return {
         "1": rrps.code_vs_code,
@@ -34,6 +35,7 @@ def sections():
         "5": poker.psro_iterations,
         "6": scaling.scaling,
         "8": cluster.ray_section,
+        "7": llm_oracles.llm_oracles,
     }
 
 

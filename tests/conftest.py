@@ -1,6 +1,12 @@
 """Shared pytest configuration (keep additive: several test suites use it)."""
 
+import os
+
 import pytest
+
+# Tests marked real_llm talk to a real model at this OpenAI-compatible base URL
+# (scripts/local-llm.sh start; .ci/run sets it) and are skipped without it.
+REAL_LLM_ENV = "CSRO_REAL_LLM_BASE_URL"
 
 
 def pytest_addoption(parser):
@@ -9,9 +15,15 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds; run with --run-slow")
+    config.addinivalue_line("markers", f"real_llm: needs a real model; runs when ${REAL_LLM_ENV} is set, skipped otherwise")
 
 
 def pytest_collection_modifyitems(config, items):
+    if not os.environ.get(REAL_LLM_ENV):
+        no_model = pytest.mark.skip(reason=f"no real model: set {REAL_LLM_ENV} (scripts/local-llm.sh start; url)")
+        for item in items:
+            if "real_llm" in item.keywords:
+                item.add_marker(no_model)
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="slow; run with --run-slow")

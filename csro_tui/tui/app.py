@@ -328,9 +328,9 @@ class CsroApp(App[None]):
             self.live.cancel()
         if self.reviewer is not None:
             self.reviewer.cancel()
-        waiting = self._work_text if self._busy() else "the session log"
+        now = f"the engine stops (now: {self._work_text})" if self._busy() else "the session log is written"
         self._set_work("closing the session…")
-        self.notify(f"Closing the session: waiting for {waiting}.", timeout=4)
+        self.notify(f"Closing the session once {now}.", timeout=4)
         self._close_for_next(then)
 
     @work(thread=True, group="close-session")
@@ -477,12 +477,12 @@ class CsroApp(App[None]):
             self.exit()
             return
         self._quitting = True
-        waiting = self._work_text if self._busy() else "the session log"
+        now = f"the engine stops (now: {self._work_text})" if self._busy() else "the session log is written"
         self.live.cancel()
         if self.reviewer is not None:
             self.reviewer.cancel()
         self._set_work("closing the session…")
-        self.notify(f"Quitting: waiting for {waiting} to stop, then recording the session closed.", timeout=10)
+        self.notify(f"Quitting once {now}; the session is recorded closed.", timeout=10)
         self._close_live()
 
     @work(thread=True, group="close")

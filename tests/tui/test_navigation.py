@@ -91,3 +91,18 @@ async def test_ctrl_c_cancels_or_says_there_is_nothing(tmp_path):
         assert any("Nothing to cancel" in n for n in notifications(app))
         titles = {c.title for c in app.get_system_commands(app.screen)}
         assert {"Next iteration", "Run 5", "Cancel work", "Inspect", "Play", "Sessions", "Close session"} <= titles
+
+
+async def test_quitting_during_work_says_what_it_waits_for(tmp_path):
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await engine_idle(pilot, app)
+        await pilot.press("n")  # the engine waits for a review
+        await wait_until(pilot, lambda: not isinstance(app.screen, DashboardScreen), "the review")
+        session_id = app.live.session_id
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert any(n.startswith("Quitting once the engine stops (now: waiting for your review") for n in notifications(app))
+    assert fold(SessionStore(tmp_path).read(session_id).events).closed is not None

@@ -54,6 +54,16 @@ class ValidationResult:
         return "valid"
 
 
+@dataclass(frozen=True)
+class ProposalVersion:
+    """One version of a proposal's code: the oracle's, or a reviewer's edit of the one before."""
+
+    proposal_id: str
+    source: str
+    edited_by: str | None = None  # None: the oracle's own proposal
+    expected_payoff: float | None = None  # its preview against the meta-strategy, measured for this code
+
+
 @dataclass
 class ReviewRequest:
     """Everything a reviewer needs to judge one proposal."""
@@ -69,6 +79,11 @@ class ReviewRequest:
     meta_strategy: dict[str, float] = field(default_factory=dict)
     # Set when the engine was asked to stop; a blocking reviewer should return.
     cancel: threading.Event = field(default_factory=threading.Event)
+    # Earlier versions of this proposal when it is a reviewer's edit, the
+    # oracle's original first (empty for an unedited proposal).
+    history: list[ProposalVersion] = field(default_factory=list)
+    edited_by: str | None = None  # who made this proposal by editing the last of `history`
+    max_attempts: int = 0  # oracle attempts per iteration (a rejection uses one up); 0: unknown
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from csro_tui.engine.jobs import benchmark_jobs, payoff_job
 from csro_tui.engine.metrics import benchmark_scores, payoff_against
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import Oracle, OracleContext, PolicyRecord, Proposal
-from csro_tui.reviewers import Decision, Reviewer, ReviewRequest
+from csro_tui.reviewers import Decision, ProposalVersion, Reviewer, ReviewRequest
 from csro_tui.sessions.events import (
     BenchmarkEvaluated,
     Event,
@@ -542,6 +542,9 @@ class Engine:
             population=population,
             meta_strategy=weights,
             cancel=self._stop,
+            history=self._earlier_versions(proposal_id),
+            edited_by=entry.edited_by,
+            max_attempts=self.config.max_attempts,
         )
         try:
             decision = self.reviewer.decide(request)
@@ -552,6 +555,21 @@ class Engine:
         if self._stop.is_set() and decision is None:
             return None
         return decision
+
+    def _earlier_versions(self, proposal_id: str) -> list[ProposalVersion]:
+        """The versions an edit replaced (oracle's original first), each with its own measured preview."""
+        versions = []
+        for entry in self.state.edit_chain(proposal_id)[:-1]:
+            preview = entry.preview.preview if entry.preview is not None else None
+            versions.append(
+                ProposalVersion(
+                    proposal_id=entry.id,
+                    source=entry.proposal.source,
+                    edited_by=entry.edited_by,
+                    expected_payoff=preview.expected_payoff if preview is not None else None,
+                )
+            )
+        return versions
 
     def _decide(self, proposal_id: str, decision: Decision, note: str = "") -> None:
         reason = decision.reason

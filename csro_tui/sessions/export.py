@@ -45,7 +45,7 @@ def policy_header(state: SessionState, policy_id: str) -> str:
     lines = [
         f"# csro-tui policy {row.id}: {row.name}",
         f"# session: {started.session_id if started else '?'} ({started.game if started else '?'})",
-        f"# origin: {row.origin}; iteration {row.iteration}; parent: {row.parent or 'none'}",
+        f"# origin: {row.origin_text}; iteration {row.iteration}; parent: {row.parent or 'none'}",
         f"# meta-strategy weight: {row.weight:.4f}",
         f"# expected payoff against the meta-strategy: {_number(row.payoff_vs_meta)}",
     ]
@@ -107,7 +107,7 @@ def report_markdown(state: SessionState) -> str:
     out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta | AggScore |",
             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for row in member_rows(state):
-        out.append(f"| {row.id} | {row.name} | {row.origin} | {row.parent or '-'} | {row.iteration} "
+        out.append(f"| {row.id} | {row.name} | {row.origin_text} | {row.parent or '-'} | {row.iteration} "
                    f"| {row.weight:.4f} | {_number(row.payoff_vs_meta)} | {_number(row.agg_score)} |")
 
     ids = state.ids

@@ -229,6 +229,22 @@ class SessionState:
     def member(self, policy_id: str) -> PolicyRecord | None:
         return next((m for m in self.population if m.id == policy_id), None)
 
+    def edit_chain(self, proposal_id: str) -> list[ProposalState]:
+        """The proposal's history: the oracle's original first, then each edit, ending with it."""
+        chain: list[ProposalState] = []
+        current = self.proposals.get(proposal_id)
+        while current is not None and current not in chain:
+            chain.append(current)
+            current = self.proposals.get(current.edited_from) if current.edited_from else None
+        return chain[::-1]
+
+    def edited_by(self, policy_id: str) -> str | None:
+        """Who edited an accepted member's code by hand (the last editor), or None."""
+        proposal_id = self.policy_proposal.get(policy_id)
+        if proposal_id is None:
+            return None
+        return next((p.edited_by or "a reviewer" for p in reversed(self.edit_chain(proposal_id)) if p.edited_from), None)
+
     def payoff(self, row: str, col: str) -> float | None:
         """M[row][col] (the matrix is antisymmetric); None if not evaluated yet."""
         if row not in self.metagame or col not in self.metagame:

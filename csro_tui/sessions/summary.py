@@ -52,6 +52,12 @@ class MemberRow:
     weight: float  # in the latest meta-strategy
     payoff_vs_meta: float | None  # expected payoff against the latest meta-strategy
     agg_score: float | None  # against the benchmark, where measured
+    edited_by: str | None = None  # who edited the accepted code by hand, if anyone
+
+    @property
+    def origin_text(self) -> str:
+        """The origin, marked when a person changed the oracle's code."""
+        return f"{self.origin}, edited by {self.edited_by}" if self.edited_by else self.origin
 
 
 def decision_text(state: SessionState, iteration: int) -> str:
@@ -169,6 +175,7 @@ def member_rows(state: SessionState) -> list[MemberRow]:
                 weight=weights.get(member.id, 0.0),
                 payoff_vs_meta=value,
                 agg_score=agg,
+                edited_by=state.edited_by(member.id),
             )
         )
     return rows

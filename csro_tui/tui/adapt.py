@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
 from csro_tui.numbers import number
 
@@ -69,6 +70,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
                 source=policy.source,
                 iteration=policy.iteration,
                 scores=scores,
+                edited_by=state.edited_by(policy.id),
             )
         )
     history: list[tuple[int, float]] = []
@@ -97,6 +99,10 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
         cost=usage[2],
         games_played=len(state.games),
         closed=state.closed is not None,
+        session_id=started.session_id if started else "",
+        closed_reason=state.closed.reason if state.closed is not None else "",
+        closed_message=state.closed.message if state.closed is not None else "",
+        closed_event=state.closed.seq if state.closed is not None else 0,
     )
 
 
@@ -179,7 +185,7 @@ def event_line(event: Any) -> str:
         body = f"played by hand vs {event.opponent}, seat {event.seat}: you {number(mine, 2, signed=True)}"
     elif kind == "session_resumed":
         body = "resumed"
-    return f"#{event.seq} {kind}" + (f": {body}" if body else "")
+    return one_line(f"#{event.seq} {kind}" + (f": {body}" if body else ""))
 
 
 def review_info(review: Any) -> ReviewInfo:
@@ -225,6 +231,14 @@ def review_info(review: Any) -> ReviewInfo:
         }
         or None,
         failure=failure,
+        proposal_id=getattr(review, "proposal_id", ""),
+        history=[
+            (v.proposal_id, v.source, v.edited_by, _num(v.expected_payoff)) for v in getattr(review, "history", [])
+        ],
+        edited_by=getattr(review, "edited_by", None),
+        max_attempts=int(getattr(review, "max_attempts", 0) or 0),
+        duplicate_of=getattr(preview, "duplicate_of", None) if preview is not None else None,
+        duplicate_reason=(getattr(preview, "duplicate_reason", "") or "") if preview is not None else "",
     )
 
 
@@ -241,3 +255,63 @@ def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:
     if decision.kind == "regenerate":
         return Decision.reject(REGENERATE_REASON)
     raise ValueError(f"no engine decision for {decision.kind!r}")
+
+
+def proposal_info(state: Any, proposal_id: str) -> tuple[ReviewInfo, str]:
+    """A recorded proposal as the review screen saw it, and its decision in words
+    (the full rejection reason, the note when the engine overrode the reviewer)."""
+    from csro_tui.reviewers import ProposalVersion, ReviewRequest, ValidationResult
+
+    entry = state.proposals[proposal_id]
+    validated = entry.validation
+    validation = ValidationResult(
+        valid=bool(validated.valid) if validated is not None else False,
+        issues=list(validated.issues) if validated is not None else [],
+        failure=validated.failure if validated is not None else None,
+        smoke=dict(validated.smoke) if validated is not None else {},
+        smoke_episodes=validated.smoke_episodes if validated is not None else 0,
+    )
+    chain = state.edit_chain(proposal_id)
+    history = [
+        ProposalVersion(
+            proposal_id=version.id,
+            source=version.proposal.source,
+            edited_by=version.edited_by,
+            expected_payoff=version.preview.preview.expected_payoff if version.preview is not None else None,
+        )
+        for version in chain[:-1]
+    ]
+    parent = None
+    if entry.proposal.parent:
+        parent = next((e.policy.source for e in state.events if e.TYPE == "policy_added" and e.policy.id == entry.proposal.parent), None)
+    request = ReviewRequest(
+        proposal_id=proposal_id,
+        proposal=entry.proposal,
+        iteration=entry.iteration,
+        attempt=entry.attempt,
+        validation=validation,
+        preview=entry.preview.preview if entry.preview is not None else None,
+        parent_source=parent,
+        history=history,
+        edited_by=entry.edited_by,
+        max_attempts=int(state.config.get("max_attempts") or 0),
+    )
+    info = review_info(request)
+    if validated is None:
+        info.validation = ["not validated (the session stopped before its gate)"]
+    decision = entry.decision
+    if decision is None:
+        words = "undecided (the session stopped before a decision)"
+    else:
+        words = f"{decision.action} by {decision.decided_by} (event #{decision.seq})"
+        if decision.reason:
+            words += f"\nreason: {decision.reason}"
+        if decision.note:
+            words += f"\nnote: {decision.note}"
+        if decision.action == "edit":
+            edit = next((p.id for p in state.proposals.values() if p.edited_from == proposal_id), None)
+            if edit:
+                words += f"\nthe edit became proposal {edit}"
+    if entry.policy_id:
+        words += f"\njoined the population as {entry.policy_id}"
+    return info, clean_text(words)

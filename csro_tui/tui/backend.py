@@ -137,14 +137,27 @@ class Backend:
         }.get(kind, "")
 
 
-def session_summary(info: Any) -> str:
+def nothing_accepted(before: Any, after: Any) -> str:
+    """Says which iterations run since `before` ended without a new policy, and why ("" if none did)."""
+    empty = []
+    for number, iteration in sorted(after.iterations.items()):
+        if number == 0 or not iteration.finished or iteration.accepted is not None:
+            continue
+        if number in before.iterations and before.iterations[number].finished:
+            continue
+        empty.append(f"iteration {number} ended with nothing accepted ({iteration.attempts} attempts used)")
+    return "; ".join(empty)
+
+
+def session_summary(info: Any, *, status: bool = True) -> str:
+    """One line about a recorded session; with `status`, how it closed leads (so it is never cut off)."""
     if info.error:
         return f"unreadable: {info.error}"
     parts = [info.game, info.oracle, info.solver, f"{info.iterations} iterations", f"{info.population_size} policies"]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
-    if info.closed:
-        parts.append(info.closed)
+    if status:
+        parts.insert(0, info.closed or "open")
     return " · ".join(p for p in parts if p)
 
 
@@ -221,9 +234,12 @@ class LiveRun:
     def iterate(self, count: int = 1) -> str:
         """Run `count` more oracle iterations (each reviewed); the outcome's message."""
         self.engine.clear_stop()  # a cancelled run must not stop the next one before it starts
-        target = self.engine.snapshot().completed_iterations + count
+        before = self.engine.snapshot()
+        target = before.completed_iterations + count
         outcome = self.engine.run(target, close=False)
-        return f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason
+        message = f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason
+        empty = nothing_accepted(before, self.engine.snapshot())
+        return f"{empty}; {message}" if empty else message
 
     def cancel(self) -> None:
         self.engine.request_stop()

@@ -40,6 +40,11 @@ class Member:
     source: str = ""
     iteration: int = 0
     scores: dict[str, float] = field(default_factory=dict)
+    edited_by: str | None = None  # a person changed the oracle's code before accepting it
+
+    @property
+    def origin_text(self) -> str:
+        return f"{self.origin} ✎ {self.edited_by}" if self.edited_by else self.origin
 
 
 @dataclass
@@ -59,6 +64,15 @@ class DashboardData:
     cost: float = 0.0
     games_played: int = 0
     closed: bool = False
+    session_id: str = ""
+    # How the session closed ("completed", "stopped", "error"), its message and event number.
+    closed_reason: str = ""
+    closed_message: str = ""
+    closed_event: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return self.closed_reason == "error"
 
     def member(self, member_id: str) -> Member | None:
         return next((m for m in self.members if m.id == member_id), None)
@@ -142,6 +156,19 @@ class ReviewInfo:
     per_member: dict[str, float] = field(default_factory=dict)
     population_metrics: dict[str, float] | None = None
     failure: str | None = None  # one-line failure summary (validation or preview)
+    proposal_id: str = ""
+    # When this is a reviewer's edit: the versions it replaced, the oracle's
+    # original first, as (proposal id, source, edited by, expected payoff measured for it).
+    history: list[tuple[str, str, str | None, float | None]] = field(default_factory=list)
+    edited_by: str | None = None
+    # Set by the gate when the code or behaviour repeats a member or an earlier rejection.
+    duplicate_of: str | None = None
+    duplicate_reason: str = ""
+    max_attempts: int = 0  # oracle attempts allowed per iteration (0: unknown)
+
+    @property
+    def original_source(self) -> str | None:
+        return self.history[0][1] if self.history else None
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,10 @@ async def test_invalid_proposal_cannot_be_accepted():
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen)
         assert any("failed validation" in n.message for n in app._notifications)
+        await pilot.press("g")  # the first g only says what regenerating costs
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen) and app.results == []
+        assert any("Regenerate rejects this proposal" in n.message for n in app._notifications)
         await pilot.press("g")
         await pilot.pause()
     assert app.results == [ReviewDecision("regenerate")]

@@ -107,3 +107,48 @@ def test_play_rrps(snap_compare, tmp_path):
         await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, "the board")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=two_throws)
+
+
+def edited_review():
+    """A best-response proposal a person edited: the oracle's original measured +0.2500, the edit +0.1667."""
+    info = sample_review()
+    original = '"""Bluff one time in five: expected payoff +0.25 against the meta-strategy."""\n' + info.source
+    info.history = [("i3.1", original, None, 0.25)]
+    info.edited_by = "tui"
+    info.proposal_id = "i3.2"
+    info.source = original.replace("< 0.2", "< 0.15")
+    info.expected_payoff = 0.1667
+    info.max_attempts = 3
+    return info
+
+
+def test_review_edit_diff(snap_compare):
+    app = ScreenApp(lambda: ReviewScreen(edited_review()))
+
+    async def diff(pilot):
+        app.screen.query_one("#review-tabs").active = "tab-diff"
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=diff)
+
+
+def test_error_panel(snap_compare):
+    data = sample_data()
+    data.session_id, data.closed, data.closed_reason, data.closed_event = "sample-kuhn", True, "error", 23
+    data.closed_message = "ValueError: bad value(s) in fds_to_keep"
+    assert snap_compare(ScreenApp(lambda: DashboardScreen(data)), terminal_size=SIZE)
+
+
+def test_timeline_proposal_view(snap_compare, tmp_path):
+    from csro_tui.sessions.state import fold
+    from csro_tui.tui.screens.proposal import ProposalScreen
+    from tests.tui.sample import record_sample_session
+
+    state = fold(record_sample_session(tmp_path))
+    app = ScreenApp(lambda: ProposalScreen(state, "i1a1"))
+
+    async def diff(pilot):
+        await pilot.press("3")  # the Diff tab: parent -> proposal
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=diff)

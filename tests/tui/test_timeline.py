@@ -70,7 +70,8 @@ async def test_sessions_screen_lists_and_opens(tmp_path):
         assert isinstance(app.screen, SessionsScreen)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1
-        assert "kuhn_poker" in str(table.get_row_at(0)[1])
+        row = [str(cell) for cell in table.get_row_at(0)]
+        assert row[1] == "completed" and "kuhn_poker" in row[2]  # the status right after the id
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and _population(app) == ["p0", "p1"], "the timeline")
 

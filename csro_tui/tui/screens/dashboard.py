@@ -9,9 +9,22 @@ from textual.widgets import Footer
 
 from csro_tui.tui.model import DashboardData
 from csro_tui.tui.widgets.dashboard_view import DashboardView
+from csro_tui.tui.widgets.error_panel import ErrorPanel
+from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
 from csro_tui.tui.widgets.title_header import TitleHeader
+
+
+def session_dir(app: object, session_id: str) -> str:
+    """Where a session's files are, for the error panel ("" when unknown)."""
+    store = getattr(getattr(app, "backend", None), "store", None)
+    if not session_id or store is None:
+        return ""
+    try:
+        return str(store.session_dir(session_id))
+    except Exception:  # noqa: BLE001 - a test backend without a store: say less
+        return ""
 
 
 class DashboardScreen(Screen[None]):
@@ -31,9 +44,11 @@ class DashboardScreen(Screen[None]):
         self._initial = data or DashboardData()
         self._pending: DashboardData | None = None
         self._work_text = "idle"
+        self._error_details = ""
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
+        yield ErrorPanel(id="error-panel")
         yield DashboardView(id="dashboard")
         yield StatusLine(id="status")
         yield Footer()
@@ -65,23 +80,38 @@ class DashboardScreen(Screen[None]):
         self.sub_title = " · ".join(x for x in (data.game, data.oracle, data.meta_solver) if x)
         self.query_one(DashboardView).show(data)
         self.query_one(StatusLine).show(data)
+        panel = self.query_one(ErrorPanel)
+        panel.details = self._error_details
+        panel.show(data, session_dir=session_dir(self.app, data.session_id))
+
+    def show_error(self, details: str) -> None:
+        """An exception the app caught from the engine's worker: shown until the session is resumed."""
+        self._error_details = details
+        if self.is_mounted:
+            panel = self.query_one(ErrorPanel)
+            panel.details = details
+            panel.show(self.data, session_dir=session_dir(self.app, self.data.session_id))
 
     def set_work(self, text: str) -> None:
         self._work_text = text
         if self.is_mounted:
             self.query_one(StatusLine).work = text
 
-    def action_inspect(self, member_id: str | None = None) -> None:
-        member_id = member_id or self.query_one(DashboardView).selected_member
+    def action_inspect(self, member_id: str | None = None, against: str | None = None) -> None:
+        if member_id is None:
+            member_id, against = self.query_one(DashboardView).selection(self.focused)
         if member_id is None:
             self.notify("The population is empty.", severity="warning")
             return
         from csro_tui.tui.screens.inspector import InspectorScreen
 
-        self.app.push_screen(InspectorScreen(self.data, member_id))
+        self.app.push_screen(InspectorScreen(self.data, member_id, against))
 
     def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
         self.action_inspect(message.member_id)
+
+    def on_payoff_heatmap_inspect(self, message: PayoffHeatmap.Inspect) -> None:
+        self.action_inspect(message.member_id, message.against)
 
     def action_play(self) -> None:
         self.app.action_play()  # type: ignore[attr-defined]

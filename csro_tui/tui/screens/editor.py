@@ -7,6 +7,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Label, TextArea
 
+from csro_tui.text import plain
+
 
 def code_area(source: str, *, read_only: bool, id: str | None = None) -> TextArea:
     """A Python TextArea; plain text where tree-sitter is not installed."""
@@ -33,8 +35,8 @@ class EditorScreen(Screen[str | None]):
 
     def compose(self) -> ComposeResult:
         yield Label(
-            f"Editing {self.title_text} — ctrl+s sends it back to the engine, which validates "
-            "and previews it again before you can accept it.",
+            plain(f"Editing {self.title_text} — ctrl+s sends it back to the engine, which validates "
+            "and previews it again before you can accept it; the oracle's original is kept and the diff shown."),
             id="editor-title",
         )
         yield code_area(self.original, read_only=False, id="editor-area")

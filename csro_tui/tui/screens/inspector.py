@@ -10,28 +10,38 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import DashboardData
 from csro_tui.numbers import number
 
 
-def facts_text(data: DashboardData, member_id: str) -> Text:
+def facts_text(data: DashboardData, member_id: str, against: str | None = None) -> Text:
     member = data.member(member_id)
     text = Text()
+    if member is not None and against is not None:
+        cell = data.cell(member_id, against)
+        opponent = data.member(against)
+        matchup = one_line(f"{member_id} vs {against} {opponent.name if opponent else ''}")
+        text.append(f"Matchup {matchup}: " + (cell.describe() if cell else "not evaluated yet") + "\n\n", style="bold")
     if member is None:
-        return Text(f"No policy {member_id} in this population.", style="red")
-    text.append(f"{member.id}  {member.name}\n", style="bold")
-    text.append(f"origin {member.origin}  iteration {member.iteration}  weight {member.weight:.3f}\n")
+        return Text(f"No policy {one_line(member_id)} in this population.", style="red")
+    text.append(one_line(f"{member.id}  {member.name}") + "\n", style="bold")
+    text.append(one_line(f"origin {member.origin}  iteration {member.iteration}  weight {member.weight:.3f}") + "\n")
+    if member.edited_by:
+        text.append(f"✎ edited by {one_line(member.edited_by)} before it was accepted: "
+                    "the oracle's original and the diff are in the session's timeline\n", style="magenta")
     for name, value in sorted(member.scores.items()):
         text.append(f"{name} {number(value, 4, signed=True)}\n")
     text.append("\nLineage\n", style="bold underline")
     for depth, ancestor in enumerate(data.lineage(member_id)):
-        text.append("  " * depth + ("└ " if depth else "") + f"{ancestor.id} {ancestor.name} ({ancestor.origin})\n")
+        edited = f", edited by {ancestor.edited_by}" if ancestor.edited_by else ""
+        text.append("  " * depth + ("└ " if depth else "") + one_line(f"{ancestor.id} {ancestor.name} ({ancestor.origin}{edited})") + "\n")
     children = data.children(member_id)
     if children:
-        text.append("Derived: " + ", ".join(f"{c.id} {c.name}" for c in children) + "\n")
+        text.append("Derived: " + one_line(", ".join(f"{c.id} {c.name}" for c in children)) + "\n")
     text.append("\nAgainst each member (its row)\n", style="bold underline")
     for other, cell in data.row(member_id):
-        label = f"  vs {other.id} {other.name}"[:30].ljust(30)
+        label = ("  " + one_line(f"vs {other.id} {other.name}"))[:30].ljust(30)
         if cell is None:
             text.append(f"{label} not evaluated\n", style="dim")
         else:
@@ -46,10 +56,11 @@ class InspectorScreen(Screen[None]):
         Binding("p", "play", "Play against it", id="inspector.play"),
     ]
 
-    def __init__(self, data: DashboardData, member_id: str) -> None:
+    def __init__(self, data: DashboardData, member_id: str, against: str | None = None) -> None:
         super().__init__()
         self.data = data
         self.member_id = member_id
+        self.against = against  # the column of the payoff matrix's cursor, when opened from there
 
     def compose(self) -> ComposeResult:
         member = self.data.member(self.member_id)
@@ -57,11 +68,11 @@ class InspectorScreen(Screen[None]):
             with VerticalScroll(id="inspector-code", classes="panel") as code:
                 code.border_title = "Code"
                 yield Static(
-                    Syntax(member.source if member else "", "python", line_numbers=True, theme="monokai"),
+                    Syntax(clean_text(member.source) if member else "", "python", line_numbers=True, theme="monokai"),
                 )
             with VerticalScroll(id="inspector-facts", classes="panel") as facts:
                 facts.border_title = "Scores and lineage"
-                yield Static(facts_text(self.data, self.member_id), id="inspector-text")
+                yield Static(facts_text(self.data, self.member_id, self.against), id="inspector-text")
         yield Footer()
 
     def action_play(self) -> None:

@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.adapt import call_tokens
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 from csro_tui.tui.model import ReviewDecision, ReviewInfo
@@ -24,22 +25,41 @@ from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.reject import RejectReasonScreen
 
 
-def summary_text(info: ReviewInfo) -> Text:
+def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text:
     text = Text()
-    text.append(f"{info.name}", style="bold")
-    text.append(f"  by {info.oracle}  iteration {info.iteration}  attempt {info.attempt}")
+    text.append(one_line(info.name), style="bold")
+    text.append(f"  by {one_line(info.oracle)}  iteration {info.iteration}  attempt {info.attempt}")
+    if info.max_attempts:
+        text.append(f" of {info.max_attempts}")
+    if info.proposal_id:
+        text.append(f"  proposal {one_line(info.proposal_id)}")
     if info.parent:
-        text.append(f"  parent {info.parent}")
-    text.append("   (keys 1-5 switch tabs)", style="dim")
+        text.append(f"  parent {one_line(info.parent)}")
+    text.append(f"   {hint}", style="dim")
     text.append("\n")
+    if info.history:
+        original = info.history[0]
+        text.append(f"✎ edited by {one_line(info.edited_by or 'a reviewer')}", style="bold magenta")
+        text.append(f" from the oracle's proposal {one_line(original[0])}")
+        if len(info.history) > 1:
+            text.append(f" ({len(info.history)} edits)")
+        text.append("; Diff (2) shows oracle → edited\n")
+    if info.duplicate_of:
+        text.append(f"⚠ duplicate of {one_line(info.duplicate_of)}", style="bold yellow")
+        if info.duplicate_reason:
+            text.append(f": {one_line(info.duplicate_reason)}", style="yellow")
+        text.append("\n")
     if info.valid:
         text.append("✔ valid", style="bold green")
     else:
         text.append("✘ invalid", style="bold red")
     if info.failure:
-        text.append(f"  {info.failure}", style="red")
+        text.append(f"  {one_line(info.failure)}", style="red")
     if info.expected_payoff is not None:
-        text.append(f"  expected payoff vs meta-strategy {info.expected_payoff:+.4f}")
+        text.append(f"  measured for this code: expected payoff vs meta-strategy {info.expected_payoff:+.4f}")
+        before = info.history[-1][3] if info.history else None
+        if before is not None:
+            text.append(f" (before the edit {before:+.4f})", style="dim")
     if info.population_metrics:
         text.append(
             "  " + "  ".join(f"{k} {v:+.4f}" for k, v in sorted(info.population_metrics.items()))
@@ -47,11 +67,31 @@ def summary_text(info: ReviewInfo) -> Text:
     return text
 
 
+def edit_note(info: ReviewInfo) -> Text:
+    """Above edited code: figures written in its text are not measurements of it."""
+    return Text(
+        "Edited code: any figure written in its text (docstring, comments) is the oracle's claim about "
+        "its original, not a measurement of this code; the measured figures are in the header.",
+        style="italic magenta",
+    )
+
+
+def regenerate_cost(info: ReviewInfo) -> str:
+    """What `g` costs, said before it costs it."""
+    llm = " (one more LLM call)" if info.llm_calls else ""
+    if info.max_attempts and info.attempt >= info.max_attempts:
+        return (f"Regenerate rejects this proposal; it is attempt {info.attempt} of {info.max_attempts}, "
+                f"so iteration {info.iteration} then ends with nothing accepted. g again to confirm.")
+    left = f"attempt {info.attempt + 1} of {info.max_attempts}" if info.max_attempts else "another attempt"
+    return f"Regenerate rejects this proposal and asks the oracle again{llm}: uses {left}. g again to confirm."
+
+
 def checks_text(info: ReviewInfo) -> Text:
     text = Text()
     text.append("Validation and smoke run\n", style="bold underline")
     if info.validation:
         for line in info.validation:
+            line = clean_text(line)
             ok = line.startswith(("ok", "✔"))
             text.append(f"  {line}\n", style="green" if ok else "red" if not info.valid else "")
     else:
@@ -60,7 +100,7 @@ def checks_text(info: ReviewInfo) -> Text:
     if info.per_member:
         for member_id, value in info.per_member.items():
             style = "green" if value > 0 else "red" if value < 0 else ""
-            text.append(f"  vs {member_id:<12} {value:+.4f}\n", style=style)
+            text.append(f"  vs {one_line(member_id):<12} {value:+.4f}\n", style=style)
     else:
         text.append("  no preview\n", style="dim")
     return text
@@ -72,7 +112,7 @@ def exchange_text(info: ReviewInfo) -> Text:
         return Text("This oracle made no LLM calls.", style="dim")
     text = Text()
     for n, call in enumerate(info.llm_calls, 1):
-        facts = [str(call[k]) for k in ("purpose", "model") if call.get(k)]
+        facts = [one_line(call[k]) for k in ("purpose", "model") if call.get(k)]
         tokens = call_tokens(call)
         if tokens:
             facts.append(f"{tokens} tokens" + (" (estimated)" if call.get("usage_estimated") else ""))
@@ -91,15 +131,37 @@ def exchange_text(info: ReviewInfo) -> Text:
             content = message.get("content", "") if isinstance(message, dict) else str(message)
             if not isinstance(content, str):
                 content = json.dumps(content, indent=1)
-            text.append(f"[{role}]\n", style="bold cyan")
-            text.append(content.rstrip() + "\n\n")
+            text.append(f"[{one_line(role)}]\n", style="bold cyan")
+            text.append(clean_text(content).rstrip() + "\n\n")
         reply = call.get("response", "")
         if not isinstance(reply, str):
             reply = json.dumps(reply, indent=1)
         text.append("[reply]\n", style="bold magenta")
-        text.append(reply.rstrip() + "\n\n")
+        text.append(clean_text(reply).rstrip() + "\n\n")
         if call.get("error"):
-            text.append(f"error ({call.get('error_kind') or 'failed'}): {call['error']}\n\n", style="red")
+            kind = one_line(call.get("error_kind") or "failed")
+            text.append(f"error ({kind}): {clean_text(call['error'])}\n\n", style="red")
+    return text
+
+
+def diff_text(info: ReviewInfo) -> Text:
+    """The person's edit (oracle's original -> this code) first, then parent -> proposal."""
+    text = Text()
+    name = one_line(info.name) or "proposal"
+    if info.history:
+        original_id, original_source = info.history[0][0], info.history[0][1]
+        text.append(f"Edit by {one_line(info.edited_by or 'a reviewer')}: the oracle's original → this code\n",
+                    style="bold magenta")
+        lines = unified_diff(clean_text(original_source), clean_text(info.source),
+                             f"oracle {one_line(original_id)}", f"edited {one_line(info.proposal_id) or name}")
+        text.append_text(coloured_diff(lines) if lines else Text("No change.", style="dim"))
+        text.append("\n\n")
+    if info.parent_source is None:
+        text.append("No parent: this proposal is written from scratch.", style="dim")
+        return text
+    text.append(f"Parent {one_line(info.parent or 'parent')} → this proposal\n", style="bold")
+    lines = unified_diff(clean_text(info.parent_source), clean_text(info.source), one_line(info.parent or "parent"), name)
+    text.append_text(coloured_diff(lines) if lines else Text("Identical to its parent.", style="dim"))
     return text
 
 
@@ -124,6 +186,7 @@ class ReviewScreen(Screen[ReviewDecision]):
     def __init__(self, info: ReviewInfo) -> None:
         super().__init__()
         self.info = info
+        self._regenerate_armed = False
 
     def compose(self) -> ComposeResult:
         info = self.info
@@ -131,8 +194,10 @@ class ReviewScreen(Screen[ReviewDecision]):
         with TabbedContent(id="review-tabs"):
             with TabPane("Code", id="tab-code"):
                 with VerticalScroll():
+                    if info.history:
+                        yield Static(edit_note(info), id="review-edit-note")
                     yield Static(
-                        Syntax(info.source, "python", line_numbers=True, theme="monokai", word_wrap=False),
+                        Syntax(clean_text(info.source), "python", line_numbers=True, theme="monokai", word_wrap=False),
                         id="review-code",
                     )
             with TabPane("Diff", id="tab-diff"):
@@ -140,7 +205,7 @@ class ReviewScreen(Screen[ReviewDecision]):
                     yield Static(self._diff(), id="review-diff")
             with TabPane("Rationale", id="tab-rationale"):
                 with VerticalScroll():
-                    yield Static(info.rationale or Text("No rationale given.", style="dim"), id="review-rationale")
+                    yield Static(plain(info.rationale) if info.rationale else Text("No rationale given.", style="dim"), id="review-rationale")
             with TabPane("LLM exchange", id="tab-llm"):
                 with VerticalScroll():
                     yield Static(exchange_text(info), id="review-llm")
@@ -150,12 +215,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         yield Footer()
 
     def _diff(self) -> Text:
-        if self.info.parent_source is None:
-            return Text("No parent: this proposal is written from scratch.", style="dim")
-        lines = unified_diff(self.info.parent_source, self.info.source, self.info.parent or "parent", self.info.name)
-        if not lines:
-            return Text("Identical to its parent.", style="dim")
-        return coloured_diff(lines)
+        return diff_text(self.info)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
@@ -174,6 +234,11 @@ class ReviewScreen(Screen[ReviewDecision]):
         self.app.push_screen(RejectReasonScreen(), done)
 
     def action_regenerate(self) -> None:
+        """First g says what it costs; a second g does it."""
+        if not self._regenerate_armed:
+            self._regenerate_armed = True
+            self.notify(regenerate_cost(self.info), severity="warning", timeout=8)
+            return
         self.dismiss(ReviewDecision("regenerate"))
 
     def action_edit(self) -> None:
@@ -181,7 +246,7 @@ class ReviewScreen(Screen[ReviewDecision]):
             if source is not None:
                 self.dismiss(ReviewDecision("edit", source=source))
 
-        self.app.push_screen(EditorScreen(self.info.source, self.info.name), done)
+        self.app.push_screen(EditorScreen(clean_text(self.info.source), one_line(self.info.name)), done)
 
     def action_edit_external(self) -> None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -195,7 +260,7 @@ class ReviewScreen(Screen[ReviewDecision]):
                 with self.app.suspend():
                     subprocess.run([*shlex.split(editor), str(path)], check=False)
             except Exception as error:  # noqa: BLE001 - e.g. suspend unsupported in tests/web
-                self.notify(f"Could not run {editor}: {error}", severity="error")
+                self.notify(f"Could not run {one_line(editor)}: {one_line(error)}", severity="error")
                 return
             source = path.read_text(encoding="utf-8")
         if source == self.info.source:

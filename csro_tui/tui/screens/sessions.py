@@ -9,13 +9,27 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
+from rich.text import Text
 from textual.widgets import DataTable, Footer, Static
 
+from csro_tui.text import one_line, plain
 from csro_tui.tui.backend import session_summary
+from csro_tui.tui.screens.dashboard import session_dir
 from csro_tui.tui.widgets.dashboard_view import DashboardView
+from csro_tui.tui.widgets.error_panel import ErrorPanel
+from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
 from csro_tui.tui.widgets.title_header import TitleHeader
+
+
+STATUS_STYLES = {"error": "bold red", "stopped": "yellow", "completed": "green", "open": "cyan", "unreadable": "bold red"}
+
+
+def session_status(info: Any) -> Text:
+    """error / stopped / completed, "open" for a session that never closed (running, or killed)."""
+    status = "unreadable" if info.error else (info.closed or "open")
+    return Text(status, style=STATUS_STYLES.get(status, ""))
 
 
 class SessionsScreen(Screen[None]):
@@ -36,23 +50,24 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "Recorded sessions"
-        self.query_one(DataTable).add_columns("session", "summary")
+        self.query_one(DataTable).add_columns("session", "status", "summary")
         self.load()
 
-    @work(thread=True, exclusive=True, group="sessions")
+    @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
     def load(self) -> None:
         try:
-            rows = [(info.id, session_summary(info)) for info in self.backend.list_sessions()]
+            rows = [(info.id, session_status(info), session_summary(info, status=False)) for info in self.backend.list_sessions()]
         except Exception as error:  # noqa: BLE001
             self.app.call_from_thread(self.notify, f"Cannot list sessions: {error}", severity="error")
             return
         self.app.call_from_thread(self._show, rows)
 
-    def _show(self, rows: list[tuple[str, str]]) -> None:
+    def _show(self, rows: list[tuple[str, Text, str]]) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        for session_id, summary in rows:
-            table.add_row(session_id, summary, key=session_id)
+        for session_id, status, summary in rows:
+            # the id is never cut (the table scrolls sideways); the status comes right after it
+            table.add_row(plain(session_id), status, plain(summary), key=session_id)
         if not rows:
             self.notify(f"No recorded sessions under {self.backend.store.root}.")
         table.focus()
@@ -71,13 +86,19 @@ class SessionsScreen(Screen[None]):
 
 
 class TimelineScreen(Screen[None]):
-    """The dashboard as it was after each event: left/right step through them."""
+    """The dashboard as it was after each event: left/right step through events,
+    page up/down through iterations, [ ] through proposals; o opens a proposal."""
 
     BINDINGS = [
         Binding("left", "step(-1)", "Back a step", id="timeline.back", priority=True),
         Binding("right", "step(1)", "Forward", id="timeline.forward", priority=True),
         Binding("shift+left", "step(-10)", "Back 10", id="timeline.back10", show=False, priority=True),
         Binding("shift+right", "step(10)", "Forward 10", id="timeline.forward10", show=False, priority=True),
+        Binding("pageup", "jump('iteration_started', -1)", "Previous iteration", id="timeline.iteration_back", priority=True, show=False),
+        Binding("pagedown", "jump('iteration_started', 1)", "Next iteration", id="timeline.iteration_forward", priority=True, show=False),
+        Binding("left_square_bracket", "jump('proposal_created', -1)", "Previous proposal", id="timeline.proposal_back", show=False),
+        Binding("right_square_bracket", "jump('proposal_created', 1)", "Next proposal", id="timeline.proposal_forward", show=False),
+        Binding("o", "open_proposal", "Open proposal", id="timeline.open_proposal"),
         Binding("home", "first", "First", id="timeline.first", priority=True, show=False),
         Binding("end", "last", "Last", id="timeline.last", priority=True, show=False),
         Binding("i", "inspect", "Inspect", id="timeline.inspect"),
@@ -91,11 +112,13 @@ class TimelineScreen(Screen[None]):
         self.backend = backend
         self.session_id = session_id
         self.events: list[Any] = []
+        self.state: Any = None  # the whole session folded, for opening proposals
         self.step = 0
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
         yield Static("loading…", id="timeline-bar")
+        yield ErrorPanel(id="error-panel")
         yield DashboardView(id="dashboard")
         yield StatusLine(id="timeline-status")
         yield Footer()
@@ -104,21 +127,25 @@ class TimelineScreen(Screen[None]):
         self.sub_title = self.session_id
         self.load()
 
-    @work(thread=True, exclusive=True, group="timeline")
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def load(self) -> None:
+        from csro_tui.sessions.state import fold
+
         try:
             events = self.backend.read_events(self.session_id)
+            state = fold(events)
         except Exception as error:  # noqa: BLE001 - a corrupt or missing session
             self.app.call_from_thread(self.notify, str(error), severity="error", timeout=10)
-            self.app.call_from_thread(self._set_bar, f"cannot open {self.session_id}")
+            self.app.call_from_thread(self._set_bar, f"cannot open {self.session_id}: {one_line(error, 200)}")
             return
-        self.app.call_from_thread(self._loaded, events)
+        self.app.call_from_thread(self._loaded, events, state)
 
     def _set_bar(self, text: str) -> None:
-        self.query_one("#timeline-bar", Static).update(text)
+        self.query_one("#timeline-bar", Static).update(plain(one_line(text)))
 
-    def _loaded(self, events: list[Any]) -> None:
+    def _loaded(self, events: list[Any], state: Any = None) -> None:
         self.events = events
+        self.state = state
         self.go(len(events))
 
     def go(self, step: int) -> None:
@@ -128,7 +155,7 @@ class TimelineScreen(Screen[None]):
         self.step = max(1, min(step, len(self.events)))
         self._fold(self.step)
 
-    @work(thread=True, exclusive=True, group="timeline-step")
+    @work(thread=True, exclusive=True, group="timeline-step", exit_on_error=False)
     def _fold(self, step: int) -> None:
         from csro_tui.tui.adapt import event_line
 
@@ -148,23 +175,66 @@ class TimelineScreen(Screen[None]):
         status = self.query_one(StatusLine)
         status.show(data)
         status.work = "replay"
-        self._set_bar(f"step {step}/{len(self.events)}  {line}")
+        self.query_one(ErrorPanel).show(data, session_dir=session_dir(self.app, self.session_id))
+        iteration = self._iteration_at(step)
+        where = f"iteration {iteration}  " if iteration is not None else ""
+        self._set_bar(f"step {step}/{len(self.events)}  {where}{line}   (pgup/pgdn iteration, [ ] proposal, o opens it)")
 
     def action_step(self, delta: int) -> None:
         self.go(self.step + delta)
 
-    def action_inspect(self, member_id: str | None = None) -> None:
+    def action_inspect(self, member_id: str | None = None, against: str | None = None) -> None:
         view = self.query_one(DashboardView)
-        member_id = member_id or view.selected_member
+        if member_id is None:
+            member_id, against = view.selection(self.focused)
         if member_id is None:
             self.notify("No policy at this step.", severity="warning")
             return
         from csro_tui.tui.screens.inspector import InspectorScreen
 
-        self.app.push_screen(InspectorScreen(view.data, member_id))
+        self.app.push_screen(InspectorScreen(view.data, member_id, against))
 
     def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
         self.action_inspect(message.member_id)
+
+    def on_payoff_heatmap_inspect(self, message: PayoffHeatmap.Inspect) -> None:
+        self.action_inspect(message.member_id, message.against)
+
+    # --- drilling down ---------------------------------------------------------
+    def _iteration_at(self, step: int) -> int | None:
+        for event in reversed(self.events[:step]):
+            if event.TYPE == "iteration_started":
+                return event.iteration
+        return None
+
+    def action_jump(self, kind: str, direction: int) -> None:
+        """To the previous / next event of `kind` (an iteration's or a proposal's start)."""
+        if not self.events:
+            return
+        indices = range(self.step, len(self.events)) if direction > 0 else range(self.step - 2, -1, -1)
+        target = next((i for i in indices if self.events[i].TYPE == kind), None)
+        if target is None:
+            what = "iteration" if kind == "iteration_started" else "proposal"
+            self.notify(f"No {'later' if direction > 0 else 'earlier'} {what}.", timeout=3)
+            return
+        self.go(target + 1)
+
+    def proposal_at(self, step: int) -> str | None:
+        """The proposal the event at `step` is about, else the last one before it."""
+        for event in reversed(self.events[:step]):
+            proposal_id = getattr(event, "proposal_id", None)
+            if proposal_id is not None and self.state is not None and proposal_id in self.state.proposals:
+                return proposal_id
+        return None
+
+    def action_open_proposal(self) -> None:
+        proposal_id = self.proposal_at(self.step)
+        if proposal_id is None:
+            self.notify("No proposal yet at this step; ] jumps to the next one.", severity="warning")
+            return
+        from csro_tui.tui.screens.proposal import ProposalScreen
+
+        self.app.push_screen(ProposalScreen(self.state, proposal_id))
 
     def action_resume(self) -> None:
         self.app.resume_session(self.session_id)  # type: ignore[attr-defined]

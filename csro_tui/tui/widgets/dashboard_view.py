@@ -46,3 +46,14 @@ class DashboardView(Grid):
     @property
     def selected_member(self) -> str | None:
         return self.query_one(PopulationTable).selected_id
+
+    def selection(self, focused: object) -> tuple[str | None, str | None]:
+        """(member, opponent) that `i`/Enter act on: the payoff matrix's cursor
+        cell (row member against column member) when the matrix has focus, else
+        the population table's row."""
+        heatmap = self.query_one(PayoffHeatmap)
+        if focused is heatmap.table:
+            picked = heatmap.selected()
+            if picked is not None:
+                return picked
+        return self.selected_member, None

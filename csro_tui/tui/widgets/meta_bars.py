@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from csro_tui.text import one_line
 from csro_tui.tui.model import DashboardData, bar
 
 
@@ -17,10 +18,10 @@ class MetaBars(Static):
     def render_bars(self, data: DashboardData) -> Text:
         if not data.members:
             return Text("No population yet.", style="dim")
-        label_width = min(max(len(f"{m.id} {m.name}") for m in data.members), 28)
+        label_width = min(max(len(one_line(f"{m.id} {m.name}")) for m in data.members), 28)
         text = Text()
         for i, member in enumerate(data.members):
-            label = f"{member.id} {member.name}"[:label_width].ljust(label_width)
+            label = one_line(f"{member.id} {member.name}")[:label_width].ljust(label_width)
             if i:
                 text.append("\n")
             text.append(label + " ")

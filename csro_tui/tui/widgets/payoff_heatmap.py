@@ -7,8 +7,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData
 from csro_tui.numbers import number
 
@@ -75,6 +77,20 @@ class PayoffHeatmap(Vertical):
             )
         self._describe()
 
+    class Inspect(Message):
+        """Enter on a cell: inspect the row member against the column member."""
+
+        def __init__(self, member_id: str, against: str) -> None:
+            super().__init__()
+            self.member_id = member_id
+            self.against = against
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        event.stop()
+        picked = self.selected()
+        if picked is not None:
+            self.post_message(self.Inspect(*picked))
+
     def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
         event.stop()
         self._describe()
@@ -92,11 +108,11 @@ class PayoffHeatmap(Vertical):
             return "No matchups yet."
         row, col = picked
         a, b = self._data.member(row), self._data.member(col)
-        names = f"{row} {a.name if a else ''} vs {col} {b.name if b else ''}"
+        names = one_line(f"{row} {a.name if a else ''} vs {col} {b.name if b else ''}")
         cell = self._data.cell(row, col)
         if cell is None:
             return f"{names}: not evaluated yet"
         return f"{names}: {cell.describe()}"
 
     def _describe(self) -> None:
-        self.query_one("#payoff-detail", Static).update(self.detail_text())
+        self.query_one("#payoff-detail", Static).update(plain(self.detail_text()))

@@ -5,6 +5,9 @@ from __future__ import annotations
 from textual.message import Message
 from textual.widgets import DataTable
 
+from rich.text import Text
+
+from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData, Member
 from csro_tui.numbers import number
 
@@ -34,15 +37,16 @@ class PopulationTable(DataTable):
             self.move_cursor(row=self.get_row_index(selected))
 
     @staticmethod
-    def _cells(member: Member, score_names: list[str]) -> list[str]:
+    def _cells(member: Member, score_names: list[str]) -> list[Text | str]:
         scores = [
             number(member.scores[name], 3, signed=True) if name in member.scores else "–" for name in score_names
         ]
         return [
-            member.id,
-            member.name,
-            member.origin,
-            member.parent or "–",
+            plain(one_line(member.id)),
+            plain(one_line(member.name)),
+            # a person's edit shows: "best-response ✎ tui"
+            Text(one_line(member.origin)) + (Text(f" ✎ {one_line(member.edited_by)}", style="bold magenta") if member.edited_by else Text()),
+            plain(one_line(member.parent or "–")),
             f"{member.weight:.3f}",
             *scores,
         ]

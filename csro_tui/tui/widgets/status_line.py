@@ -8,6 +8,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from csro_tui.text import plain
 from csro_tui.tui.model import DashboardData
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -63,4 +64,4 @@ class StatusLine(Static):
             parts.append(f"games played {d.games_played}")
         if d.closed:
             parts.append("closed")
-        self.update("  │  ".join(parts))
+        self.update(plain("  │  ".join(parts)))

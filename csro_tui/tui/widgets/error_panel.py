@@ -1,0 +1,67 @@
+"""A session that closed with an error says so until it is resumed: the
+one-line reason, where the details are, how to resume."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from csro_tui.text import clean_text, one_line
+from csro_tui.tui.model import DashboardData
+
+# Lines of a traceback shown in the panel (its last ones: where it failed).
+TRACEBACK_LINES = 6
+
+
+def error_text(data: DashboardData, *, session_dir: str = "", details: str = "") -> Text | None:
+    """The panel's text, or None when the session did not close with an error.
+
+    `details` is what the app caught itself (a worker's traceback), shown
+    even before the session recorded anything."""
+    if not data.failed and not details:
+        return None
+    text = Text()
+    reason = data.closed_message if data.failed else (details.strip().splitlines() or [""])[-1]
+    text.append("✘ ", style="bold red")
+    what = f"Session {one_line(data.session_id)}" if data.session_id else "The session"
+    text.append(f"{what} closed with an error: ", style="bold red")
+    text.append(one_line(reason, 300) or "(no message)", style="red")
+    text.append("\n")
+    if data.failed:
+        where = f"{session_dir}/events.jsonl" if session_dir else "the session's events.jsonl"
+        text.append(f"Recorded in {one_line(where)} (event #{data.closed_event}); nothing before it is lost.\n")
+        text.append("Resume: s (sessions) → this session → R, or ")
+        text.append(f"csro run --resume {one_line(data.session_id)}", style="bold")
+        text.append(".\n")
+    if details:
+        lines = clean_text(details).rstrip().splitlines()
+        text.append("Traceback (last lines):\n", style="dim")
+        for line in lines[-TRACEBACK_LINES:]:
+            text.append(f"  {line}\n", style="dim")
+    text.rstrip()
+    return text
+
+
+class ErrorPanel(Static):
+    """Hidden unless the session shown closed with an error (or the app caught one)."""
+
+    DEFAULT_CSS = """
+    ErrorPanel {
+        display: none;
+        height: auto;
+        max-height: 12;
+        border: heavy $error;
+        padding: 0 1;
+        background: $error 10%;
+    }
+    ErrorPanel.-shown { display: block; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.details = ""
+
+    def show(self, data: DashboardData, *, session_dir: str = "") -> None:
+        text = error_text(data, session_dir=session_dir, details=self.details)
+        self.set_class(text is not None, "-shown")
+        self.update(text if text is not None else "")

@@ -8,6 +8,7 @@ engine's events come back through `call_from_thread`.
 from __future__ import annotations
 
 import threading
+import traceback
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
@@ -19,6 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import DashboardData, LaunchOptions, ReviewDecision
 from csro_tui.tui.reviewer import QueueReviewer
 from csro_tui.tui.screens.dashboard import DashboardScreen
@@ -175,9 +177,9 @@ class CsroApp(App[None]):
             message = None
             try:
                 message = target(*args)
-            except Exception as error:  # noqa: BLE001 - every error becomes a notification
+            except Exception as error:  # noqa: BLE001 - every error lands in the error panel
                 if not self._quitting:
-                    self.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error", timeout=10)
+                    self.call_from_thread(self._engine_failed, error, traceback.format_exc())
             finally:
                 if self._torn_down and self.live is not None:
                     self.live.release()  # the app went away while the engine worked
@@ -187,7 +189,20 @@ class CsroApp(App[None]):
                 self.call_from_thread(self._work_done, data, message)
 
         self._idle.clear()
-        self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine")
+        self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine", exit_on_error=False)
+
+    def _engine_failed(self, error: BaseException, details: str) -> None:
+        """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it."""
+        line = one_line(f"{type(error).__name__}: {error}", 200)
+        if self.live is not None and self.dashboard is not None:
+            self.dashboard.show_error(details)
+            self.notify(f"{line} (the error panel on the dashboard has the details)", severity="error", timeout=10)
+        else:  # the session never started: the start form comes back
+            self.notify(f"The session could not start: {line}", severity="error", timeout=30)
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None, markup: bool = False) -> None:
+        """Every toast's text is cleaned and never parsed as markup (it may quote a policy's exception)."""
+        super().notify(clean_text(message), title=one_line(title), severity=severity, timeout=timeout, markup=markup)
 
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
         if data is not None:
@@ -497,6 +512,10 @@ class CsroApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "close" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.exit()
+        elif event.state == WorkerState.ERROR and not self._quitting:
+            # a worker started with exit_on_error=False failed: say so, keep the app
+            error = event.worker.error
+            self.notify(f"{event.worker.name or 'background work'} failed: {type(error).__name__}: {error}", severity="error", timeout=15)
 
     def on_unmount(self) -> None:
         # the app is going (quit above, or torn down): release the engine thread

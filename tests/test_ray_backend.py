@@ -31,6 +31,14 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 GAME = "rrps(num_repetitions=50)"
 
 
+def _roomy_limits():
+    """Sandbox limits a machine loaded by parallel tests cannot turn into timeouts
+    (the same on both backends; limits never change a result that is not a failure)."""
+    from csro_tui.policies.sandbox import SandboxLimits
+
+    return SandboxLimits(init_timeout=60.0, move_timeout=10.0, batch_timeout=10.0)
+
+
 def _unavailable(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"{reason} (CI installs the ray extra and starts a Ray head on {RAY_ADDRESS})")
@@ -75,7 +83,9 @@ def _jobs(spec, episodes: int):
 def _local(spec, jobs):
     from csro_tui.evaluation.runner import evaluate_matchups
 
-    return [result.to_dict() for result in evaluate_matchups(spec, jobs, workers=1)]
+    results = [result.to_dict() for result in evaluate_matchups(spec, jobs, workers=1, limits=_roomy_limits())]
+    assert [r["failure"] for r in results if r["failure"]] == []
+    return results
 
 
 # ---------------------------------------------------------------- configuration (no cluster needed)
@@ -118,8 +128,9 @@ def test_a_cross_table_is_identical_on_both_backends_and_reports_progress(ray_ad
     statuses = []
     pool = RayRefereePool(spec, 2, address=ray_address, status=statuses.append)
     try:
-        on_ray = [result.to_dict() for result in evaluate_matchups(spec, jobs, pool=pool)]
-        again = [result.to_dict() for result in evaluate_matchups(spec, jobs, pool=pool)]  # warm actors
+        limits = _roomy_limits()
+        on_ray = [result.to_dict() for result in evaluate_matchups(spec, jobs, pool=pool, limits=limits)]
+        again = [result.to_dict() for result in evaluate_matchups(spec, jobs, pool=pool, limits=limits)]  # warm
     finally:
         pool.close()
     local = _local(spec, jobs)
@@ -142,7 +153,7 @@ def test_a_worker_killed_mid_evaluation_loses_and_duplicates_nothing(ray_address
 
     def evaluate() -> None:
         try:
-            outcome["results"] = [r.to_dict() for r in evaluate_matchups(spec, jobs, pool=pool)]
+            outcome["results"] = [r.to_dict() for r in evaluate_matchups(spec, jobs, pool=pool, limits=_roomy_limits())]
         except BaseException as error:  # reported by the assertion below
             outcome["error"] = error
 
@@ -284,14 +295,14 @@ def _reevaluation(evaluator=None) -> float:
 def test_the_evolve_oracles_reevaluation_is_the_same_through_the_evaluator():
     from csro_tui.engine.evaluator import GameEvaluator
 
-    evaluator = GameEvaluator(_spec(), workers=1)
+    evaluator = GameEvaluator(_spec(), workers=1, limits=_roomy_limits())
     assert _reevaluation(evaluator) == _reevaluation()
 
 
 def test_the_evolve_oracles_reevaluation_is_the_same_on_ray(ray_address):
     from csro_tui.engine.evaluator import GameEvaluator
 
-    evaluator = GameEvaluator(_spec(), workers=1, backend="ray", ray_address=ray_address)
+    evaluator = GameEvaluator(_spec(), workers=1, backend="ray", ray_address=ray_address, limits=_roomy_limits())
     progress = []
     evaluator.on_progress = lambda done, total: progress.append((done, total))  # what the TUI shows
     try:

@@ -4,8 +4,9 @@
 
 Runs Kuhn poker with the exact best-response oracle in a temporary sessions
 folder, accepts three proposals through the review screen and saves the
-start screen, a review, the dashboard, the inspector, a match being played
-and the session timeline at 160x48.
+start screen, a review, a person's edit (the diff oracle -> edited), the
+dashboard, the inspector, a match being played, the session timeline and one
+of its proposals opened from it, at 160x48.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from textual.widgets import OptionList  # noqa: E402
 
 from csro_tui.tui.app import CsroApp  # noqa: E402
 from csro_tui.tui.screens.dashboard import DashboardScreen  # noqa: E402
+from csro_tui.tui.screens.editor import EditorScreen  # noqa: E402
 from csro_tui.tui.screens.play import PlayScreen  # noqa: E402
 from csro_tui.tui.screens.review import ReviewScreen  # noqa: E402
 from csro_tui.tui.screens.sessions import TimelineScreen  # noqa: E402
@@ -44,6 +46,20 @@ async def main() -> None:
         for n in range(3):
             await pilot.press("n")
             await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "a review", steps=4000)
+            if n == 1:  # a person's edit: the review shows oracle -> edited and both measured payoffs
+                await pilot.press("e")
+                await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), "the editor")
+                area = app.screen.query_one("#editor-area")
+                area.text = area.text.replace('"Pass",', '"Bet",  # edited by hand:', 1)
+                review = app.screen_stack[-2]
+                await pilot.press("ctrl+s")
+                await wait_until(
+                    pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen is not review, "the edit's review",
+                    steps=4000,
+                )
+                app.screen.query_one("#review-tabs").active = "tab-diff"
+                await pilot.pause()
+                save("review-edit")
             if n == 2:
                 save("review")
                 app.screen.query_one("#review-tabs").active = "tab-checks"
@@ -94,6 +110,16 @@ async def main() -> None:
         await wait_until(pilot, lambda: app.screen.step == 15, "step 15")
         await pilot.pause(0.5)
         save("timeline")
+        timeline = app.screen
+        await pilot.press("home")
+        for _ in range(3):  # proposals i1.1, i2.1, then i2.2: the edit of iteration 2
+            await pilot.press("right_square_bracket")
+            await pilot.pause(0.2)
+        await pilot.press("o")
+        await wait_until(pilot, lambda: app.screen is not timeline and hasattr(app.screen, "proposal_id"), "a proposal")
+        await pilot.press("3")
+        await pilot.pause(0.5)
+        save("timeline-proposal")
 
 
 if __name__ == "__main__":

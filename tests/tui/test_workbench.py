@@ -240,7 +240,7 @@ async def test_a_session_closed_with_an_error_keeps_a_panel(tmp_path):
         panel = app.screen.query_one(ErrorPanel)
         assert panel.display
         text = rendered(panel)
-        assert "closed with an error: ValueError: bad value(s) in fds_to_keep [/oops]" in text
+        assert "The session closed with an error: ValueError: bad value(s) in fds_to_keep [/oops]" in text
         assert "event #42" in text and "csro run --resume s1" in text and "\x1b" not in text
     data.closed_reason = "completed"
     app = ScreenApp(lambda: DashboardScreen(data))

@@ -77,6 +77,8 @@ class DashboardScreen(Screen[None]):
         data, self._pending = self._pending, None
         if data is None:
             return
+        if not self.query(DashboardView):
+            return  # the screen is being torn down (the app quits): its last event has nowhere to go
         self.sub_title = " · ".join(x for x in (data.game, data.oracle, data.meta_solver) if x)
         self.query_one(DashboardView).show(data)
         self.query_one(StatusLine).show(data)

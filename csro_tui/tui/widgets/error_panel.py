@@ -22,17 +22,15 @@ def error_text(data: DashboardData, *, session_dir: str = "", details: str = "")
         return None
     text = Text()
     reason = data.closed_message if data.failed else (details.strip().splitlines() or [""])[-1]
-    text.append("✘ ", style="bold red")
-    what = f"Session {one_line(data.session_id)}" if data.session_id else "The session"
-    text.append(f"{what} closed with an error: ", style="bold red")
+    text.append("✘ The session closed with an error: ", style="bold red")
     text.append(one_line(reason, 300) or "(no message)", style="red")
     text.append("\n")
     if data.failed:
-        where = f"{session_dir}/events.jsonl" if session_dir else "the session's events.jsonl"
-        text.append(f"Recorded in {one_line(where)} (event #{data.closed_event}); nothing before it is lost.\n")
-        text.append("Resume: s (sessions) → this session → R, or ")
+        text.append("Resume: R on its timeline (s lists sessions), or ")
         text.append(f"csro run --resume {one_line(data.session_id)}", style="bold")
-        text.append(".\n")
+        text.append("\n")
+        where = f"{session_dir}/events.jsonl" if session_dir else "the session's events.jsonl"
+        text.append(f"Recorded in {one_line(where)}, event #{data.closed_event}; nothing before it is lost.\n")
     if details:
         lines = clean_text(details).rstrip().splitlines()
         text.append("Traceback (last lines):\n", style="dim")
@@ -45,6 +43,7 @@ def error_text(data: DashboardData, *, session_dir: str = "", details: str = "")
 class ErrorPanel(Static):
     """Hidden unless the session shown closed with an error (or the app caught one)."""
 
+    SCOPED_CSS = False  # the -short rule names the screen
     DEFAULT_CSS = """
     ErrorPanel {
         display: none;
@@ -55,6 +54,8 @@ class ErrorPanel(Static):
         background: $error 10%;
     }
     ErrorPanel.-shown { display: block; }
+    /* 80x24: the reason and how to resume first, a thin rule instead of a box */
+    Screen.-short ErrorPanel { max-height: 5; border: none; border-left: thick $error; }
     """
 
     def __init__(self, **kwargs) -> None:

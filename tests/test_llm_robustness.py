@@ -174,3 +174,17 @@ def test_code_left_at_the_top_level_gets_its_own_advice():
     # Key errors are advised on whether the sandbox quotes the key or not.
     for line in ("crash: KeyError: 'hand' in act (episode 0)", "crash: KeyError: hand in act (episode 0)"):
         assert "`obs` has no key 'hand'; its keys are: card, round" in failure_hint(line, KUHN)
+
+
+def test_csro_run_says_when_copies_keep_the_run_from_improving(llm_server, tmp_path, capsys):
+    from csro_tui.cli import main
+
+    copy = fenced(SEED_COPY, before="I bet always.")
+    llm_server.script(*[copy] * 6)
+    code = main(["run", "--game", "kuhn_poker", "--oracle", "llm", "--base-url", llm_server.base_url,
+                 "--model", "scripted", "--iterations", "1", "--max-attempts", "2", "--review", "auto",
+                 "--seeds", "always_bet", "--session-dir", str(tmp_path), "--workers", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "rejected: duplicate: same code as member always_bet (p0)" in out
+    assert "iteration 1: not improving: no policy accepted in the last 1 iteration" in out

@@ -315,3 +315,26 @@ async def test_timeline_jumps_by_iteration_and_proposal_and_opens_one(tmp_path):
         await wait_until(pilot, lambda: isinstance(app.screen, InspectorScreen), "the inspector")
         assert (app.screen.member_id, app.screen.against) == ("p1", "p0")
         assert "Matchup p1 vs p0" in rendered(app.screen.query_one("#inspector-text"))
+
+
+async def test_the_timeline_of_a_session_that_died_shows_the_panel(tmp_path):
+    from csro_tui.sessions import events as ev
+    from csro_tui.tui.app import CsroApp
+
+    events = record_sample_session(tmp_path / "made", "made")
+    store = SessionStore(tmp_path)
+    with store.create("died") as writer:
+        for event in events[:-1]:
+            writer.append(replace(event, seq=0))
+        writer.append(ev.SessionClosed(reason="error", message="ValueError: bad value(s) in fds_to_keep"))
+    app = CsroApp(session="died", sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step == len(events), "the end")
+        await pilot.pause()
+        panel = app.screen.query_one(ErrorPanel)
+        assert panel.display and "ValueError: bad value(s) in fds_to_keep" in rendered(panel)
+        assert f"event #{len(events)}" in rendered(panel)
+        await pilot.press("left")  # one step earlier the session had not died yet
+        await wait_until(pilot, lambda: app.screen.step == len(events) - 1, "a step back")
+        await pilot.pause()
+        assert not panel.display

@@ -63,6 +63,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     from rich.table import Table
 
     from csro_tui.sessions.summary import iteration_rows, member_rows
+    from csro_tui.text import plain
 
     started = state.started
     console.print(
@@ -74,7 +75,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     for column in ("id", "name", "origin", "parent", "iter", "weight", "vs meta", "AggScore"):
         population.add_column(column, justify="right" if column in ("iter", "weight", "vs meta", "AggScore") else "left")
     for row in member_rows(state):
-        population.add_row(row.id, row.name, row.origin_text, row.parent or "-", str(row.iteration), f"{row.weight:.4f}",
+        population.add_row(row.id, plain(row.name), plain(row.origin_text), row.parent or "-", str(row.iteration), f"{row.weight:.4f}",
                            _number(row.payoff_vs_meta), _number(row.agg_score))
     console.print(population)
 

@@ -338,3 +338,17 @@ async def test_the_timeline_of_a_session_that_died_shows_the_panel(tmp_path):
         await wait_until(pilot, lambda: app.screen.step == len(events) - 1, "a step back")
         await pilot.pause()
         assert not panel.display
+
+
+def test_csro_replay_marks_the_edit_and_prints_a_hostile_name_literally(tmp_path, capsys):
+    from csro_tui.cli import main
+
+    store, _ = edited_session(tmp_path)
+    # a member named like markup (the oracle names its policies) must not break the table
+    log = tmp_path / "edited" / "events.jsonl"
+    assert '"name": "climb-1"' in log.read_text()
+    log.write_text(log.read_text().replace('"name": "climb-1"', '"name": "[/oops]"'))
+    assert main(["replay", "edited", "--sessions-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "edited by alice" in out
+    assert "[/oops]" in out

@@ -63,7 +63,7 @@ async def test_review_shows_markup_and_escapes_literally():
     assert "\x1b" not in text and "pwned" not in text  # the OSC title sequence is dropped whole
 
 
-async def test_dashboard_and_inspector_with_hostile_names_and_a_hostile_toast():
+async def test_dashboard_and_inspector_show_hostile_names_literally():
     data = sample_data()
     data.members[1] = replace(data.members[1], name=HOSTILE, origin=HOSTILE)
     app = ScreenApp(lambda: DashboardScreen(data))
@@ -72,9 +72,8 @@ async def test_dashboard_and_inspector_with_hostile_names_and_a_hostile_toast():
         table.focus()
         await pilot.press("down")  # the detail line names the hostile member
         await pilot.pause()
-        app.screen.notify(f"ValueError: {HOSTILE}")  # a policy's exception in a toast
-        await pilot.pause()
-        assert "[/oops]" in screen_text(app)
+        text = screen_text(app)
+        assert "[/oops]" in text and "\x1b" not in text
     app = ScreenApp(lambda: InspectorScreen(data, data.members[1].id))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
@@ -352,3 +351,14 @@ def test_csro_replay_marks_the_edit_and_prints_a_hostile_name_literally(tmp_path
     out = capsys.readouterr().out
     assert "edited by alice" in out
     assert "[/oops]" in out
+
+
+async def test_the_apps_toasts_are_cleaned_and_never_markup(tmp_path):
+    from csro_tui.tui.app import CsroApp
+
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test() as pilot:
+        app.notify(f"ValueError: {HOSTILE}", severity="error")
+        await pilot.pause()
+        toast = list(app._notifications)[-1]  # noqa: SLF001
+    assert toast.message == "ValueError: [/oops] [bold]x" and toast.markup is False  # the OSC title sequence is gone

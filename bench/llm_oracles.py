@@ -4,9 +4,10 @@
     .venv/bin/python -m bench --only 7        # the same with the defaults, reading $CSRO_REAL_LLM_BASE_URL
 
 For each game (kuhn_poker, leduc_poker, rrps with short matches) each LLM
-oracle (llm, llm-refine, llm-evolve) runs CSRO with `--review auto` until it
-has made `--calls` LLM calls (checked at the end of each iteration, so a run
-may overshoot by less than one proposal's calls), one proposal per iteration.
+oracle (llm, llm-refine, llm-evolve) runs CSRO with `--review auto` (3
+attempts per iteration, as `csro run`) until it has made `--calls` LLM calls
+(checked after each decision, so a run may overshoot by less than one
+proposal's calls).
 Then the offline oracles (best-response where the game has one, seed,
 evolve) run for the longest wall time an LLM oracle took on that game, or
 10 iterations, whichever ends first.
@@ -47,6 +48,8 @@ CALLS_PER_PROPOSAL = {"llm": 2, "llm-refine": 4, "llm-evolve": 4}
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 # Offline oracles stop after this many iterations or the LLM oracles' wall clock, whichever comes first.
 OFFLINE_ITERATIONS = 10
+# Attempts per iteration, as `csro run` defaults to: an iteration whose attempts all fail ends the run.
+MAX_ATTEMPTS = 3
 KUHN_TARGET = 0.1  # issue 14: Kuhn exploitability below 0.1 within 10 iterations of llm-refine
 
 
@@ -146,15 +149,18 @@ def summarise(game: str, oracle: str, state, wall_s: float, session: str) -> Ora
         if best:
             run.best_member = f"{best.get('id')} {best.get('agg_score', float('nan')):+.3f}"
     run.closed = state.closed.reason if state.closed else "open"
+    if state.closed and state.closed.reason == "error":
+        run.closed = f"error ({state.closed.message[:80]})"
     return run
 
 
 def run_oracle(game: str, oracle: str, *, sessions: Path, call_budget: int | None, wall_budget: float,
                iterations: int, llm: dict[str, Any]) -> OracleRun:
-    """One CSRO run (auto reviewer, one proposal per iteration), stopped by calls or wall time."""
+    """One CSRO run (auto reviewer), stopped by calls or wall time; an error ends it and is reported."""
     from csro_tui.config import RunConfig
     from csro_tui.engine.setup import new_engine
-    from csro_tui.sessions.events import IterationFinished, OracleFailed, ProposalCreated
+    from csro_tui.errors import CsroError
+    from csro_tui.sessions.events import IterationFinished, OracleFailed, ProposalCreated, ProposalDecided
     from csro_tui.sessions.store import SessionStore
 
     options: dict[str, Any] = {}
@@ -163,7 +169,7 @@ def run_oracle(game: str, oracle: str, *, sessions: Path, call_budget: int | Non
                    "max_retries": 1, "concurrency": 1,
                    # llama-cpp-python's server reports usage on plain requests only; counted tokens, not estimates
                    "stream": False}
-    config = RunConfig(game=game, oracle=oracle, iterations=iterations, review="auto", seed=0, max_attempts=1,
+    config = RunConfig(game=game, oracle=oracle, iterations=iterations, review="auto", seed=0, max_attempts=MAX_ATTEMPTS,
                        sessions_dir=str(sessions), oracle_options=options,
                        model=llm["model"] if oracle in LLM_ORACLES else "",
                        base_url=llm["base_url"] if oracle in LLM_ORACLES else "")
@@ -171,14 +177,24 @@ def run_oracle(game: str, oracle: str, *, sessions: Path, call_budget: int | Non
     started = time.perf_counter()
     used = {"calls": 0}
 
+    def out_of_budget() -> bool:
+        out_of_calls = call_budget is not None and used["calls"] >= call_budget
+        return out_of_calls or time.perf_counter() - started >= wall_budget
+
     def watch(event) -> None:
+        # Stop where nothing accepted is left pending: after a rejection, a failed attempt, or an
+        # iteration (an accepted proposal has joined by then).
         if isinstance(event, ProposalCreated) and event.edited_from is None:
             used["calls"] += len(event.proposal.llm_calls or [])
         elif isinstance(event, OracleFailed):
             used["calls"] += len(event.llm_calls or [])
+            if out_of_budget():
+                engine.request_stop()
+        elif isinstance(event, ProposalDecided) and event.action == "reject":
+            if out_of_budget():
+                engine.request_stop()
         elif isinstance(event, IterationFinished):
-            out_of_calls = call_budget is not None and used["calls"] >= call_budget
-            if out_of_calls or time.perf_counter() - started >= wall_budget:
+            if out_of_budget():
                 engine.request_stop()
             label = f"{used['calls']} calls, " if oracle in LLM_ORACLES else ""
             print(f"    {game} {oracle}: iteration {event.iteration} "
@@ -188,8 +204,9 @@ def run_oracle(game: str, oracle: str, *, sessions: Path, call_budget: int | Non
     engine.subscribe(watch)
     try:
         engine.run()
-    finally:
-        wall = time.perf_counter() - started
+    except CsroError as error:  # recorded as the session's close; the figures so far still count
+        print(f"    {game} {oracle}: the run ended with an error: {str(error)[:300]}", flush=True)
+    wall = time.perf_counter() - started
     state = engine.snapshot()
     return summarise(game, oracle, state, wall, str(sessions / (engine.session_id or "")))
 

@@ -34,8 +34,8 @@ def sections():
         "4": solvers.meta_solvers,
         "5": poker.psro_iterations,
         "6": scaling.scaling,
-        "8": cluster.ray_section,
         "7": llm_oracles.llm_oracles,
+        "8": cluster.ray_section,
     }
 
 

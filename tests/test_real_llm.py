@@ -10,8 +10,10 @@ prompt fits the context, the reply becomes either validated code or a
 specific reason, that reason reaches the next prompt, and the run completes
 with its metrics.  Nothing depends on the model being good at the game.
 
-Budgets are small (a call takes ~15-60 s on 2 CPU cores): at most 5 calls
-in all.  The tests take a file lock so that, under `pytest -n 2`, they reach
+Budgets are small: at most 4 calls in all.  A call with a ~2,000-token
+prompt takes 3-6 minutes on 2 busy CPU cores (measured: prompt read at
+~7-11 tokens/s, reply written at ~3.5-9 tokens/s on one server thread), so
+these tests take 10-25 minutes; follow-up calls reuse the cached prefix.  The tests take a file lock so that, under `pytest -n 2`, they reach
 the one-slot server one at a time instead of timing each other out.
 """
 
@@ -104,52 +106,58 @@ def assert_accepted_ones_beat_the_meta_strategy(state) -> None:
             assert decision.reason.strip(), "a rejection must say why"
 
 
+def assert_outcome_recorded(code: int, state, calls: list[dict]) -> bool:
+    """The run either completed with a decided proposal, or, when no usable policy came within the
+    budget, failed its one attempt with the reasons recorded and ended with that error (exit 1).
+    True when a proposal was made."""
+    if state.proposals:
+        assert code == 0 and state.closed.reason == "completed"
+        (proposal,) = state.proposals.values()
+        assert proposal.proposal.source.strip() and proposal.validation is not None
+        if not proposal.validation.valid:
+            assert proposal.validation.issues or proposal.validation.failure is not None
+        assert_accepted_ones_beat_the_meta_strategy(state)
+        return True
+    assert code != 0
+    (failure,) = state.oracle_failures
+    assert failure.error.strip() and len(failure.llm_calls) == len(calls)
+    assert state.closed.reason == "error" and failure.error.split(":")[0] in state.closed.message
+    return False
+
+
 def test_zero_shot_reply_becomes_checked_code_or_a_specific_reason(tmp_path, capsys):
     budget = 2
     code, state = run_with_model(tmp_path, "--game", "kuhn_poker", "--oracle", "llm", "--iterations", "1",
                                  "--llm-budget", str(budget))
-    assert code == 0, capsys.readouterr().err
-    assert state.closed.reason == "completed"
     calls = recorded_calls(state)
     assert_real_calls(calls, budget)
     assert "Kuhn" in calls[0]["messages"][0]["content"] + calls[0]["messages"][-1]["content"]
 
-    # Each reply is either a statically valid module or an unusable reply with a reason; a reason
-    # is what the next call is told.
+    # Each reply is either a statically valid module or an unusable reply with a reason; that
+    # reason is what the next call is told.
     outcomes = [code_from_reply(call["response"], call["finish_reason"]) for call in calls]
     for (source, reason), following in zip(outcomes, calls[1:] + [None]):
         assert (source is None) != (reason is None)
         if reason is not None:
             assert reason.strip()
             if following is not None:
-                assert reason in following["messages"][-1]["content"]
-
-    created = [p for p in state.proposals.values()]
-    if outcomes[-1][0] is None:  # no usable code in the budget: the attempt failed, saying why
-        assert not created and state.oracle_failures and state.oracle_failures[0].error.strip()
-    else:  # the code was validated in the sandbox and previewed or failed with a reason
-        (proposal,) = created
-        assert proposal.proposal.source.strip() == outcomes[-1][0].strip()
-        assert proposal.validation is not None
-        if not proposal.validation.valid:
-            assert proposal.validation.issues or proposal.validation.failure is not None
-        assert_accepted_ones_beat_the_meta_strategy(state)
+                assert reason[:60] in following["messages"][-1]["content"]
+    assert_outcome_recorded(code, state, calls)
 
 
 def test_llm_refine_run_on_kuhn_completes_with_metrics_and_recorded_tokens(tmp_path, capsys):
-    budget = 3
+    budget = 2
     code, state = run_with_model(tmp_path, "--game", "kuhn_poker", "--oracle", "llm-refine", "--iterations", "1",
                                  "--llm-budget", str(budget))
-    assert code == 0, capsys.readouterr().err
-    assert state.closed.reason == "completed"
-    assert_real_calls(recorded_calls(state), budget)
-    assert_accepted_ones_beat_the_meta_strategy(state)
+    calls = recorded_calls(state)
+    assert_real_calls(calls, budget)
+    proposed = assert_outcome_recorded(code, state, calls)
 
     # Metrics are computed when the population changes: for the seeds (iteration 0), then for
     # iteration 1 only if a proposal joined.
     metrics = {m.iteration: m for m in state.events if isinstance(m, MetricsComputed)}
     assert metrics[0].exploitability is not None and math.isfinite(metrics[0].exploitability)
-    accepted = state.iterations[1].accepted
+    accepted = state.iterations[1].accepted if proposed else None
     if accepted is None:
         assert 1 not in metrics
     else:

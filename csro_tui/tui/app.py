@@ -201,8 +201,14 @@ class CsroApp(App[None]):
             self.notify(f"The session could not start: {line}", severity="error", timeout=30)
 
     def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None, markup: bool = False) -> None:
-        """Every toast's text is cleaned and never parsed as markup (it may quote a policy's exception)."""
-        super().notify(clean_text(message), title=one_line(title), severity=severity, timeout=timeout, markup=markup)
+        """Every toast's text is cleaned and shown literally (it may quote a policy's exception).
+
+        Literal text goes to Textual escaped, as markup: its markup=False path
+        stalled the pilot's waits while a session closed (test_navigation)."""
+        from textual.markup import escape
+
+        text = clean_text(message)
+        super().notify(text if markup else escape(text), title=one_line(title), severity=severity, timeout=timeout, markup=True)
 
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
         if data is not None:

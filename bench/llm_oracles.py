@@ -79,7 +79,10 @@ class OracleRun:
         return self.curve[-1] if self.curve else None
 
     def per_accepted(self, total: float) -> str:
-        return f"{total / self.accepted:.0f}" if self.accepted else "-"
+        if not self.accepted:
+            return "-"
+        value = total / self.accepted
+        return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
 
 
 def game_string(game: str, repetitions: int) -> str:

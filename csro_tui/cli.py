@@ -70,15 +70,63 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+_TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+
+
+def _command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps sub-parsers only here
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            return dict(action.choices)
+    return {}
+
+
+def _with_default_command(argv: list[str], commands: dict[str, argparse.ArgumentParser]) -> list[str]:
+    """`csro [TUI OPTIONS] [SESSION]` is `csro tui ...`, as the README presents it.
+
+    A first word that is no command goes to the TUI as a session, unless it is
+    a near miss of a command (`csro rn`) and no such path exists: that stays
+    an unknown command with its "did you mean".
+    """
+    if "tui" not in commands:
+        return argv
+    if not argv:
+        return ["tui"]
+    first = argv[0]
+    if first in commands or first in _TOP_LEVEL_FLAGS:
+        return argv
+    if not first.startswith("-"):
+        from csro_tui.names import close_names
+
+        if close_names(first, commands) and not os.path.exists(first):
+            return argv
+    return ["tui", *argv]
+
+
+def _unknown_arguments(parser: argparse.ArgumentParser, extras: list[str]) -> None:
+    """Exit with "unknown option --x (did you mean --y?)" from the parser the option was given to."""
+    from csro_tui.names import close_names
+
+    first = extras[0]
+    if first.startswith("-") and first != "-":
+        name = first.split("=", 1)[0]
+        # Compared without the dashes, which every option shares and which would make them all look alike.
+        options = [o[2:] for o in parser._option_string_actions if o.startswith("--")]  # noqa: SLF001
+        close = close_names(name.lstrip("-"), options)
+        hint = f" (did you mean {' or '.join('--' + o for o in close)}?)" if close else ""
+        parser.error(f"unknown option {name}{hint}")
+    parser.error(f"unexpected argument {first!r}")
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    commands = _command_parsers(parser)
+    argv = _with_default_command(list(sys.argv[1:] if argv is None else argv), commands)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _unknown_arguments(commands.get(args.command or "", parser), extras)
     if args.command is None:
-        if "tui" in parser._subparsers._group_actions[0].choices:  # noqa: SLF001
-            args = parser.parse_args(["tui", *(argv or [])])
-        else:
-            parser.print_help()
-            return 0
+        parser.print_help()
+        return 0
     try:
         return int(args.func(args) or 0)
     except (CsroError, PolicyFailure) as error:

@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     config = load_run_config(flags, config_file=args.config)
     options = LaunchOptions.from_config(config, iterations=args.iterations)
     start_now = args.game is not None or args.oracle is not None
+    if args.session:
+        from csro_tui.sessions.store import SessionStore
+
+        SessionStore(config.sessions_dir).resolve(args.session)  # a wrong id is one line here, not a UI error
 
     from csro_tui.tui.app import CsroApp  # textual is imported only for the UI
 

@@ -1,0 +1,80 @@
+"""A newcomer's second look at the CLI: bare `csro` takes the TUI's options, flag typos, pipes, figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from csro_tui.cli import main
+
+
+# ------------------------------------------------------ bare csro is csro tui
+
+
+class LaunchRecorder:
+    """Stands in for the Textual app: records what `csro` would open instead of opening it."""
+
+    launched: list[dict] = []
+
+    def __init__(self, options, *, session, sessions_dir, show_start):
+        LaunchRecorder.launched.append({"session": session, "sessions_dir": str(sessions_dir), "show_start": show_start})
+        self.return_code = 0
+
+    def run(self) -> None:
+        pass
+
+
+@pytest.fixture
+def recorded_launches(monkeypatch):
+    import csro_tui.tui.app
+
+    LaunchRecorder.launched = []
+    monkeypatch.setattr(csro_tui.tui.app, "CsroApp", LaunchRecorder)
+    return LaunchRecorder.launched
+
+
+def test_bare_csro_takes_the_tui_options(tmp_path, recorded_launches):
+    assert main(["--sessions-dir", str(tmp_path)]) == 0
+    assert recorded_launches == [{"session": None, "sessions_dir": str(tmp_path), "show_start": True}]
+
+
+def test_bare_csro_opens_a_session_by_id(tmp_path, recorded_launches):
+    session = tmp_path / "20261202-120000-kuhn_poker-seed"
+    session.mkdir()
+    (session / "events.jsonl").write_text("")
+    assert main(["--sessions-dir", str(tmp_path), session.name]) == 0
+    assert main([session.name, "--sessions-dir", str(tmp_path)]) == 0
+    assert [launch["session"] for launch in recorded_launches] == [session.name, session.name]
+
+
+def test_bare_csro_with_an_unknown_session_is_one_line(tmp_path, capsys, recorded_launches):
+    assert main(["--sessions-dir", str(tmp_path), "20261202-nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("csro: error: no session '20261202-nosuch'") and err.count("\n") == 1
+    assert recorded_launches == []
+
+
+def test_a_near_miss_of_a_command_is_still_an_unknown_command(capsys, recorded_launches):
+    with pytest.raises(SystemExit):
+        main(["sesions"])
+    assert "did you mean sessions?" in capsys.readouterr().err and recorded_launches == []
+
+
+# ---------------------------------------------------------------- flag typos
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["run", "--game", "kuhn_poker", "--iteratons", "2"],
+         "csro run: error: unknown option --iteratons (did you mean --iterations?) (see csro run --help)"),
+        (["games", "kuhn_poker", "--jsn"], "csro games: error: unknown option --jsn"),
+        (["sessions", "extra"], "csro sessions: error: unexpected argument 'extra' (see csro sessions --help)"),
+        (["--sessions-dr", "x"], "csro tui: error: unknown option --sessions-dr (did you mean --sessions-dir?)"),
+    ],
+)
+def test_an_unknown_option_is_named_with_a_suggestion_and_its_command_s_help(capsys, argv, expected):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1

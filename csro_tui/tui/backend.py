@@ -149,6 +149,32 @@ def nothing_accepted(before: Any, after: Any) -> str:
     return "; ".join(empty)
 
 
+def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> str:
+    """What a run of iterations did, for a toast: each finished iteration's result
+    ("iteration 3 done: tight_bluffer accepted"), then why it stopped if it did."""
+    names = {member.id: member.name for member in after.population}
+    lines = []
+    for number, iteration in sorted(after.iterations.items()):
+        if number == 0 or not iteration.finished:
+            continue
+        if number in before.iterations and before.iterations[number].finished:
+            continue
+        if iteration.accepted is not None:
+            lines.append(f"iteration {number} done: {names.get(iteration.accepted, iteration.accepted)} accepted")
+        else:
+            lines.append(f"iteration {number} ended with nothing accepted ({iteration.attempts} attempts used)")
+    if outcome.reason == "stopped":
+        open_iteration = after.open_iteration
+        where = f" during iteration {open_iteration.number}" if open_iteration is not None else ""
+        lines.append(f"stopped{where}; n continues")
+    elif outcome.reason != "completed" or after.completed_iterations < target:
+        # e.g. the oracle has nothing more to propose
+        lines.append(f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason)
+    if not lines:
+        lines.append("no iteration finished")
+    return "; ".join(lines)
+
+
 def session_summary(info: Any, *, status: bool = True) -> str:
     """One line about a recorded session; with `status`, how it closed leads (so it is never cut off)."""
     if info.error:
@@ -192,6 +218,9 @@ class LiveRun:
         self._activity = ""
         self._progress: Any = None  # ProgressLines of the batch being evaluated
         self._progress_shown = 0.0
+        self._oracle_finished = False  # a run ended because the oracle had nothing more
+        # the iterations the session was asked for (the start form's, else the configuration's)
+        self.requested_iterations: int = engine.config.iterations
         if hasattr(engine.evaluator, "on_progress"):
             engine.evaluator.on_progress = self._evaluation_progress
         engine.subscribe(self._apply)
@@ -208,6 +237,7 @@ class LiveRun:
         config = load_run_config(flags)
         engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
         run = cls(engine, on_event)
+        run.requested_iterations = options.iterations or config.iterations
         engine.run(0, close=False)  # the seeds join, are evaluated and solved; no oracle call yet
         return run
 
@@ -232,23 +262,31 @@ class LiveRun:
         return self.engine.stop_requested
 
     def iterate(self, count: int = 1) -> str:
-        """Run `count` more oracle iterations (each reviewed); the outcome's message."""
+        """Run `count` more oracle iterations (each reviewed); what happened, for a toast."""
         self.engine.clear_stop()  # a cancelled run must not stop the next one before it starts
         before = self.engine.snapshot()
         target = before.completed_iterations + count
         outcome = self.engine.run(target, close=False)
-        message = f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason
-        empty = nothing_accepted(before, self.engine.snapshot())
-        return f"{empty}; {message}" if empty else message
+        after = self.engine.snapshot()
+        if outcome.reason == "completed" and after.completed_iterations < target:
+            self._oracle_finished = True  # the oracle has nothing more: the session's work is done
+        return iterations_outcome(before, after, outcome, target)
 
     def cancel(self) -> None:
         self.engine.request_stop()
 
     def close(self) -> None:
-        """Record the session as closed (the app is quitting)."""
+        """Record the session as closed (the person leaves it, or the app quits): "completed"
+        only once the requested iterations are done (or the oracle had nothing more),
+        otherwise "stopped", which `csro resume` / R continues."""
         self.engine.request_stop()
-        interrupted = self.engine.snapshot().open_iteration is not None
-        self.engine.close("stopped" if interrupted else "completed", "closed in the TUI")
+        state = self.engine.snapshot()
+        requested = self.requested_iterations
+        done = state.open_iteration is None and (state.completed_iterations >= requested or self._oracle_finished)
+        if done:
+            self.engine.close("completed", f"{state.completed_iterations} of {requested} iterations; closed in the TUI")
+        else:
+            self.engine.close("stopped", f"left after {state.completed_iterations} of {requested} iterations; closed in the TUI")
         self.release()
 
     def release(self) -> None:

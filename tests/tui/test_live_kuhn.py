@@ -160,4 +160,4 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
     assert len(state.games) == 1
     game = state.games[0]
     assert game.opponent == "always_call" and game.returns == hand["returns"]
-    assert state.closed is not None and state.closed.reason == "completed"
+    assert state.closed is not None and state.closed.reason == "stopped"  # 3 of 10 iterations: resumable

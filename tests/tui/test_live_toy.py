@@ -125,3 +125,39 @@ async def test_resume_a_recorded_session_from_its_timeline(tmp_path):
     state = fold(Backend(tmp_path).read_events(session_id))
     assert [m.name for m in state.population] == ["weak", "climb-1", "climb-2"]
     assert len(state.resumes) >= 1
+
+
+async def leave_after_one_accepted(pilot, app, key: str) -> str:
+    """Start, run one iteration (accepted), then leave the session with `key`; its id."""
+    screen = await start_and_review_first_proposal(pilot, app)
+    await pilot.press("a")
+    await engine_idle(pilot, app)
+    assert f"iteration 1 done: {screen.info.name} accepted" in notifications(app)
+    assert not any(n.startswith("completed") for n in notifications(app))  # the session goes on
+    session_id = app.live.session_id
+    await pilot.press(key)
+    if key == "escape":
+        await wait_until(pilot, lambda: app.live is None, "the session closed")
+    return session_id
+
+
+async def test_leaving_before_the_requested_iterations_records_stopped_whichever_key(tmp_path):
+    for key in ("escape", "ctrl+q"):
+        app, _ = toy_app(tmp_path)
+        async with app.run_test(size=(160, 48)) as pilot:
+            session_id = await leave_after_one_accepted(pilot, app, key)
+            for _ in range(MAX_WAIT_STEPS):
+                if key == "escape" or app.return_code is not None:
+                    break
+                await asyncio.sleep(0.05)
+        closed = fold(Backend(tmp_path).read_events(session_id)).closed
+        assert closed is not None and closed.reason == "stopped", key  # resumable, 1 of 10 done
+
+
+async def test_leaving_after_the_requested_iterations_records_completed(tmp_path, monkeypatch):
+    monkeypatch.setenv("CSRO_ITERATIONS", "1")
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        session_id = await leave_after_one_accepted(pilot, app, "escape")
+    closed = fold(Backend(tmp_path).read_events(session_id)).closed
+    assert closed is not None and closed.reason == "completed"

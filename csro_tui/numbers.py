@@ -73,3 +73,14 @@ def sparkline(values: list[float | None]) -> str:
         else:
             out.append(SPARK_BLOCKS[round((value - low) / span * (len(SPARK_BLOCKS) - 1))])
     return "".join(out)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """"1 iteration", "2 iterations" ("1 policy", "2 policies" with plural="policies")."""
+    return f"{count} {noun if count == 1 else (plural or noun + 's')}"
+
+
+def ordinal(count: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= count % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(count % 10, "th")
+    return f"{count}{suffix}"

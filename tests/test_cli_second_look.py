@@ -78,3 +78,39 @@ def test_an_unknown_option_is_named_with_a_suggestion_and_its_command_s_help(cap
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert expected in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------- the example obs label
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "rrps"])
+def test_the_example_observation_s_label_says_which_decision_it_shows(game, capsys):
+    import json
+    import re
+
+    from csro_tui.games.registry import get_game
+
+    assert main(["games", game]) == 0
+    out = capsys.readouterr().out
+    label, shown = re.search(r"^An example obs \((.*)\):\n  (.*)$", out, re.M).groups()
+    observation, decision = get_game(game).example_decision(player=0, decisions=3)
+    assert json.loads(shown) == observation
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}[decision]
+    assert label.startswith(f"player 0 at its {ordinal} decision")
+    assert ("the episode ended there" in label) == (decision < 3)
+
+
+def test_kuhn_s_example_is_player_0_s_first_and_only_decision():
+    from csro_tui.games.registry import get_game
+
+    observation, decision = get_game("kuhn_poker").example_decision(player=0, decisions=3)
+    assert decision == 1 and observation["betting"] == [[]]  # nothing bet yet: the opening decision
+
+
+def test_counted_and_ordinal():
+    from csro_tui.numbers import counted, ordinal
+
+    assert [counted(n, "iteration") for n in (0, 1, 2)] == ["0 iterations", "1 iteration", "2 iterations"]
+    assert counted(1, "policy", "policies") == "1 policy" and counted(3, "policy", "policies") == "3 policies"
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]

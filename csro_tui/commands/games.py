@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.numbers import ordinal
+
 # How many benchmark names to list before summarising the rest.
 NAMES_SHOWN = 3
 
@@ -96,8 +98,12 @@ def show_game(name: str) -> int:
     out += ["", "Policy.act(obs) receives `obs`:"]
     out += ["  " + line for line in clean_text(spec.observation_text).splitlines()]
     try:
-        example = spec.example_observation(player=0)
-        out += ["", "An example obs (player 0 at its 3rd decision of a seeded random episode):"]
+        wanted = 3
+        example, decision = spec.example_decision(player=0, decisions=wanted)
+        where = f"player 0 at its {ordinal(decision)} decision of a seeded random episode"
+        if decision < wanted:
+            where += ", its last: the episode ended there"
+        out += ["", f"An example obs ({where}):"]
         out += ["  " + line for line in json.dumps(example, ensure_ascii=False).splitlines()]
     except (ValueError, NotImplementedError) as error:
         out += ["", f"(no example observation: {clean_text(error, keep_newlines=False)})"]

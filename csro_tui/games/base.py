@@ -182,7 +182,12 @@ class GameSpec:
         raise NotImplementedError
 
     def example_observation(self, player: int = 0, *, decisions: int = 3, seed: int = 0) -> dict:
-        """A real observation `player` receives: at its `decisions`-th decision of one episode.
+        """A real observation `player` receives: at its `decisions`-th decision of one episode
+        (or its last, if the episode ends sooner; `example_decision` says which one it is)."""
+        return self.example_decision(player, decisions=decisions, seed=seed)[0]
+
+    def example_decision(self, player: int = 0, *, decisions: int = 3, seed: int = 0) -> tuple[dict, int]:
+        """A real observation `player` receives, and at which of its decisions (1 for the first).
 
         The episode is played from the start with seeded random moves for
         both players (chance sampled, automatic actions applied as the
@@ -220,7 +225,7 @@ class GameSpec:
             state.apply_action(rng.choice(state.legal_actions()))
         if seen is None:
             raise ValueError(f"{self.name}: player {player} never acts in the example episode")
-        return seen
+        return seen, count
 
     def example_game(self, player: int = 0, seed: int = 12345) -> dict:
         """The `game` dict a policy's `__init__` receives (Contract 1), with example player and seed."""

@@ -114,3 +114,35 @@ def test_counted_and_ordinal():
     assert counted(1, "policy", "policies") == "1 policy" and counted(3, "policy", "policies") == "3 policies"
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+
+
+# ------------------------------------------- why an invalid proposal was rejected
+
+
+@pytest.fixture(scope="module")
+def crashing_file_session(tmp_path_factory):
+    """The human oracle proposes a file with a syntax error twice; a script rejects both."""
+    import io
+    from contextlib import redirect_stdout
+
+    root = tmp_path_factory.mktemp("crashing")
+    policy = root / "bad.py"
+    policy.write_text("class Policy:\n    def act(self, obs)\n        return 0\n")
+    script = root / "review.jsonl"
+    script.write_text('{"action": "reject", "reason": "regenerate: the reviewer asked for a different proposal"}\n'
+                      '{"action": "reject", "reason": "same again"}\n')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["run", "--game", "kuhn_poker", "--oracle", "human", "--oracle-option", f"path={policy}",
+                     "--iterations", "1", "--max-attempts", "2", "--review", f"script:{script}",
+                     "--sessions-dir", str(root / "s")]) == 0
+    (session,) = [p.name for p in (root / "s").iterdir()]
+    return root / "s", session, out.getvalue()
+
+
+def test_replay_shows_why_an_invalid_proposal_failed_next_to_the_reviewer_s_words(crashing_file_session, capsys):
+    root, session, _ = crashing_file_session
+    assert main(["replay", session, "--sessions-dir", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "invalid: line 2: syntax error" in out
+    assert "regenerate: the reviewer asked for a different proposal" in out

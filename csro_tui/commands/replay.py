@@ -126,7 +126,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
                              overflow="fold")
         for rejection in rejected:
             table.add_row(str(rejection.event), str(rejection.iteration), plain(rejection.name),
-                          plain(rejection.decided_by), plain(rejection.reason))
+                          plain(rejection.decided_by), plain(rejection.why))
         console.print(table)
         console.print(plain(f"full text of each reason: that event in {events_file or 'events.jsonl'}"), soft_wrap=True)
     latest = state.latest_metrics

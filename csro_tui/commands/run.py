@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--review", help="auto (accept only proposals that beat the meta-strategy and repeat nothing; "
         "auto:THRESHOLD for another threshold than 0), valid (accept every valid proposal) "
         "or script:FILE (decisions from a JSON/JSONL file)")
-    add("--seed", type=int, help="session seed; every evaluation seed derives from it (default 0)")
+    add("--seed", type=int, help="session seed; every evaluation seed derives from it (default: a fresh secret one, recorded in the session)")
     add("--episodes", type=_positive, help="episodes per payoff entry in sampled games (default: the game's)")
     add("--smoke-episodes", type=_positive, help="episodes of the validation match against each member (default 2)")
     add("--preview-episodes", type=_positive, help="episodes of the preview against each member (default: reuse the smoke run)")

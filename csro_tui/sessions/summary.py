@@ -40,6 +40,14 @@ class Rejection:
     decided_by: str
     reason: str  # first informative line
     event: int  # seq of the proposal_decided event in events.jsonl
+    failure: str = ""  # first line of why validation or the smoke run failed ("" when it passed)
+
+    @property
+    def why(self) -> str:
+        """The validation failure (when there was one), then the reviewer's words."""
+        if self.failure and self.reason:
+            return f"{self.failure} — {self.reason}"
+        return self.failure or self.reason
 
 
 @dataclass(frozen=True)
@@ -105,8 +113,22 @@ def rejections(state: SessionState) -> list[Rejection]:
             continue
         found.append(Rejection(proposal_id=proposal.id, iteration=proposal.iteration, name=proposal.proposal.name,
                                decided_by=decision.decided_by, reason=first_line(decision.reason or decision.note),
-                               event=decision.seq))
+                               event=decision.seq, failure=validation_failure(proposal)))
     return found
+
+
+def validation_failure(proposal) -> str:
+    """The first line of why a proposal failed validation or its smoke run; "" if it passed or was not checked."""
+    validated = proposal.validation
+    if validated is None or validated.valid:
+        return ""
+    if validated.issues:
+        first = validated.issues[0]
+        more = f" (+{len(validated.issues) - 1} more)" if len(validated.issues) > 1 else ""
+        return first_line(f"invalid: line {first.get('line', '?')}: {first.get('message', '')}") + more
+    if validated.failure is not None:
+        return first_line(validated.failure.summary())
+    return "invalid"
 
 
 def iteration_rows(state: SessionState) -> list[IterationRow]:
@@ -144,7 +166,7 @@ def iteration_rows(state: SessionState) -> list[IterationRow]:
                 accepted=it.accepted,
                 gain=metrics.new_policy_payoff if metrics else None,
                 metric_stderr=headline_stderr,
-                reason=rejected[-1].reason if rejected else "",
+                reason=rejected[-1].why if rejected else "",
                 reason_event=rejected[-1].event if rejected else None,
             )
         )

@@ -188,6 +188,47 @@ def session_summary(info: Any, *, status: bool = True) -> str:
 
 
 PROGRESS_EVERY = 0.25  # seconds between progress lines on the status line
+RATE_AFTER = 2.0  # seconds of a batch before its rate (and time left) means anything
+
+
+def batch_description(activity: str, jobs: Any) -> tuple[str, str]:
+    """(what, noun) for a batch's progress line: its matches against benchmark bots
+    are counted as bots, a proposal's preview against the members as members."""
+    from csro_tui.engine.evaluator import Bot
+
+    what = activity.rstrip("…") or "evaluating"
+    if jobs and all(isinstance(getattr(job, "b", None), Bot) for job in jobs):
+        what = "previewing against the benchmark bots" if what.startswith("previewing") else "playing the benchmark bots"
+        return what, "bots"
+    if what.startswith("previewing"):
+        return what, "members"
+    return what, "matchups"
+
+
+@dataclass
+class BatchProgress:
+    """One evaluation batch's counts, for the status line (which shows the elapsed time
+    itself unless the line says the time left)."""
+
+    what: str
+    noun: str
+    total: int
+    started: float
+    done: float = 0.0
+
+    def line(self, now: float, note: str = "") -> str:
+        from csro_tui.commands._output import duration
+
+        done = min(int(self.done), self.total)  # whole matchups: a part-played one is not done
+        parts = [f"{self.what}: {done}/{self.total} {self.noun}"]
+        if note:
+            parts.append(note)
+        elapsed = now - self.started
+        if elapsed >= RATE_AFTER and 0 < self.done < self.total:
+            rate = self.done / elapsed
+            parts.append(f"{rate:.2g}/s" if rate < 10 else f"{rate:.0f}/s")
+            parts.append(f"{duration((self.total - self.done) / rate)} left")  # last: the status line looks for it
+        return " · ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -216,13 +257,15 @@ class LiveRun:
         self._log = [adapt.event_line(event) for event in self._state.events]
         self._on_event = on_event
         self._activity = ""
-        self._progress: Any = None  # ProgressLines of the batch being evaluated
+        self._batch: BatchProgress | None = None  # the batch being evaluated
+        self._batch_what = ("evaluating", "matchups")
         self._progress_shown = 0.0
         self._oracle_finished = False  # a run ended because the oracle had nothing more
         # the iterations the session was asked for (the start form's, else the configuration's)
         self.requested_iterations: int = engine.config.iterations
         if hasattr(engine.evaluator, "on_progress"):
             engine.evaluator.on_progress = self._evaluation_progress
+            engine.evaluator.run = self._watch_batches(engine.evaluator.run)
         engine.subscribe(self._apply)
         self.options = LaunchOptions.from_config(engine.config)
 
@@ -295,28 +338,39 @@ class LiveRun:
             self.engine.writer.close()
 
     def _evaluation_progress(self, done: float, total: int) -> None:
-        """Evaluator progress (engine thread): `matchups done/total · rate · time left`, about 4 times a second."""
-        import io
+        """Evaluator progress (engine thread): `what: done/total noun · rate · time left`, about 4 times a second."""
         import time
 
-        from csro_tui.commands._output import ProgressLines
-
-        if self._progress is None or total != self._progress.total or done < self._progress.done:
-            what = self._activity.rstrip("…") or "evaluating"
-            self._progress = ProgressLines(what, total, unit="matchups", stream=io.StringIO(), interval=float("inf"))
-        self._progress.done = done
-        cluster = getattr(self.engine.evaluator, "cluster_status", lambda: None)()  # the Ray backend's
-        self._progress.note = f"{cluster.workers_alive}/{cluster.workers} Ray workers" if cluster is not None else ""
         now = time.monotonic()
+        batch = self._batch
+        if batch is None or total != batch.total or done < batch.done:
+            what, noun = self._batch_what
+            batch = self._batch = BatchProgress(what, noun, total, started=now)
+        batch.done = done
+        cluster = getattr(self.engine.evaluator, "cluster_status", lambda: None)()  # the Ray backend's
+        note = f"{cluster.workers_alive}/{cluster.workers} Ray workers" if cluster is not None else ""
         if now - self._progress_shown < PROGRESS_EVERY and done < total:
             return
         self._progress_shown = now
-        self._on_event(EvaluationProgress(self._progress.line(now)), None)
+        self._on_event(EvaluationProgress(batch.line(now, note)), None)
+
+    def _watch_batches(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        """The evaluator's `run`, noting what each batch plays (bots or members) for its progress line."""
+
+        def watched(jobs, *args, **kwargs):
+            jobs = list(jobs)
+            self._batch_what = batch_description(self._activity, jobs)
+            self._batch = None
+            if jobs:  # the counts show from the start, not from the first finished matchup
+                self._evaluation_progress(0, len(jobs))
+            return run(jobs, *args, **kwargs)
+
+        return watched
 
     def _apply(self, event: Any) -> None:
         """Engine subscriber (engine thread): fold the event, pass it on with the new dashboard."""
         self._activity = Backend.describe_activity(event) or self._activity
-        self._progress = None
+        self._batch = None
         with self._lock:
             self._state.apply(event)
             self._log.append(adapt.event_line(event))

@@ -82,3 +82,39 @@ async def test_llm_calls_show_while_the_oracle_works(tmp_path, llm_server, monke
 
 
 from tests.llm_server import llm_server  # noqa: E402,F401 - fixture
+
+
+def test_batch_progress_counts_whole_matchups_and_waits_for_a_rate():
+    from csro_tui.tui.backend import RATE_AFTER, BatchProgress
+
+    batch = BatchProgress("oracle working", "matchups", total=2, started=100.0)
+    batch.done = 2
+    # a batch done in a blink: no absurd rate, no time (the status line shows the elapsed time)
+    assert batch.line(100.001) == "oracle working: 2/2 matchups"
+    batch = BatchProgress("previewing against the benchmark bots", "bots", total=43, started=0.0)
+    batch.done = 33.8
+    assert batch.line(1.0) == "previewing against the benchmark bots: 33/43 bots"
+    batch.done = 30.0
+    line = batch.line(RATE_AFTER * 5)  # 30 in 10 s: 3/s, 13 left: 4 s
+    assert line == "previewing against the benchmark bots: 30/43 bots · 3/s · 4s left"
+
+
+def test_a_preview_against_bots_is_counted_in_bots_and_against_members_in_members():
+    from csro_tui.engine.evaluator import Bot, MatchJob
+    from csro_tui.oracles.base import PolicyRecord
+    from csro_tui.tui.backend import batch_description
+
+    member = PolicyRecord(id="p1", name="one", source="", origin="seed")
+    bots = [MatchJob(member, Bot("rock"), seed=1), MatchJob(member, Bot("paper"), seed=2)]
+    members = [MatchJob(member, member, seed=3)]
+    assert batch_description("previewing against the population…", bots) == ("previewing against the benchmark bots", "bots")
+    assert batch_description("previewing against the population…", members) == ("previewing against the population", "members")
+    assert batch_description("evaluating new payoff entries…", members) == ("evaluating new payoff entries", "matchups")
+    assert batch_description("evaluating new payoff entries…", bots) == ("playing the benchmark bots", "bots")
+
+
+def test_the_status_line_gives_one_time_figure():
+    from csro_tui.tui.widgets.status_line import work_heading
+
+    assert work_heading("⠋", "previewing: 30/43 bots · 3/s · 4s left", 10) == "⠋ previewing: 30/43 bots · 3/s · 4s left (c cancels)"
+    assert work_heading("⠋", "oracle working: 2/2 matchups", 3) == "⠋ oracle working: 2/2 matchups · 3 s (c cancels)"

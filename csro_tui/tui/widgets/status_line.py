@@ -15,6 +15,13 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RESTING = ("idle", "replay")
 
 
+def work_heading(spinner: str, work: str, elapsed: int) -> str:
+    """The running work and one time figure: its time left when the work says it, else the elapsed time."""
+    if work.endswith(" left"):
+        return f"{spinner} {work} (c cancels)"
+    return f"{spinner} {work} · {elapsed} s (c cancels)"
+
+
 class StatusLine(Static):
     work: reactive[str] = reactive("idle")
 
@@ -48,8 +55,7 @@ class StatusLine(Static):
     def _refresh_text(self) -> None:
         d = self._data
         if self._since is not None:
-            elapsed = int(time.monotonic() - self._since)
-            head = f"{SPINNER[self._frame % len(SPINNER)]} {self.work} {elapsed} s (c cancels)"
+            head = work_heading(SPINNER[self._frame % len(SPINNER)], self.work, int(time.monotonic() - self._since))
         else:
             head = f"⚙ {self.work}"
         parts = [

@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # a reader gone before the last write shows here, not at the interpreter's exit
+        return code
     except BrokenPipeError:
         # The reader went away (`csro eval ... | head`): stop quietly. Later
         # writes, including the interpreter's final flush, go to /dev/null.

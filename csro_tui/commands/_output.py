@@ -178,8 +178,22 @@ class Ticker:
 PIPED_WIDTH = 200
 
 
-def stdout_console() -> Any:
-    """A rich Console for stdout: the terminal's width, or PIPED_WIDTH when piped."""
+def pipe_aware_console(**options: Any) -> Any:
+    """A rich Console whose broken pipe (`csro ... | head`) ends like print()'s.
+
+    rich's own handler exits with 1; raising BrokenPipeError instead lets
+    `csro_tui.cli.main` end every command the same way: quietly, with 141.
+    """
     from rich.console import Console
 
-    return Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
+    class PipeAwareConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeAwareConsole(**options)
+
+
+def stdout_console() -> Any:
+    """A rich Console for stdout: the terminal's width, or PIPED_WIDTH when piped."""
+    return pipe_aware_console(width=None if sys.stdout.isatty() else PIPED_WIDTH)

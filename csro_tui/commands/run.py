@@ -130,13 +130,12 @@ def parse_oracle_options(items: list[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from csro_tui.commands._output import pipe_aware_console
     from csro_tui.config import load_run_config
     from csro_tui.engine import new_engine, resume_engine
     from csro_tui.sessions.store import SessionStore
 
-    console = Console()
+    console = pipe_aware_console()
     flags = given_flags(args)
     config = load_run_config(flags, config_file=args.config)
     if not args.resume:  # a resumed session's oracle is the recorded one

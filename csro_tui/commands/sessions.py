@@ -26,10 +26,9 @@ CHOOSE_ANOTHER = "another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR"
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.text import Text
 
-    from csro_tui.commands._output import print_table
+    from csro_tui.commands._output import pipe_aware_console, print_table
     from csro_tui.numbers import number
     from csro_tui.text import one_line
     from csro_tui.sessions.store import SessionStore
@@ -37,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     store = SessionStore(args.sessions_dir)
     where = store.root.resolve()
     infos = store.list_sessions()
-    console = Console()
+    console = pipe_aware_console()
     if not infos:
         missing = "" if store.root.is_dir() else " (the directory does not exist)"
         print(f"no sessions under {where}{missing}; {CHOOSE_ANOTHER}")

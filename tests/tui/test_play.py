@@ -265,3 +265,23 @@ async def test_kuhn_against_a_population_member_in_its_sandbox_is_recorded(tmp_p
         assert "showdown: you" in _text(app, "#play-board")  # both called: the cards are shown
         assert "What p0 saw and did" in _text(app, "#play-log")
         assert "1 recorded in the session" in _text(app, "#play-status")
+
+
+async def test_after_a_fold_what_the_opponent_saw_keeps_its_card_hidden(tmp_path):
+    data = DashboardData(game="kuhn_poker", members=[])
+    screen = PlayScreen(Backend(tmp_path), "kuhn_poker", data)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:always_fold")
+        await wait_until(pilot, lambda: screen.session is not None, "the hand")
+        assert screen.session.seat == 0  # we act first: a bet, which always_fold folds to
+        await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) > 0, "our turn")
+        await pilot.press("2")  # Bet
+        await wait_until(pilot, lambda: screen.session.finished, "the fold")
+        await pilot.pause()
+        assert showdown(screen.session).folded == "them"
+        log = _text(app, "#play-log")
+        assert "What always_fold saw and did" in log and "→ Fold" in log
+        assert "card ? (hidden: the hand ended in a fold)" in log
+        assert not re.search(r"card [JQK]\b", log), log

@@ -33,6 +33,7 @@ from csro_tui.play import (
     outcome_word,
     rounds,
     rounds_total,
+    showdown,
     signed,
     table,
 )
@@ -320,8 +321,10 @@ class PlayScreen(Screen[None]):
             text.append("\n")
         if session.finished and session.kind not in (RRPS, REPEATED_LEDUC):
             text.append(f"What {one_line(session.opponent_name, 40)} saw and did\n", style="bold underline")
+            hand = showdown(session)
+            folded = hand is not None and hand.folded is not None  # a fold keeps their card hidden
             for move in session.opponent_moves()[-SEEN_SHOWN:]:
-                seen = _seen(move.observation or {})
+                seen = _seen(move.observation or {}, hide_card=folded)
                 text.append(plain(f"saw {seen}\n", style="dim"))
                 text.append(f"  → {move.label}")
                 if move.distribution:
@@ -392,11 +395,14 @@ class PlayScreen(Screen[None]):
                     screen.load()
 
 
-def _seen(observation: dict[str, Any]) -> str:
+def _seen(observation: dict[str, Any], *, hide_card: bool = False) -> str:
+    """What an opponent saw, in one line; with `hide_card` its own card stays hidden (the hand ended in a fold)."""
     parts = []
     for key, value in observation.items():
         if key == "legal_actions":
             continue
+        if hide_card and key == "card":
+            value = "? (hidden: the hand ended in a fold)"
         if isinstance(value, list) and len(value) > 8:
             value = f"[… {len(value) - 8} earlier, " + ", ".join(map(str, value[-8:])) + "]"
         parts.append(f"{key} {value}")

@@ -146,3 +146,16 @@ def test_replay_shows_why_an_invalid_proposal_failed_next_to_the_reviewer_s_word
     out = capsys.readouterr().out
     assert "invalid: line 2: syntax error" in out
     assert "regenerate: the reviewer asked for a different proposal" in out
+
+
+# ------------------------------------------------------------- empty --seeds
+
+
+@pytest.mark.parametrize("value", ["", ",,", " ", "always_bet,,always_pass"])
+def test_empty_seed_names_are_refused_in_one_line_and_record_nothing(tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--game", "kuhn_poker", "--seeds", value, "--sessions-dir", str(tmp_path / "s")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("csro run: error: argument --seeds: ") and err.count("\n") == 1
+    assert not (tmp_path / "s").exists()

@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--benchmark", choices=("auto", "on", "off"), help="score against the game's benchmark bots (default auto: sampled games)")
     add("--benchmark-episodes", type=_positive,
         help="episodes per benchmark bot (default 20, as csro eval plays; fewer is faster and noisier)")
-    add("--seeds", dest="seed_policies", help="initial population: comma-separated seed policy names (default: the game's first)")
+    add("--seeds", dest="seed_policies", type=_seed_names, help="initial population: comma-separated seed policy names (default: the game's first)")
     add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
     add_backend_arguments(parser)
@@ -69,6 +69,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--config", help="config file (TOML; default ./csro.toml or $CSRO_CONFIG)")
     add("--resume", metavar="SESSION", help="continue a stopped or crashed session (id or path)")
     parser.set_defaults(func=run)
+
+
+def _seed_names(text: str) -> str:
+    """Comma-separated seed policy names, none of them empty (`--seeds ''` or `--seeds ,,` would silently mean the default)."""
+    names = [part.strip() for part in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError(f"no seed policy named in {text!r} (comma-separated names; `csro games GAME` lists them)")
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"an empty name in {text!r} (comma-separated names, no empty ones)")
+    return text
 
 
 def _positive(text: str) -> int:

@@ -119,3 +119,18 @@ async def test_quitting_during_work_says_what_it_waits_for(tmp_path):
         await pilot.pause()
         assert any(n.startswith("Quitting once the engine stops (now: waiting for your review") for n in notifications(app))
     assert fold(SessionStore(tmp_path).read(session_id).events).closed is not None
+
+
+async def test_p_on_a_replayed_sessions_timeline_plays_its_game(tmp_path):
+    from textual.widgets import Footer
+
+    record_sample_session(tmp_path)  # a kuhn_poker session
+    app, _ = toy_app(tmp_path, session="sample-kuhn")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.events, "the timeline")
+        await pilot.pause(0.3)
+        footer = [(key.key, key.description) for key in app.screen.query_one(Footer).query("FooterKey")]
+        assert ("p", "Play") in footer
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
+        assert app.screen.game == "kuhn_poker" and app.screen.session_id == "sample-kuhn"

@@ -102,6 +102,7 @@ class TimelineScreen(Screen[None]):
         Binding("home", "first", "First", id="timeline.first", priority=True, show=False),
         Binding("end", "last", "Last", id="timeline.last", priority=True, show=False),
         Binding("i", "inspect", "Inspect", id="timeline.inspect"),
+        Binding("p", "app.play", "Play", id="timeline.play"),
         Binding("R", "resume", "Resume session", id="timeline.resume"),
         Binding("escape", "app.pop_screen", "Back", id="timeline.close"),
         Binding("question_mark", "app.help", "Help", id="timeline.help"),

@@ -159,3 +159,36 @@ def test_empty_seed_names_are_refused_in_one_line_and_record_nothing(tmp_path, c
     err = capsys.readouterr().err
     assert err.startswith("csro run: error: argument --seeds: ") and err.count("\n") == 1
     assert not (tmp_path / "s").exists()
+
+
+# ---------------------------------------------------- crosstable's master seed
+
+
+def test_crosstable_draws_a_fresh_seed_and_prints_how_to_repeat_it(tmp_path, capsys):
+    import json
+    import re
+
+    argv = ["crosstable", "--game", "rrps(num_repetitions=10)", "--episodes", "2", "--workers", "1",
+            "--participants", "randbot", "seed:beat_last"]
+    seeds, tables = [], []
+    for index in range(2):
+        out_file = tmp_path / f"fresh{index}.json"
+        assert main([*argv, "--out", str(out_file)]) == 0
+        seed = int(re.search(r"^seed (\d+) \(repeat this cross-table with --seed \1\)$", capsys.readouterr().out,
+                             re.M).group(1))
+        seeds.append(seed)
+        tables.append(json.loads(out_file.read_text()))
+        assert tables[-1]["seed"] == seed
+    assert seeds[0] != seeds[1]  # 63-bit seeds from os.urandom: equal only by a 2**-63 chance
+    repeated = tmp_path / "repeated.json"
+    assert main([*argv, "--seed", str(seeds[0]), "--out", str(repeated)]) == 0
+    assert json.loads(repeated.read_text())["matrix"] == tables[0]["matrix"]
+
+
+def test_eval_shows_exploitability_with_the_same_four_decimals_as_the_other_figures(capsys):
+    assert main(["eval", "seed:always_bet", "--game", "kuhn_poker"]) == 0
+    out = capsys.readouterr().out
+    import re
+
+    assert re.search(r"exploitability\s*│?\s*0\.3333\b", out), out
+    assert "0.333333" not in out

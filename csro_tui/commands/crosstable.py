@@ -54,7 +54,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="policy files, seed:NAME or benchmark bot names (default: the benchmark population)",
     )
     parser.add_argument("--episodes", type=positive_int, help="episodes per pair (default: the game's)")
-    parser.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
+    parser.add_argument(
+        "--seed", type=int,
+        help="master seed of the matches (default: a fresh secret one, printed so --seed repeats the run)",
+    )
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--out", type=Path, help="write the cross-table here: .csv, otherwise JSON")
     add_backend_arguments(parser)
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.errors import CsroError
     from csro_tui.evaluation.participants import benchmark_participants
     from csro_tui.evaluation.runner import MatchJob, evaluate_matchups
+    from csro_tui.evaluation.sampling import derive, new_master_seed
 
     spec = load_game(args.game)
     try:
@@ -79,8 +83,11 @@ def run(args: argparse.Namespace) -> int:
         raise CsroError("a cross-table needs at least two participants")
     episodes = args.episodes or spec.default_episodes
 
+    # A secret master seed unless one is given, as in `csro eval`: policies see only
+    # seeds derived from it by a keyed hash (evaluation/sampling.py), so they cannot predict them.
+    seed = args.seed if args.seed is not None else new_master_seed()
     pairs = [(i, j) for i in range(len(members)) for j in range(i + 1, len(members))]
-    jobs = [MatchJob(members[i], members[j], episodes, args.seed) for i, j in pairs]
+    jobs = [MatchJob(members[i], members[j], episodes, derive(seed, "crosstable", names[i], names[j])) for i, j in pairs]
     with job_progress("cross-table", len(jobs)) as advance, referee_pool(spec, args) as pool:
         results = evaluate_matchups(
             spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool
@@ -101,9 +108,11 @@ def run(args: argparse.Namespace) -> int:
 
     _print(spec, names, matrix, metrics, episodes, stderr)
     if args.out is not None:
-        _write(args.out, spec, names, matrix, stderr, metrics, episodes, args.seed)
+        _write(args.out, spec, names, matrix, stderr, metrics, episodes, seed)
+    if not spec.exact:
+        print(f"seed {seed} (repeat this cross-table with --seed {seed})")
     for line in failures:
-        print(f"csro: error: {line}", file=sys.stderr)
+        print(f"csro: error: {line} (repeat with --seed {seed})", file=sys.stderr)
     return EXIT_POLICY_FAILED if failures else 0
 
 

@@ -20,6 +20,7 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
+from csro_tui.numbers import fixed
 from csro_tui.text import one_line, plain
 
 if TYPE_CHECKING:
@@ -307,6 +308,6 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     for label, key in (("PopReturn", "pop_return"), ("PopExpl", "pop_expl"), ("AggScore", "agg_score")):
         summary.add_row(label, format_payoff(getattr(metrics, key), errors.get(f"{key}_stderr"), spec.exact))
     if expl is not None:
-        summary.add_row("exploitability", f"{expl:.6f}")
+        summary.add_row("exploitability", fixed(expl))
     console.print(summary)
     console.print(plain(isolation_description(), style="dim"))

@@ -134,3 +134,23 @@ async def test_p_on_a_replayed_sessions_timeline_plays_its_game(tmp_path):
         await pilot.press("p")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         assert app.screen.game == "kuhn_poker" and app.screen.session_id == "sample-kuhn"
+
+
+async def test_the_start_screen_shown_again_focuses_the_sessions_list_so_question_mark_is_help(tmp_path):
+    from textual.widgets import DataTable, Input
+
+    from csro_tui.tui.screens.help import HelpScreen
+
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        assert isinstance(app.focused, DataTable)
+        app.screen.query_one("#seed", Input).focus()  # the last text field
+        await pilot.press("ctrl+n")
+        await engine_idle(pilot, app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, StartScreen) and app.live is None, "the start screen")
+        await pilot.pause()
+        assert isinstance(app.focused, DataTable) and app.focused.id == "session-list"
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")

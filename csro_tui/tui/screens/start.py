@@ -149,10 +149,17 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             table.add_row(session_id, summary, key=session_id)
         self.query_one("#model-list", Select).display = False
         self._toggle_oracle_fields()
-        self.query_one("#game", Input).focus()
+        self._focus_sessions()
         self.check_game(self.query_one("#game", Input).value)
         # leaving before the form has settled trips textual's Select mid-mount
         self.call_after_refresh(setattr, self, "_ready", True)
+
+    def on_screen_resume(self) -> None:
+        self._focus_sessions()
+
+    def _focus_sessions(self) -> None:
+        """Shown or shown again: focus on the sessions list, not a text field (where `?` or `n` would be typed)."""
+        self.query_one("#session-list", DataTable).focus()
 
     # ------------------------------------------------------------------ checks as you type
     def on_input_changed(self, event: Input.Changed) -> None:

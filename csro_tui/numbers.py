@@ -45,6 +45,13 @@ def plain_number(value: Any) -> Any:
     return value
 
 
+def stored_number(value: float, decimals: int = 12, significant: int = 12) -> float:
+    """A float as a CSV stores it: rounded to `decimals` places (float noise such as
+    -1.4e-17 becomes 0.0, never -0.0) and then to `significant` digits."""
+    value = round(float(value), decimals) + 0.0
+    return float(f"{value:.{significant}g}") + 0.0
+
+
 def plain_numbers(data: Any) -> Any:
     """`plain_number` through dicts, lists and tuples."""
     if isinstance(data, dict):

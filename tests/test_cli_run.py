@@ -57,7 +57,7 @@ def test_run_prints_a_row_per_iteration_and_a_summary(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "iteration   0" in out and "iteration   1  br-1" in out and "exploitability" in out
-    assert "completed: 1 iterations" in out and f"session {only_session(tmp_path)}" in out
+    assert "completed: 1 iteration\n" in out and f"session {only_session(tmp_path)}" in out
 
 
 def test_replay_shows_the_state_at_a_step(kuhn_session, capsys):

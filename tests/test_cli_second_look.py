@@ -192,3 +192,77 @@ def test_eval_shows_exploitability_with_the_same_four_decimals_as_the_other_figu
 
     assert re.search(r"exploitability\s*│?\s*0\.3333\b", out), out
     assert "0.333333" not in out
+
+
+# ----------------------------------------------------- figures in export/replay
+
+
+@pytest.fixture(scope="module")
+def kuhn_export(tmp_path_factory):
+    import io
+    from contextlib import redirect_stdout
+
+    root = tmp_path_factory.mktemp("kuhn_export")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["run", "--game", "kuhn_poker", "--iterations", "8", "--seed", "1",
+                     "--sessions-dir", str(root / "s")]) == 0
+        (session,) = [p.name for p in (root / "s").iterdir()]
+        assert main(["export", session, "--sessions-dir", str(root / "s"), "--out", str(root / "out")]) == 0
+    return root / "s", session, root / "out", out.getvalue()
+
+
+def test_payoffs_csv_holds_rounded_figures_and_no_float_noise(kuhn_export):
+    import csv
+
+    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.store import SessionStore
+
+    root, session, out, _ = kuhn_export
+    state = fold(SessionStore(root).read(session).events)
+    matrix = state.matrix(state.ids)
+    assert any(0 < abs(v) < 1e-12 for v in matrix.flatten())  # the noise the CSV must not carry
+    rows = list(csv.reader((out / "payoffs.csv").open()))
+    cells = [cell for row in rows[1:] for cell in row[1:]]
+    assert cells and all("e" not in cell and cell != "-0.0" and len(cell.lstrip("-").replace(".", "").lstrip("0")) <= 12
+                         for cell in cells), cells
+    for i, row in enumerate(rows[1:]):
+        for j, cell in enumerate(row[1:]):
+            assert float(cell) == pytest.approx(float(matrix[i, j]), abs=1e-11)
+
+
+def test_the_report_counts_iterations_as_its_table_numbers_them_and_names_unset_settings(kuhn_export):
+    import re
+
+    _, _, out, _ = kuhn_export
+    report = (out / "report.md").read_text()
+    assert "8 iterations after the seed population (rows 0–8)" in report
+    table = report.split("## Iterations")[1].split("##")[0]
+    assert [int(n) for n in re.findall(r"^\| (\d+) \|", table, re.M)] == list(range(9))
+    assert "`None`" not in report and "| episodes | exact" in report
+    assert "AggScore" not in report.split("## Population")[1].split("##")[0]  # Kuhn has no benchmark bots
+
+
+def test_replay_drops_the_agg_score_column_where_the_game_has_none(kuhn_export, capsys):
+    root, session, _, _ = kuhn_export
+    assert main(["replay", session, "--sessions-dir", str(root)]) == 0
+    population = capsys.readouterr().out.split("population")[1].split("payoff matrix")[0]
+    assert "vs meta" in population and "AggScore" not in population
+
+
+def test_counts_in_cli_output_agree_with_their_nouns(tmp_path, capsys):
+    assert main(["run", "--game", "kuhn_poker", "--iterations", "1", "--sessions-dir", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert "completed: 1 iteration\n" in out and "1 iterations" not in out
+    (session,) = [p.name for p in (tmp_path / "s").iterdir()]
+    assert main(["export", session, "--sessions-dir", str(tmp_path / "s"), "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.startswith("exported 2 policies,")
+    assert "1 iteration after the seed population (rows 0–1)" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_stored_number_rounds_away_float_noise():
+    from csro_tui.numbers import stored_number
+
+    assert repr(stored_number(-1.3877787807814457e-17)) == "0.0"
+    assert repr(stored_number(-1 / 3)) == "-0.333333333333"
+    assert repr(stored_number(123.456)) == "123.456"

@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from csro_tui.numbers import counted
     from csro_tui.sessions.export import export_session
     from csro_tui.sessions.state import fold
     from csro_tui.sessions.store import SessionStore
@@ -39,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
     written = export_session(state, Path(args.out))
     policies = sum(1 for path in written if path.parent.name == "policies")
     others = [path.name for path in written if path.parent.name != "policies"]
-    print(f"exported {policies} policies, {', '.join(others)} to {Path(args.out).resolve()}")
+    print(f"exported {counted(policies, 'policy', 'policies')}, {', '.join(others)} to {Path(args.out).resolve()}")
     return 0

@@ -71,12 +71,15 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
         f"step {state.step} of {last_step}",
         highlight=False,
     )
+    members = member_rows(state)
+    with_agg = any(row.agg_score is not None for row in members)  # games without benchmark bots have none
     population = Table(title="population", title_justify="left")
-    for column in ("id", "name", "origin", "parent", "iter", "weight", "vs meta", "AggScore"):
+    for column in ("id", "name", "origin", "parent", "iter", "weight", "vs meta") + (("AggScore",) if with_agg else ()):
         population.add_column(column, justify="right" if column in ("iter", "weight", "vs meta", "AggScore") else "left")
-    for row in member_rows(state):
-        population.add_row(row.id, plain(row.name), plain(row.origin_text), row.parent or "-", str(row.iteration), f"{row.weight:.4f}",
-                           _number(row.payoff_vs_meta), _number(row.agg_score))
+    for row in members:
+        cells = [row.id, plain(row.name), plain(row.origin_text), row.parent or "-", str(row.iteration),
+                 f"{row.weight:.4f}", _number(row.payoff_vs_meta)]
+        population.add_row(*cells, *((_number(row.agg_score),) if with_agg else ()))
     console.print(population)
 
     ids = state.ids

@@ -243,7 +243,9 @@ class Engine:
             raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
         if reason == "completed" and not message:
-            message = f"{self.state.completed_iterations} iterations"
+            from csro_tui.numbers import counted
+
+            message = counted(self.state.completed_iterations, "iteration")
         if close:
             self._close(reason, message)
             self._release_evaluator()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from csro_tui.errors import SessionError
 from csro_tui.numbers import number as format_number
-from csro_tui.numbers import plain_number, sparkline
+from csro_tui.numbers import counted, sparkline, stored_number
 from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
@@ -68,7 +68,7 @@ def write_payoffs_csv(state: SessionState, path: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["row \\ col", *ids])
         for policy_id, values in zip(ids, matrix):
-            writer.writerow([policy_id, *("" if value != value else repr(plain_number(float(value))) for value in values)])
+            writer.writerow([policy_id, *("" if value != value else repr(stored_number(value)) for value in values)])
 
 
 def report_markdown(state: SessionState) -> str:
@@ -78,7 +78,7 @@ def report_markdown(state: SessionState) -> str:
     out: list[str] = [f"# CSRO session {started.session_id}", ""]
     out += [
         f"- game: `{started.game}`, oracle: `{started.oracle}`, meta-solver: `{started.solver}`",
-        f"- started {started.ts}; {state.completed_iterations} iterations; population {len(state.population)}",
+        f"- started {started.ts}; {iterations_text(state)}; population {len(state.population)}",
         f"- status: {state.closed.reason + (' — ' + state.closed.message if state.closed.message else '') if state.closed else 'not closed (stopped or crashed; resumable)'}",
     ]
     best = best_metric(state.metrics)
@@ -91,7 +91,7 @@ def report_markdown(state: SessionState) -> str:
         out += ["", f"![{name} per iteration]({PLOT_FILE})", "",
                 f"{name} per iteration: `{sparkline(values)}` ({_number(known[0])} → {_number(known[-1])})"]
     out += ["", "## Configuration", "", "| setting | value |", "| --- | --- |"]
-    out += [f"| {key} | `{value}` |" for key, value in state.config.items()]
+    out += [f"| {key} | {setting_text(key, value, started.game)} |" for key, value in state.config.items()]
     out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in started.versions.items()), ""]
 
     out += ["## Iterations", "", "Gain: the new policy's expected payoff against the meta-strategy it answered.", "",
@@ -104,11 +104,15 @@ def report_markdown(state: SessionState) -> str:
         out.append(f"| {row.iteration} | {_cell(row.proposal or '-')} | {row.decision or '-'} | {row.population_size} "
                    f"| {format_number(row.gain, signed=True)} | {_number(row.meta_nash_conv)} | {metric} | {why} |")
 
-    out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta | AggScore |",
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
-    for row in member_rows(state):
+    members = member_rows(state)
+    with_agg = any(row.agg_score is not None for row in members)  # games without benchmark bots have none
+    out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta |"
+            + (" AggScore |" if with_agg else ""),
+            "| --- | --- | --- | --- | ---: | ---: | ---: |" + (" ---: |" if with_agg else "")]
+    for row in members:
         out.append(f"| {row.id} | {row.name} | {row.origin_text} | {row.parent or '-'} | {row.iteration} "
-                   f"| {row.weight:.4f} | {_number(row.payoff_vs_meta)} | {_number(row.agg_score)} |")
+                   f"| {row.weight:.4f} | {_number(row.payoff_vs_meta)} |"
+                   + (f" {_number(row.agg_score)} |" if with_agg else ""))
 
     ids = state.ids
     matrix = state.matrix(ids)
@@ -137,6 +141,40 @@ def report_markdown(state: SessionState) -> str:
             mine = game.returns[game.seat] if 0 <= game.seat < len(game.returns) else None
             out.append(f"| {number} | {game.opponent} | {game.seat} | {_number(mine)} | {game.seed if game.seed is not None else '-'} |")
     return "\n".join(out) + "\n"
+
+
+def iterations_text(state: SessionState) -> str:
+    """How many oracle iterations ran, counted as the tables number them (row 0 is the seed population)."""
+    done = state.completed_iterations
+    if done == 0:
+        return "no iterations after the seed population (row 0)"
+    return f"{counted(done, 'iteration')} after the seed population (rows 0–{done})"
+
+
+# What a setting left unset (None or empty) means, as `csro run --help` says.
+_UNSET_SETTINGS = {
+    "smoke_episodes": "2 (default)",
+    "preview_episodes": "reuses the smoke run (default)",
+    "workers": "CPU count (default)",
+    "seed_policies": "the game's first (default)",
+}
+
+
+def setting_text(key: str, value, game: str) -> str:
+    """A configuration value for the report: what an unset one meant, never a bare `None`."""
+    if value is None or value == [] or value == "" or value == {}:
+        if key == "episodes":
+            try:
+                from csro_tui.games.registry import get_game
+
+                spec = get_game(game)
+                return "exact (computed, no episodes)" if spec.exact else f"{spec.default_episodes} (the game's default)"
+            except Exception:  # noqa: BLE001 - an unknown game still gets a report
+                return "the game's default"
+        if key in _UNSET_SETTINGS:
+            return _UNSET_SETTINGS[key]
+        return "-"
+    return "`" + str(value).replace("`", "'").replace("|", "\\|") + "`"
 
 
 def export_session(state: SessionState, out: Path) -> list[Path]:

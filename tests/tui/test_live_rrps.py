@@ -27,6 +27,12 @@ from tests.tui.helpers import notifications, start_screen, wait_until
 GENEROUS = 12000  # x 0.05 s: rrps with its 43 bots on a loaded 2-core machine takes minutes
 
 GAME = "rrps(num_repetitions=100)"
+# Episodes per benchmark bot: the default (20) against 43 bots takes minutes here.
+# 6 is about the fewest whose benchmark batch (43 bots x 6 episodes x 100 moves) is
+# still above the runner's MIN_WARM_POOL_STEPS (20,000), so it still plays in the
+# referee pool (pool_running checks it). Set through the environment, which the
+# app's configuration and the CLI subprocess both read.
+BENCHMARK_EPISODES = "6"
 
 
 def _fresh_resource_tracker() -> None:
@@ -62,7 +68,8 @@ async def accept_next(pilot, app) -> None:
     await engine_idle(pilot, app)
 
 
-async def test_rrps_session_started_from_the_start_screen_grows(tmp_path):
+async def test_rrps_session_started_from_the_start_screen_grows(tmp_path, monkeypatch):
+    monkeypatch.setenv("CSRO_BENCHMARK_EPISODES", BENCHMARK_EPISODES)
     _fresh_resource_tracker()
     app = CsroApp(LaunchOptions(game=GAME, oracle="seed"), sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -80,9 +87,11 @@ async def test_rrps_session_started_from_the_start_screen_grows(tmp_path):
         await app.action_quit()
     state = fold(Backend(tmp_path).read_events(session_id))
     assert state.ids == ["p0", "p1"] and set(state.benchmark) == {"p0", "p1"}
+    assert state.started.config["benchmark_episodes"] == int(BENCHMARK_EPISODES)
 
 
-async def test_cli_made_rrps_session_resumes_and_continues(tmp_path):
+async def test_cli_made_rrps_session_resumes_and_continues(tmp_path, monkeypatch):
+    monkeypatch.setenv("CSRO_BENCHMARK_EPISODES", BENCHMARK_EPISODES)
     made = subprocess.run(
         [sys.executable, "-m", "csro_tui.cli", "run", "--game", GAME, "--oracle", "seed", "--iterations", "1",
          "--review", "auto", "--sessions-dir", str(tmp_path)],
@@ -90,7 +99,9 @@ async def test_cli_made_rrps_session_resumes_and_continues(tmp_path):
     )
     assert made.returncode == 0, made.stderr
     [info] = Backend(tmp_path).list_sessions()
-    before = fold(Backend(tmp_path).read_events(info.id)).ids
+    made_state = fold(Backend(tmp_path).read_events(info.id))
+    assert made_state.started.config["benchmark_episodes"] == int(BENCHMARK_EPISODES)
+    before = made_state.ids
     _fresh_resource_tracker()
     app = CsroApp(session=info.id, sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:

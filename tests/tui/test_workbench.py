@@ -365,3 +365,24 @@ async def test_the_apps_toasts_are_cleaned_and_never_markup(tmp_path):
 
     shown = Content.from_markup(toast.message).plain if toast.markup else toast.message
     assert shown == "ValueError: [/oops] [bold]x"  # literal, and the OSC title sequence is gone
+
+
+async def test_a_dashboard_update_before_the_panels_are_mounted_is_shown_once_they_are():
+    from textual.screen import Screen
+
+    from csro_tui.tui.widgets.dashboard_view import DashboardView
+    from csro_tui.tui.widgets.population_table import PopulationTable
+
+    data = sample_data()
+    view = DashboardView(id="dashboard")
+    view.show(data)  # before mounting: used to raise NoMatches
+
+    class Holder(Screen):
+        def compose(self):
+            yield view
+
+    app = ScreenApp(Holder)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen.query_one(PopulationTable).row_count == len(data.members) > 0

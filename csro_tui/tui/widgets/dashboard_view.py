@@ -35,8 +35,14 @@ class DashboardView(Grid):
             panel.border_title = "Events"
             yield EventLog(id="event-log")
 
+    def on_mount(self) -> None:
+        # an update that came before the panels were mounted (the newest, read when it runs)
+        self.call_after_refresh(lambda: self.show(self.data))
+
     def show(self, data: DashboardData) -> None:
         self.data = data
+        if not self.query(PopulationTable):
+            return  # not composed yet (or torn down): on_mount shows self.data
         self.query_one(PopulationTable).show(data)
         self.query_one(MetaBars).show(data)
         self.query_one(PayoffHeatmap).show(data)

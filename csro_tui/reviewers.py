@@ -42,6 +42,9 @@ class ValidationResult:
     smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
     smoke_episodes: int = 0
     smoke_stderr: dict[str, float] = field(default_factory=dict)  # member id -> standard error (sampled)
+    # Invalid code that repeats a known policy's code (a rejected proposal, say): the gate's reason.
+    duplicate_of: str | None = None
+    duplicate_reason: str = ""
 
     def summary(self) -> str:
         """One line: why the code is invalid, or "valid"."""

@@ -266,3 +266,73 @@ def test_stored_number_rounds_away_float_noise():
     assert repr(stored_number(-1.3877787807814457e-17)) == "0.0"
     assert repr(stored_number(-1 / 3)) == "-0.333333333333"
     assert repr(stored_number(123.456)) == "123.456"
+
+
+# ------------------------------------------- repeats of rejected proposals
+
+
+def _session_events(root):
+    from csro_tui.sessions.store import SessionStore
+
+    (session,) = [p.name for p in root.iterdir()]
+    return SessionStore(root).read(session).events
+
+
+@pytest.mark.parametrize("oracle", ["best-response", "seed"])
+def test_a_deterministic_oracle_says_on_a_retry_that_it_ignores_reasons(tmp_path, oracle):
+    import io
+    from contextlib import redirect_stdout
+
+    script = tmp_path / "review.jsonl"
+    script.write_text('{"action": "reject", "reason": "I want a bluffing policy"}\n"accept"\n')
+    with redirect_stdout(io.StringIO()):
+        assert main(["run", "--game", "kuhn_poker", "--oracle", oracle, "--iterations", "1", "--review",
+                     f"script:{script}", "--sessions-dir", str(tmp_path / "s")]) == 0
+    events = _session_events(tmp_path / "s")
+    first, second = [e for e in events if e.TYPE == "proposal_created" and e.iteration == 1]
+    assert second.proposal.source == first.proposal.source  # deterministic: the same code again
+    assert "does not read rejection reasons" not in first.proposal.rationale
+    assert "rejected once before (last reason: I want a bluffing policy)" in second.proposal.rationale
+    assert "does not read rejection reasons" in second.proposal.rationale
+    previewed = [e for e in events if e.TYPE == "proposal_previewed"]
+    assert previewed[-1].preview.duplicate_of == first.proposal_id  # and the gate flags the repeat
+
+
+CRASHING_AT_RUN = "class Policy:\n    def __init__(self, player, game):\n        pass\n\n    def act(self, obs):\n        return 1 / 0\n"
+NOT_PARSING = "class Policy:\n    def act(self, obs)\n        return 0\n"
+
+
+@pytest.mark.parametrize("source", [CRASHING_AT_RUN, NOT_PARSING], ids=["crashes", "does-not-parse"])
+def test_the_same_failing_code_as_a_rejected_proposal_is_flagged_as_a_repeat(tmp_path, capsys, source):
+    import io
+    from contextlib import redirect_stdout
+
+    policy = tmp_path / "mine.py"
+    policy.write_text(source)
+    script = tmp_path / "review.jsonl"
+    script.write_text('{"action": "reject", "reason": "it fails"}\n{"action": "reject", "reason": "still fails"}\n')
+    with redirect_stdout(io.StringIO()):
+        assert main(["run", "--game", "kuhn_poker", "--oracle", "human", "--oracle-option", f"path={policy}",
+                     "--iterations", "1", "--max-attempts", "2", "--review", f"script:{script}",
+                     "--sessions-dir", str(tmp_path / "s")]) == 0
+    validated = [e for e in _session_events(tmp_path / "s") if e.TYPE == "proposal_validated"]
+    assert [e.valid for e in validated] == [False, False]
+    assert validated[0].duplicate_of is None
+    assert validated[1].duplicate_of == validated[0].proposal_id
+    assert "same code as rejected proposal" in validated[1].duplicate_reason
+    (session,) = [p.name for p in (tmp_path / "s").iterdir()]
+    assert main(["replay", session, "--sessions-dir", str(tmp_path / "s")]) == 0
+    assert f"a repeat: same code as {validated[0].proposal_id}" in capsys.readouterr().out
+
+
+def test_failed_rejected_proposals_count_for_same_code_only():
+    import numpy as np
+
+    from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
+
+    failed = KnownPolicy("i1.1", "rejected proposal x (i1.1)", "x = 1\n", {}, False, behaviour_known=False)
+    ran = KnownPolicy("i1.2", "rejected proposal y (i1.2)", "y = 2\n", {}, False)
+    same_table = lambda source: np.ones((2, 2))  # noqa: E731 - every policy behaves alike here
+    assert find_duplicate("z = 3\n", [failed], table_of=same_table) is None
+    assert find_duplicate("z = 3\n", [failed, ran], table_of=same_table).of == "i1.2"
+    assert find_duplicate("x = 1  # again\n", [failed], table_of=same_table).of == "i1.1"

@@ -12,7 +12,8 @@ Two kinds of sameness, tried in this order:
   itself), over enough opponents to tell policies apart.
 
 What the candidate is compared with (`KnownPolicy`) is every population
-member and the session's rejected proposals, newest first.  Nothing here
+member and the session's rejected proposals, newest first (for code only,
+those that failed: they have no behaviour to compare).  Nothing here
 runs policy code: tables come from the evaluator (the sandbox), rows from
 recorded payoffs.
 """
@@ -54,6 +55,9 @@ class KnownPolicy:
     # or (mean, standard error, episodes); no episodes: the error is exact.
     row: Mapping[str, tuple] = field(default_factory=dict)
     is_member: bool = True
+    # False for a rejected proposal that failed (validation, smoke or preview):
+    # its code can be repeated, its behaviour cannot be compared (it has none).
+    behaviour_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,11 @@ def normalized_code(source: str) -> str | None:
                     and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def unparsed_text(source: str) -> str:
+    """Source that does not parse, compared as text: trailing spaces and blank lines dropped."""
+    return "\n".join(line.rstrip() for line in source.splitlines() if line.strip())
 
 
 def same_code(a: str, b: str) -> bool:
@@ -165,6 +174,13 @@ def find_duplicate(
             if normalized_code(item.source) == normalized:
                 return Duplicate(item.id, item.label,
                                  f"same code as {item.label} (ignoring docstrings, comments and formatting)")
+    else:  # code that does not parse has no AST: the same text, line ends and blank lines aside
+        text = unparsed_text(source)
+        for item in known:
+            if normalized_code(item.source) is None and unparsed_text(item.source) == text:
+                return Duplicate(item.id, item.label,
+                                 f"same code as {item.label} (the same text, which does not parse)")
+    known = [item for item in known if item.behaviour_known]
     if table_of is not None:
         mine = table_of(source)
         if mine is not None:

@@ -26,6 +26,8 @@ says when a run has stopped improving.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
@@ -146,16 +148,34 @@ class Gate:
         )
         if failure is None:
             self.mark_duplicate(result, source, known, exact, episodes)
+        else:  # no behaviour to compare, but the same code needs no run
+            self.mark_duplicate(result, source, known, exact, code_only=True)
         return result, exact, episodes
 
+    def repeated_code(self, validation: ValidationResult, source: str,
+                      known: Sequence[KnownPolicy]) -> ValidationResult:
+        """An invalid candidate's validation, marked if its code repeats a known policy's.
+
+        Same code needs no run, so it is found even for code that failed
+        (the human oracle's unchanged crashing file, a deterministic oracle's repeat).
+        """
+        if validation.valid or not known:
+            return validation
+        found = find_duplicate(source, known)
+        if found is None:
+            return validation
+        return dataclasses.replace(validation, duplicate_of=found.of, duplicate_reason=found.reason)
+
     def mark_duplicate(
-        self, preview: Preview, source: str, known: Sequence[KnownPolicy], exact: bool, episodes: int = 0
+        self, preview: Preview, source: str, known: Sequence[KnownPolicy], exact: bool, episodes: int = 0,
+        *, code_only: bool = False,
     ) -> None:
-        """Set `preview.duplicate_of` / `duplicate_reason` if the candidate repeats a known policy."""
+        """Set `preview.duplicate_of` / `duplicate_reason` if the candidate repeats a known policy
+        (`code_only`: by its code alone, for a candidate that failed and has no behaviour)."""
         if not known:
             return
-        table_of = getattr(self.evaluator, "policy_table", None) if exact else None
-        row = None if exact else {
+        table_of = getattr(self.evaluator, "policy_table", None) if exact and not code_only else None
+        row = None if exact or code_only else {
             m: (v, preview.stderr.get(m, 0.0), episodes) for m, v in preview.per_member.items()
         }
         found = find_duplicate(source, known, table_of=table_of, candidate_row=row)
@@ -209,7 +229,9 @@ class Gate:
             failure = validation.failure or PolicyFailure.from_dict(
                 {"category": "invalid", "message": validation.summary()}
             )
-            return Preview(expected_payoff=math.nan, per_member={}, failure=failure)
+            invalid = Preview(expected_payoff=math.nan, per_member={}, failure=failure)
+            self.mark_duplicate(invalid, source, known, self.evaluator.exact, code_only=True)
+            return invalid
         preview, _, _ = self.preview(key, source, population, weights, validation, benchmark=False, known=known)
         return preview
 
@@ -283,22 +305,22 @@ def known_policies(state: "SessionState") -> list[KnownPolicy]:
                 episodes = 0 if entry.exact else int(entry.episodes or 0)
                 row[other] = (sign * float(entry.mean), float(entry.stderr or 0.0), episodes)
         known.append(KnownPolicy(member.id, f"member {member.name} ({member.id})", member.source, row, True))
-    # Only rejected proposals that ran: code that failed cannot behave like a
-    # valid candidate (and the same code would fail validation first), and
-    # asking a failing policy for its table again would cost a sandbox each time.
+    # Every rejected proposal for the same code; only those that ran for the
+    # same behaviour: code that failed cannot behave like a valid candidate,
+    # and asking a failing policy for its table again would cost a sandbox each time.
     rejected = [
         proposal for proposal in state.proposals.values()
         if proposal.decision is not None and proposal.decision.action == "reject"
-        and proposal.preview is not None and proposal.preview.preview.failure is None
     ]
     for proposal in list(reversed(rejected))[:MAX_REJECTED_COMPARED]:
+        ran = proposal.preview is not None and proposal.preview.preview.failure is None
         row = {}
-        if proposal.preview is not None:
+        if ran:
             preview, episodes = proposal.preview.preview, proposal.preview.episodes
             row = {m: (v, preview.stderr.get(m, 0.0), episodes) for m, v in preview.per_member.items() if v == v}
         known.append(KnownPolicy(
             proposal.id, f"rejected proposal {proposal.proposal.name} ({proposal.id})",
-            proposal.proposal.source, row, False,
+            proposal.proposal.source, row, False, behaviour_known=ran,
         ))
     return known
 

@@ -493,6 +493,9 @@ class Engine:
         population = list(self.state.population)
         weights = self.state.meta_strategy
         validation = self.gate.validate(proposal_id, entry.proposal.source, population)
+        validation = self.gate.repeated_code(
+            validation, entry.proposal.source, [k for k in known_policies(self.state) if k.id != proposal_id]
+        )
         self._emit(
             ProposalValidated(
                 proposal_id=proposal_id,
@@ -501,6 +504,8 @@ class Engine:
                 smoke=validation.smoke,
                 smoke_episodes=validation.smoke_episodes,
                 failure=validation.failure,
+                duplicate_of=validation.duplicate_of,
+                duplicate_reason=validation.duplicate_reason,
             )
         )
         preview = None

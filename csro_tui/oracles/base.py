@@ -114,3 +114,19 @@ class Oracle(Protocol):
     name: str
 
     def propose(self, context: OracleContext) -> Proposal: ...
+
+
+def repeated_rejection_note(context: OracleContext, source: str) -> str:
+    """For deterministic oracles: " ..." saying this exact code was rejected before and why
+    it comes again ("" when it was not), so a person does not wait for the reason to be heeded."""
+    from csro_tui.text import one_line
+
+    reasons = [reason for proposal, reason in context.rejections if proposal.source == source]
+    if not reasons:
+        return ""
+    times = "once" if len(reasons) == 1 else f"{len(reasons)} times"
+    return (
+        f" This code was rejected {times} before (last reason: {one_line(reasons[-1] or '-', 120)}). "
+        "This oracle is deterministic and does not read rejection reasons, so it proposes the same code "
+        "again (flagged as a duplicate); another oracle (llm, human) is needed for a different proposal."
+    )

@@ -28,7 +28,7 @@ from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 
 from csro_tui.errors import CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal, repeated_rejection_note
 from csro_tui.oracles.registry import OracleExhausted
 from csro_tui.oracles.render import (
     DecisionPoint,
@@ -238,7 +238,7 @@ class BestResponseOracle:
             f"Expected value against it: {per_seat} "
             f"(seat average {response.value:+.4f}). "
             f"{whose} exploitability is {response.value:.4f}."
-        )
+        ) + repeated_rejection_note(context, source)
         return Proposal(source=source, oracle=self.name, name=name, rationale=rationale)
 
     def decision_points(self, spec: "GameSpec") -> dict[int, list[DecisionPoint]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal, repeated_rejection_note
 from csro_tui.oracles.registry import OracleExhausted
 
 # Episodes per (candidate, member) pair when no preview is available; seeds
@@ -65,7 +65,7 @@ class SeedOracle:
                 rationale=(
                     f"The population is empty: first seed policy by name, {name} "
                     f"({len(remaining) - 1} other seeds remain)."
-                ),
+                ) + repeated_rejection_note(context, remaining[name]),
             )
         scores = []
         for name, source in remaining.items():
@@ -82,7 +82,7 @@ class SeedOracle:
             source=remaining[best.name],
             oracle=self.name,
             name=best.name,
-            rationale=_rationale(best, scores),
+            rationale=_rationale(best, scores) + repeated_rejection_note(context, remaining[best.name]),
         )
 
     def _score(self, context: OracleContext, name: str, source: str) -> SeedScore:

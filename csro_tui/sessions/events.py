@@ -136,6 +136,10 @@ class ProposalValidated(Event):
     smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
     smoke_episodes: int = 0
     failure: PolicyFailure | None = None
+    # An invalid proposal with the same code as a known policy (a member or a
+    # rejected proposal); valid ones carry this in their preview instead.
+    duplicate_of: str | None = None
+    duplicate_reason: str = ""
 
 
 @dataclass(kw_only=True)

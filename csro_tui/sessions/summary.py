@@ -125,10 +125,15 @@ def validation_failure(proposal) -> str:
     if validated.issues:
         first = validated.issues[0]
         more = f" (+{len(validated.issues) - 1} more)" if len(validated.issues) > 1 else ""
-        return first_line(f"invalid: line {first.get('line', '?')}: {first.get('message', '')}") + more
-    if validated.failure is not None:
-        return first_line(validated.failure.summary())
-    return "invalid"
+        why = first_line(f"invalid: line {first.get('line', '?')}: {first.get('message', '')}") + more
+    elif validated.failure is not None:
+        why = first_line(validated.failure.summary())
+    else:
+        why = "invalid"
+    repeat = getattr(validated, "duplicate_of", None)
+    if repeat:
+        why += f"; a repeat: same code as {repeat}"
+    return why
 
 
 def iteration_rows(state: SessionState) -> list[IterationRow]:

@@ -336,3 +336,10 @@ def test_failed_rejected_proposals_count_for_same_code_only():
     assert find_duplicate("z = 3\n", [failed], table_of=same_table) is None
     assert find_duplicate("z = 3\n", [failed, ran], table_of=same_table).of == "i1.2"
     assert find_duplicate("x = 1  # again\n", [failed], table_of=same_table).of == "i1.1"
+
+
+def test_one_episode_is_said_in_the_singular(capsys):
+    assert main(["crosstable", "--game", "rrps(num_repetitions=10)", "--episodes", "1", "--workers", "1",
+                 "--participants", "rockbot", "seed:beat_last"]) == 0
+    out = capsys.readouterr().out
+    assert "1 episode per pair" in out and "1 episodes" not in out

@@ -31,6 +31,7 @@ from csro_tui.commands.eval import (
     referee_pool,
     with_workers_note,
 )
+from csro_tui.numbers import counted
 
 # Larger populations get the metrics table only; the matrix goes to --out.
 MAX_MATRIX_SHOWN = 10
@@ -143,7 +144,7 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
     from csro_tui.commands._output import stdout_console
 
     console = stdout_console()
-    how = "exact" if spec.exact else f"{episodes} episodes per pair, seats swapped"
+    how = "exact" if spec.exact else f"{counted(episodes, 'episode')} per pair, seats swapped"
     if len(names) <= MAX_MATRIX_SHOWN:
         grid = Table(title=f"{spec.title} cross-table: row's mean return against column ({how})")
         grid.add_column("")

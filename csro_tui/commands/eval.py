@@ -20,7 +20,7 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
-from csro_tui.numbers import fixed
+from csro_tui.numbers import counted, fixed
 from csro_tui.text import one_line, plain
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     from csro_tui.commands._output import stdout_console
 
     console = stdout_console()
-    how = "exact" if spec.exact else f"{episodes} episodes per opponent, seats swapped"
+    how = "exact" if spec.exact else f"{counted(episodes, 'episode')} per opponent, seats swapped"
     table = Table(title=plain(f"{one_line(participant.name, 80)} vs the {spec.title} benchmark ({how})"))
     table.add_column("opponent")
     table.add_column("mean return" if spec.exact else "mean ± stderr", justify="right")

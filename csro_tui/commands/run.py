@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from csro_tui.commands.eval import add_backend_arguments, whole_number
-from csro_tui.numbers import number
+from csro_tui.numbers import counted, number
 
 EXIT_STOPPED = 130
 
@@ -415,7 +415,7 @@ class RunDisplay:
                 meta = latest.benchmark["meta"]
                 episodes = self.engine.config.benchmark_episodes
                 figures.append(f"AggScore {number(meta['agg_score'], stderr=meta.get('agg_score_stderr'))}"
-                               + (f" ({episodes} episodes per bot)" if episodes else ""))
+                               + (f" ({counted(episodes, 'episode')} per bot)" if episodes else ""))
             if figures:
                 lines.append(" · ".join(figures))
         best = best_metric(state.metrics)

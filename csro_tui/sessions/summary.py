@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from csro_tui.evaluation.metrics import population_metrics
+from csro_tui.numbers import counted
 from csro_tui.sessions.state import SessionState, headline_metric
 
 
@@ -221,7 +222,7 @@ class GameRecord:
 
     def describe(self) -> str:
         total = 0.0 if abs(self.total) < 0.005 else self.total
-        return f"{self.games} games, won {self.wins}, lost {self.losses}, tied {self.ties}, total {total:+.2f}"
+        return f"{counted(self.games, 'game')}, won {self.wins}, lost {self.losses}, tied {self.ties}, total {total:+.2f}"
 
 
 def game_records(state: SessionState) -> list[GameRecord]:

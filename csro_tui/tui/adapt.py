@@ -48,7 +48,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
         # the matrix is antisymmetric: M[col][row] = -M[row][col]
         payoffs.setdefault((col, row), Cell(-mean, cell.stderr, cell.episodes, cell.exact))
     for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
-        payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True))
+        payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
     members = []
     for policy in state.population:
         scores: dict[str, float] = {}

@@ -20,12 +20,16 @@ class Cell:
     stderr: float = 0.0
     episodes: int = 0
     exact: bool = False
+    self_play: bool = False  # a policy against itself: 0 by symmetry, never evaluated
 
     def describe(self) -> str:
-        how = "exact" if self.exact else f"sampled, {self.episodes} episodes"
         from csro_tui.numbers import number
 
-        return f"{number(self.mean, 4, signed=True)} ± {number(self.stderr, 4)} ({how})"
+        if self.self_play:
+            return "0 by symmetry (a policy against itself; not evaluated)"
+        if self.exact:
+            return f"{number(self.mean, 4, signed=True)} (exact)"
+        return f"{number(self.mean, 4, signed=True)} ± {number(self.stderr, 4)} (sampled, {self.episodes} episodes)"
 
 
 @dataclass(frozen=True)

@@ -386,3 +386,30 @@ async def test_a_dashboard_update_before_the_panels_are_mounted_is_shown_once_th
         await pilot.pause()
         await pilot.pause()
         assert app.screen.query_one(PopulationTable).row_count == len(data.members) > 0
+
+
+def test_a_policy_against_itself_is_said_to_be_zero_by_symmetry(tmp_path):
+    record_sample_session(tmp_path)
+    state = fold(SessionStore(tmp_path).read("sample-kuhn").events)
+    data = adapt.dashboard_data(state)
+    member = data.members[0].id
+    assert data.cell(member, member).describe() == "0 by symmetry (a policy against itself; not evaluated)"
+    other = data.members[1].id
+    assert "symmetry" not in data.cell(member, other).describe()
+
+
+async def test_at_80_columns_the_population_table_fits_its_panel():
+    from csro_tui.tui.widgets.population_table import PopulationTable
+
+    app = ScreenApp(lambda: DashboardScreen(sample_data()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(PopulationTable)
+        headers = [str(column.label) for column in table.columns.values()]
+        assert headers[:3] == ["id", "name", "wt"]
+        assert table.virtual_size.width <= table.content_region.width, (table.virtual_size, table.content_region)
+    app = ScreenApp(lambda: DashboardScreen(sample_data()))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        headers = [str(column.label) for column in app.screen.query_one(PopulationTable).columns.values()]
+        assert headers[:5] == ["id", "name", "oracle", "parent", "weight"]

@@ -12,6 +12,11 @@ from csro_tui.tui.model import DashboardData, Member
 from csro_tui.numbers import number
 
 
+NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+NARROW_NAME = 12  # characters of a name in a narrow table (the inspector has it whole)
+SHORT_HEADERS = {"AggScore": "Agg", "vs meta": "vsMeta"}
+
+
 class PopulationTable(DataTable):
     """Rows keyed by policy id; Enter on a row asks to inspect it."""
 
@@ -23,24 +28,38 @@ class PopulationTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._score_names: list[str] = []
+        self._narrow: bool | None = None
+        self._shown: DashboardData | None = None
 
     def show(self, data: DashboardData) -> None:
+        self._shown = data
         score_names = sorted({name for m in data.members for name in m.scores})
+        # a narrow terminal (80 columns): the numbers fit; oracle and parent are in the inspector
+        narrow = self.app.size.width < NARROW_BELOW
         selected = self.selected_id
-        self.clear(columns=score_names != self._score_names or not self.columns)
+        self.clear(columns=score_names != self._score_names or narrow != self._narrow or not self.columns)
         if not self.columns:
-            self.add_columns("id", "name", "oracle", "parent", "weight", *score_names)
-        self._score_names = score_names
+            if narrow:
+                self.add_columns("id", "name", "wt", *(SHORT_HEADERS.get(name, name) for name in score_names))
+            else:
+                self.add_columns("id", "name", "oracle", "parent", "weight", *score_names)
+        self._score_names, self._narrow = score_names, narrow
         for member in data.members:
-            self.add_row(*self._cells(member, score_names), key=member.id)
+            self.add_row(*self._cells(member, score_names, narrow), key=member.id)
         if selected is not None and selected in self.rows:
             self.move_cursor(row=self.get_row_index(selected))
 
+    def on_resize(self) -> None:
+        if self._shown is not None and (self.app.size.width < NARROW_BELOW) != self._narrow:
+            self.show(self._shown)
+
     @staticmethod
-    def _cells(member: Member, score_names: list[str]) -> list[Text | str]:
+    def _cells(member: Member, score_names: list[str], narrow: bool = False) -> list[Text | str]:
         scores = [
             number(member.scores[name], 3, signed=True) if name in member.scores else "–" for name in score_names
         ]
+        if narrow:
+            return [plain(one_line(member.id)), plain(one_line(member.name, NARROW_NAME)), f"{member.weight:.3f}", *scores]
         return [
             plain(one_line(member.id)),
             plain(one_line(member.name)),

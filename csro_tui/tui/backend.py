@@ -179,7 +179,9 @@ def session_summary(info: Any, *, status: bool = True) -> str:
     """One line about a recorded session; with `status`, how it closed leads (so it is never cut off)."""
     if info.error:
         return f"unreadable: {info.error}"
-    parts = [info.game, info.oracle, info.solver, f"{info.iterations} iterations", f"{info.population_size} policies"]
+    from csro_tui.numbers import counted
+
+    parts = [info.game, info.oracle, info.solver, counted(info.iterations, "iteration"), counted(info.population_size, "policy", "policies")]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
     if status:

@@ -125,6 +125,9 @@ def test_tui_command_passes_flags_to_the_app(tmp_path, monkeypatch):
     assert cli.main(["tui", "--game", "rrps(num_repetitions=5)", "--oracle", "seed", "--seed", "3",
                      "--sessions-dir", str(tmp_path)]) == 0
     assert cli.main([]) == 0  # `csro` alone opens the start screen
+    from tests.tui.sample import record_sample_session
+
+    record_sample_session(tmp_path, "some-session")  # `csro tui ID` now refuses an id it cannot find
     assert cli.main(["tui", "some-session", "--sessions-dir", str(tmp_path)]) == 0
     direct, plain, recorded = seen
     assert not direct.show_start

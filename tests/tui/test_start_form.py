@@ -98,3 +98,23 @@ async def test_list_models_asks_the_server():
             await wait_until(pilot, lambda: _error(app, "#models-status").startswith("✗"), "the failure")
             assert app.screen.query_one("#model", Input).value == "qwen-large"
         assert any(r.path.rstrip("/").endswith("/models") for r in server.requests)
+
+
+async def test_recorded_sessions_show_whole_ids_and_their_status_at_80_and_160_columns():
+    from dataclasses import replace
+
+    from textual.widgets import DataTable, Footer
+
+    long_id = "20261202-203745-rrps_num_repetitions_100-best-response"
+    choices = replace(CHOICES, sessions=[(long_id, "stopped · rrps(num_repetitions=100) · best-response · nash · 1 iteration")])
+    for size in ((80, 24), (160, 48)):
+        app = ScreenApp(lambda: StartScreen(choices, LaunchOptions()))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#session-list", DataTable)
+            cells = "\n".join(str(cell) for cell in table.get_row_at(0))
+            assert long_id in cells and "stopped" in cells, size
+            assert table.virtual_size.width <= table.content_region.width, (size, table.virtual_size, table.content_region)
+            assert isinstance(app.focused, DataTable)  # so ? below is help, and the footer offers it
+            footer = [(key.key, key.description) for key in app.screen.query_one(Footer).query("FooterKey")]
+            assert ("question_mark", "Help") in footer, footer

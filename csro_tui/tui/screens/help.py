@@ -18,16 +18,16 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 
 | Where | Key | Does |
 | --- | --- | --- |
-| everywhere | `?` / `f1` | this help |
+| everywhere | `?` `f1` | this help |
 | everywhere | `ctrl+p` | command palette: every action of the screen, plus Start screen, Open / Close / Export session, Play |
 | everywhere | `ctrl+c` | cancel the work in progress (oracle, evaluation); a text field keeps it for copying |
 | everywhere | `ctrl+q` | quit (the live session is recorded closed; it says what it waits for) |
-| start | `ctrl+n` / `enter` | start the session in the form |
-| start | `ctrl+o` / `enter` on a row | open the selected recorded session |
+| start | `ctrl+n` | start the session in the form (also `enter` in a field) |
+| start | `ctrl+o` | open the selected recorded session (also `enter` on its row) |
 | start | `ctrl+l` | list the LLM server's models |
 | dashboard | `n` | run the next iteration (or `N` for 5) |
 | dashboard | `c` | cancel the work in progress |
-| dashboard | `enter` / `i` | inspect the selected policy |
+| dashboard | `i` | inspect the selected policy (also `enter`) |
 | dashboard | `p` | play against a population member or a bot |
 | dashboard | `s` | recorded sessions and their timelines |
 | dashboard | `esc` | close the session (resumable) and go back to the start screen; twice while work runs |
@@ -38,10 +38,11 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | review | `1`…`5` | code, diff, rationale, LLM exchange, checks |
 | review | `c` | stop the run (the proposal is not decided) |
 | editor | `ctrl+s` | send the edited code (validated and previewed again) |
-| editor | `escape` | discard the edit |
-| timeline | `left` / `right` | step back / forward through the session's events |
-| timeline | `home` / `end` | first / last step |
-| timeline | `i` / `enter` | inspect a policy as it was at this step; `p` there plays it, in this session's game |
+| editor | `esc` | discard the edit |
+| timeline | `←` `→` | step back / forward through the session's events |
+| timeline | `home` `end` | first / last step |
+| timeline | `i` | inspect a policy as it was at this step (also `enter`); `p` there plays it, in this session's game |
+| timeline | `p` | play against a member of this session or a bot, in its game |
 | timeline | `R` | resume the session here (new iterations) |
 | play | `enter` | play the highlighted opponent (members of the session on screen, then the game's bots) |
 | play | `n` | next game against the same opponent (a fresh deal; the match total runs on) |

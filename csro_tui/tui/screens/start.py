@@ -22,12 +22,14 @@ from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 from textual.worker import get_current_worker
+from rich.text import Text
 
 from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 HUMAN_ORACLE = "human"
+NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
 GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
 
@@ -73,6 +75,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         self.game_error: str | None = None  # the registry's reason, while the game string is wrong
         self.checked_game: str | None = None  # the last game string checked (valid or not)
         self.seed_names: list[str] = []
+        self._listed_narrow: bool | None = None  # how the sessions list was last laid out
 
     def _choose(self, result: LaunchOptions | OpenSession) -> None:
         if self.on_choice is None:
@@ -84,12 +87,42 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         """New recorded sessions (e.g. after one was closed): refresh the list."""
         self.choices = choices
         try:
-            table = self.query_one("#session-list", DataTable)
+            self.query_one("#session-list", DataTable)
         except NoMatches:
             return  # not composed yet: on_mount lists self.choices
-        table.clear()
-        for session_id, summary in choices.sessions:
-            table.add_row(session_id, summary, key=session_id)
+        self._list_sessions()
+
+    def _list_sessions(self) -> None:
+        """Every id whole: when it fits, the id then its summary (status first) on one row;
+        otherwise (80 columns) one row of two lines per session, the id over its summary."""
+        table = self.query_one("#session-list", DataTable)
+        narrow = self.app.size.width < NARROW_BELOW
+        rows = [(one_line(session_id), one_line(summary), session_id) for session_id, summary in self.choices.sessions]
+        id_width = max([len("session · status"), *(len(i) for i, _, _ in rows)])
+        summary_width = max([0, *(len(summary) for _, summary, _ in rows)])
+        panel = self.app.size.width // 2 - 4  # the sessions panel's inside, beside the form
+        if narrow:  # the panel takes the longest id's width; the form beside it keeps 20 columns
+            panel = min(id_width + 4, self.app.size.width - 20 - 4)
+            self.query_one("#open-session").styles.width = panel + 4
+        two_lines = narrow or id_width + summary_width + 4 > panel
+        selected = table.cursor_row
+        table.clear(columns=True)
+        self._listed_narrow = narrow
+        if two_lines:
+            table.add_column("session · status", key="session", width=max(id_width, panel - 2))
+            for shown_id, summary, key in rows:
+                table.add_row(Text(shown_id, style="bold") + Text("\n" + one_line(summary, max(id_width, panel - 2)), no_wrap=True), key=key, height=2)
+        else:
+            table.add_column("session", key="session")
+            table.add_column("summary", key="summary")
+            for shown_id, summary, key in rows:
+                table.add_row(shown_id, summary, key=key)
+        if table.row_count:
+            table.move_cursor(row=min(selected, table.row_count - 1))
+
+    def on_resize(self) -> None:
+        if self._listed_narrow is not None:
+            self._list_sessions()
 
     def compose(self) -> ComposeResult:
         d = self.defaults
@@ -143,10 +176,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#session-list", DataTable)
-        table.add_columns("session", "summary")
-        for session_id, summary in self.choices.sessions:
-            table.add_row(session_id, summary, key=session_id)
+        self._list_sessions()
         self.query_one("#model-list", Select).display = False
         self._toggle_oracle_fields()
         self._focus_sessions()

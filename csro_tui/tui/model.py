@@ -159,6 +159,9 @@ class ReviewInfo:
     expected_payoff: float | None = None
     per_member: dict[str, float] = field(default_factory=dict)
     population_metrics: dict[str, float] | None = None
+    # The expected payoff's standard error when the preview was sampled (None: exact, or no preview);
+    # 0.0 when sampled too briefly to measure its noise.
+    expected_stderr: float | None = None
     failure: str | None = None  # one-line failure summary (validation or preview)
     proposal_id: str = ""
     # When this is a reviewer's edit: the versions it replaced, the oracle's

@@ -102,3 +102,44 @@ async def test_edit_sends_the_edited_source():
     decision = app.results[0]
     assert decision.kind == "edit"
     assert decision.source == "# tuned\n" + sample_review().source
+
+
+def test_review_header_says_invalid_once_and_names_metrics_as_everywhere_else():
+    from dataclasses import replace
+
+    from csro_tui.tui.screens.review import summary_text
+
+    info = sample_review()
+    invalid = replace(info, valid=False, failure="invalid: line 2: import of os is not allowed", expected_payoff=None,
+                      population_metrics=None)
+    header = summary_text(invalid).plain
+    assert header.count("invalid") == 1 and "✘ invalid: line 2: import of os" in header
+    sampled = replace(info, valid=True, failure=None, expected_payoff=0.25, expected_stderr=0.0312,
+                      population_metrics={"agg_score": -4.6093, "pop_expl": 5.2, "pop_return": 0.5907})
+    header = summary_text(sampled).plain
+    assert "expected payoff vs meta-strategy +0.2500 ± 0.0312" in header
+    assert "AggScore -4.6093  PopReturn +0.5907  PopExpl +5.2000" in header
+    assert "agg_score" not in header and "pop_expl" not in header
+    brief = summary_text(replace(sampled, expected_stderr=0.0)).plain
+    assert "noise not measured" in brief and "±" not in brief
+    exact = summary_text(replace(sampled, expected_stderr=None)).plain
+    assert "±" not in exact and "noise" not in exact
+
+
+async def test_a_proposal_from_the_timeline_has_the_review_screens_tab_order(tmp_path):
+    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.store import SessionStore
+    from csro_tui.tui.screens.proposal import ProposalScreen
+    from tests.tui.sample import record_sample_session
+
+    record_sample_session(tmp_path)
+    state = fold(SessionStore(tmp_path).read("sample-kuhn").events)
+    titles = {}
+    for name, make in (("review", lambda: ReviewScreen(sample_review())),
+                       ("proposal", lambda: ProposalScreen(state, next(iter(state.proposals))))):
+        app = ScreenApp(make)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            tabs = app.screen.query_one(TabbedContent)
+            titles[name] = [str(tab.label.plain) for tab in tabs.query("ContentTab")]
+    assert titles["proposal"] == ["Decision", *titles["review"]]

@@ -35,9 +35,10 @@ class ProposalScreen(Screen[None]):
         Binding("1", "tab('proposal-decision')", "Decision", id="proposal.tab_decision", show=False),
         Binding("2", "tab('proposal-code')", "Code", id="proposal.tab_code", show=False),
         Binding("3", "tab('proposal-diff')", "Diff", id="proposal.tab_diff", show=False),
-        Binding("4", "tab('proposal-checks')", "Checks", id="proposal.tab_checks", show=False),
-        Binding("5", "tab('proposal-rationale')", "Rationale", id="proposal.tab_rationale", show=False),
-        Binding("6", "tab('proposal-llm')", "LLM exchange", id="proposal.tab_llm", show=False),
+        # the review screen's order (Code, Diff, Rationale, LLM exchange, Checks) after the decision
+        Binding("4", "tab('proposal-rationale')", "Rationale", id="proposal.tab_rationale", show=False),
+        Binding("5", "tab('proposal-llm')", "LLM exchange", id="proposal.tab_llm", show=False),
+        Binding("6", "tab('proposal-checks')", "Checks", id="proposal.tab_checks", show=False),
     ]
 
     def __init__(self, state: Any, proposal_id: str) -> None:
@@ -53,9 +54,9 @@ class ProposalScreen(Screen[None]):
                 ("proposal-decision", "Decision"),
                 ("proposal-code", "Code"),
                 ("proposal-diff", "Diff"),
-                ("proposal-checks", "Checks"),
                 ("proposal-rationale", "Rationale"),
                 ("proposal-llm", "LLM exchange"),
+                ("proposal-checks", "Checks"),
             ):
                 with TabPane(title, id=pane_id):
                     with VerticalScroll():

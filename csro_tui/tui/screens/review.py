@@ -49,22 +49,36 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text
         if info.duplicate_reason:
             text.append(f": {one_line(info.duplicate_reason)}", style="yellow")
         text.append("\n")
+    failure = one_line(info.failure) if info.failure else ""
     if info.valid:
         text.append("✔ valid", style="bold green")
-    else:
-        text.append("✘ invalid", style="bold red")
-    if info.failure:
-        text.append(f"  {one_line(info.failure)}", style="red")
+        if failure:
+            text.append(f"  {failure}", style="red")
+    else:  # "invalid" once: the validation's own summary starts with it
+        text.append("✘ ", style="bold red")
+        if not failure.startswith("invalid"):
+            text.append("invalid", style="bold red")
+            failure = f": {failure}" if failure else ""
+        text.append(failure, style="red")
     if info.expected_payoff is not None:
         text.append(f"  measured for this code: expected payoff vs meta-strategy {info.expected_payoff:+.4f}")
+        if info.expected_stderr:
+            text.append(f" ± {info.expected_stderr:.4f}")
+        elif info.expected_stderr is not None:  # sampled, but too briefly for a standard error
+            text.append(" (noise not measured: too few episodes)", style="dim")
         before = info.history[-1][3] if info.history else None
         if before is not None:
             text.append(f" (before the edit {before:+.4f})", style="dim")
     if info.population_metrics:
-        text.append(
-            "  " + "  ".join(f"{k} {v:+.4f}" for k, v in sorted(info.population_metrics.items()))
-        )
+        named = {METRIC_NAMES.get(key, key): value for key, value in info.population_metrics.items()}
+        ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))
+        text.append("\nvs the benchmark bots: " + "  ".join(f"{name} {named[name]:+.4f}" for name in ordered))
     return text
+
+
+# the names the dashboard, the CLI and the README use for the preview's population metrics
+METRIC_NAMES = {"agg_score": "AggScore", "pop_expl": "PopExpl", "pop_return": "PopReturn"}
+METRIC_ORDER = ["AggScore", "PopReturn", "PopExpl"]
 
 
 def edit_note(info: ReviewInfo) -> Text:

@@ -161,3 +161,24 @@ async def test_kuhn_best_response_session_with_three_reviews_and_a_game(tmp_path
     game = state.games[0]
     assert game.opponent == "always_call" and game.returns == hand["returns"]
     assert state.closed is not None and state.closed.reason == "stopped"  # 3 of 10 iterations: resumable
+
+
+async def test_payoff_matrix_keeps_its_row_ids_after_a_review_in_a_human_oracle_session(tmp_path):
+    from csro_tui.games.registry import get_game
+    from csro_tui.tui.model import LaunchOptions
+
+    policy = tmp_path / "mine.py"
+    policy.write_text(get_game("kuhn_poker").seed_policies()["card_rules"])
+    options = LaunchOptions(game="kuhn_poker", oracle="human", human_file=str(policy))
+    app = CsroApp(options, sessions_dir=tmp_path / "sessions", show_start=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await engine_idle(pilot, app)
+        await pilot.press("n")
+        await next_review(pilot, app)
+        await pilot.press("a")
+        await engine_idle(pilot, app)
+        table = app.screen.query_one("#payoff-table", DataTable)
+        assert [str(row.label) for row in table.rows.values()] == ["p0", "p1"]
+        # the label column is wide enough to show them (it was 0 wide: Textual's private measure)
+        assert table._row_label_column_width >= len("p1") + 2  # noqa: SLF001 - the id and its cell padding
+        await app.action_quit()

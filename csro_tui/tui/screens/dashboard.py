@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -77,12 +78,13 @@ class DashboardScreen(Screen[None]):
         data, self._pending = self._pending, None
         if data is None:
             return
-        if not self.query(DashboardView):
+        try:
+            view, status, panel = self.query_one(DashboardView), self.query_one(StatusLine), self.query_one(ErrorPanel)
+        except NoMatches:
             return  # the screen is being torn down (the app quits): its last event has nowhere to go
         self.sub_title = " · ".join(x for x in (data.game, data.oracle, data.meta_solver) if x)
-        self.query_one(DashboardView).show(data)
-        self.query_one(StatusLine).show(data)
-        panel = self.query_one(ErrorPanel)
+        view.show(data)
+        status.show(data)
         panel.details = self._error_details
         panel.show(data, session_dir=session_dir(self.app, data.session_id))
 

@@ -71,6 +71,12 @@ class PayoffHeatmap(Vertical):
                     Text(text, justify="right", style=Style(bgcolor=colour, color="white"))
                 )
             table.add_row(*cells, key=row_id, label=row_id)
+        # Textual measures row labels when idle; a clear and refill while this screen was
+        # under the review screen left the label column 0 wide (the row ids vanished, seen
+        # in a human-oracle session), so its width is set here from the ids themselves.
+        label_column = getattr(table, "_label_column", None)
+        if ids and label_column is not None:
+            label_column.content_width = max(label_column.content_width, *(len(i) for i in ids))
         if ids:
             table.move_cursor(
                 row=min(cursor.row, len(ids) - 1), column=min(cursor.column, len(ids) - 1)

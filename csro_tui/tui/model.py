@@ -26,7 +26,7 @@ class Cell:
         from csro_tui.numbers import number
 
         if self.self_play:
-            return "0 by symmetry (a policy against itself; not evaluated)"
+            return "0 by symmetry (against itself)"
         if self.exact:
             return f"{number(self.mean, 4, signed=True)} (exact)"
         return f"{number(self.mean, 4, signed=True)} ± {number(self.stderr, 4)} (sampled, {self.episodes} episodes)"

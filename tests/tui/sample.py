@@ -42,7 +42,7 @@ def sample_data() -> DashboardData:
         payoffs[(a, b)] = Cell(v, 0.0, 0, True)
         payoffs[(b, a)] = Cell(-v, 0.0, 0, True)
     for m in members:
-        payoffs[(m.id, m.id)] = Cell(0.0, 0.0, 0, True)
+        payoffs[(m.id, m.id)] = Cell(0.0, 0.0, 0, True, self_play=True)  # as adapt makes it
     return DashboardData(
         game="kuhn_poker",
         oracle="best-response",

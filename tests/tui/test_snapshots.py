@@ -56,7 +56,7 @@ def test_start(snap_compare):
         oracles=["best-response", "seed", "human", "llm"],
         llm_oracles={"llm"},
         solvers=["nash", "prd", "rm", "uniform"],
-        sessions=[("sample-kuhn", "kuhn_poker · best-response · nash · 1 iterations · 2 policies")],
+        sessions=[("sample-kuhn", "kuhn_poker · best-response · nash · 1 iteration · 2 policies")],
     )
     app = ScreenApp(lambda: StartScreen(choices, LaunchOptions()))
 

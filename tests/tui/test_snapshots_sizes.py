@@ -28,7 +28,7 @@ CHOICES = StartChoices(
     oracles=["best-response", "seed", "human", "llm"],
     llm_oracles={"llm"},
     solvers=["nash", "prd", "rm", "uniform"],
-    sessions=[("sample-kuhn", "kuhn_poker · best-response · nash · 1 iterations · 2 policies")],
+    sessions=[("sample-kuhn", "kuhn_poker · best-response · nash · 1 iteration · 2 policies")],
 )
 
 

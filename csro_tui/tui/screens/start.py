@@ -101,8 +101,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         id_width = max([len("session · status"), *(len(i) for i, _, _ in rows)])
         summary_width = max([0, *(len(summary) for _, summary, _ in rows)])
         panel = self.app.size.width // 2 - 4  # the sessions panel's inside, beside the form
-        if narrow:  # the panel takes the longest id's width; the form beside it keeps 20 columns
-            panel = min(id_width + 4, self.app.size.width - 20 - 4)
+        if narrow:  # half the screen, or the longest id's width; the form beside it keeps 20 columns
+            panel = min(max(id_width + 4, panel), self.app.size.width - 20 - 4)
             self.query_one("#open-session").styles.width = panel + 4
         two_lines = narrow or id_width + summary_width + 4 > panel
         selected = table.cursor_row

@@ -278,7 +278,7 @@ def _session_events(root):
     return SessionStore(root).read(session).events
 
 
-@pytest.mark.parametrize("oracle", ["best-response", "seed"])
+@pytest.mark.parametrize("oracle", ["best-response"])
 def test_a_deterministic_oracle_says_on_a_retry_that_it_ignores_reasons(tmp_path, oracle):
     import io
     from contextlib import redirect_stdout

@@ -249,3 +249,17 @@ def test_human_factory_needs_an_existing_file(tmp_path):
 def _write(path, data: bytes):
     path.write_bytes(data)
     return path
+
+
+def test_a_rejected_seed_is_not_proposed_again_and_the_next_best_is():
+    spec = SeededKuhn(SEEDS)
+    population = [record("always_bet", SEEDS["always_bet"])]
+    preview = scripted_preview({"always_pass": 0.5, "card_sense": 0.25})
+    first = SeedOracle().propose(context(spec, population, [1.0], preview))
+    assert first.name == "always_pass"
+    rejections = [(first, "not this one")]
+    second = SeedOracle().propose(context(spec, population, [1.0], preview, rejections=rejections))
+    assert second.name == "card_sense"
+    rejections.append((second, "nor this"))
+    with pytest.raises(SeedsExhausted, match="rejected earlier"):
+        SeedOracle().propose(context(spec, population, [1.0], preview, rejections=rejections))

@@ -4,8 +4,10 @@ Each iteration it proposes the seed policy, not yet in the population, that
 earns the most against the current meta-strategy - a cheap, LLM-free way to
 grow a population, and a baseline for the other oracles.
 
-When every seed is already in the population there is nothing left to
-propose: `propose` raises `SeedsExhausted` (an `OracleExhausted`) rather than
+A seed the reviewer rejected earlier in the session is not proposed again
+(the code would be the same, so the same reason would hold); the next best
+seed is. When every seed is in the population or was rejected, there is
+nothing left to propose: `propose` raises `SeedsExhausted` (an `OracleExhausted`) rather than
 proposing a duplicate, which would only add a copy of an existing row to
 the meta-game.  The engine reports it as the oracle having finished.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal, repeated_rejection_note
+from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
 from csro_tui.oracles.registry import OracleExhausted
 
 # Episodes per (candidate, member) pair when no preview is available; seeds
@@ -56,6 +58,14 @@ class SeedOracle:
             raise SeedsExhausted(
                 f"all {len(seeds)} seed policies of {context.spec.name} are in the population"
             )
+        rejected = {proposal.source.strip() for proposal, _ in context.rejections}
+        untried = {name: source for name, source in remaining.items() if source.strip() not in rejected}
+        if not untried:
+            raise SeedsExhausted(
+                f"every seed policy of {context.spec.name} not in the population was rejected earlier "
+                f"({', '.join(remaining)})"
+            )
+        remaining = untried
         if not context.population:
             name = next(iter(remaining))
             return Proposal(
@@ -65,7 +75,7 @@ class SeedOracle:
                 rationale=(
                     f"The population is empty: first seed policy by name, {name} "
                     f"({len(remaining) - 1} other seeds remain)."
-                ) + repeated_rejection_note(context, remaining[name]),
+                ),
             )
         scores = []
         for name, source in remaining.items():
@@ -82,7 +92,7 @@ class SeedOracle:
             source=remaining[best.name],
             oracle=self.name,
             name=best.name,
-            rationale=_rationale(best, scores) + repeated_rejection_note(context, remaining[best.name]),
+            rationale=_rationale(best, scores),
         )
 
     def _score(self, context: OracleContext, name: str, source: str) -> SeedScore:

@@ -113,10 +113,8 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     for column in columns:
         metrics.add_column(column, justify="left" if column in ("proposal", "decision") else "right")
     for row in rows:
-        metric = (f"{row.metric_name} {number(row.metric_value, stderr=row.metric_stderr)}"
-                  if row.metric_name and row.metric_name != "meta-NashConv" else "-")
         cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
-                 number(row.gain, signed=True), metric]
+                 number(row.gain, signed=True), row.headline_text or "-"]
         if show_nash_conv:
             cells.append(_number(row.meta_nash_conv))
         metrics.add_row(*cells)

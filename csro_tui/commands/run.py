@@ -336,8 +336,8 @@ class RunDisplay:
                      f"population {row.population_size:>3}"]
             if row.gain is not None:
                 parts.append(f"gain {number(row.gain, signed=True)}")
-            if row.metric_name and row.metric_name != "meta-NashConv":
-                parts.append(f"{row.metric_name} {number(row.metric_value, stderr=row.metric_stderr)}")
+            if row.headline_text:
+                parts.append(row.headline_text)
             if show_nash_conv or row.metric_name == "meta-NashConv":
                 parts.append(f"meta-NashConv {number(row.meta_nash_conv)}")
             if row.reason:
@@ -371,10 +371,8 @@ class RunDisplay:
         for column, justify in columns:
             table.add_column(column, justify=justify, overflow="fold")
         for row in rows:
-            metric = (f"{row.metric_name} {number(row.metric_value, stderr=row.metric_stderr)}"
-                      if row.metric_name and row.metric_name != "meta-NashConv" else "-")
             cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
-                     number(row.gain, signed=True), metric]
+                     number(row.gain, signed=True), row.headline_text or "-"]
             if show_nash_conv:
                 cells.append(number(row.meta_nash_conv))
             if reasons:

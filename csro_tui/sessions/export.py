@@ -98,8 +98,7 @@ def report_markdown(state: SessionState) -> str:
             "| iteration | proposal | decision | population | gain | meta-NashConv | metric | why rejected (event) |",
             "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for row in rows:
-        metric = (f"{row.metric_name} {format_number(row.metric_value, stderr=row.metric_stderr)}"
-                  if row.metric_name else "-")
+        metric = row.headline_text or "-"
         why = f"{_cell(row.reason)} ({row.reason_event})" if row.reason else ""
         out.append(f"| {row.iteration} | {_cell(row.proposal or '-')} | {row.decision or '-'} | {row.population_size} "
                    f"| {format_number(row.gain, signed=True)} | {_number(row.meta_nash_conv)} | {metric} | {why} |")

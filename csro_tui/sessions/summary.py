@@ -30,6 +30,15 @@ class IterationRow:
     reason: str = ""  # first line of the last rejection's reason, when the iteration had one
     reason_event: int | None = None  # the event (seq) holding the full text
 
+    @property
+    def headline_text(self) -> str:
+        """"exploitability 0.2500", "AggScore -3.1 ± 2.0", or "" (meta-NashConv has its own column)."""
+        from csro_tui.numbers import number
+
+        if not self.metric_name or self.metric_name == "meta-NashConv":
+            return ""
+        return f"{self.metric_name} {number(self.metric_value, stderr=self.metric_stderr)}"
+
 
 @dataclass(frozen=True)
 class Rejection:

@@ -335,7 +335,8 @@ def test_the_tui_status_line_names_the_ray_workers_alive():
     cluster = ClusterStatus(done=3, total=8, workers_alive=1, workers=2)
     run = SimpleNamespace(
         engine=SimpleNamespace(evaluator=SimpleNamespace(cluster_status=lambda: cluster)),
-        _progress=None, _progress_shown=0.0, _activity="evaluating new payoff entries…",
+        _batch=None, _batch_what=("evaluating new payoff entries", "matchups"),
+        _progress_shown=0.0, _activity="evaluating new payoff entries…",
         _on_event=lambda event, _dashboard: shown.append(event.text),
     )
     LiveRun._evaluation_progress(run, 3, 8)

@@ -118,3 +118,20 @@ async def test_recorded_sessions_show_whole_ids_and_their_status_at_80_and_160_c
             assert isinstance(app.focused, DataTable)  # so ? below is help, and the footer offers it
             footer = [(key.key, key.description) for key in app.screen.query_one(Footer).query("FooterKey")]
             assert ("question_mark", "Help") in footer, footer
+
+
+async def test_the_ray_backend_is_chosen_on_the_form_with_its_address():
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions()))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the default game checked")
+        assert not app.screen.query_one("#ray-fields").display  # local: no address to ask for
+        app.screen.query_one("#eval-backend", Select).value = "ray"
+        await pilot.pause()
+        assert app.screen.query_one("#ray-fields").display
+        app.screen.query_one("#ray-address", Input).value = "10.0.0.5:6379"
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert app.results == [
+        LaunchOptions(game="kuhn_poker", oracle="best-response", backend="ray", ray_address="10.0.0.5:6379")
+    ]

@@ -24,6 +24,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Sta
 from textual.worker import get_current_worker
 from rich.text import Text
 
+from csro_tui.config import BACKENDS
 from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
 from csro_tui.tui.widgets.title_header import TitleHeader
@@ -165,6 +166,11 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                 yield Input(str(d.episodes) if d.episodes else "", type="integer", id="episodes", compact=True)
                 yield Label("Seed", classes="field-label")
                 yield Input("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed", compact=True)
+                yield Label("Evaluation backend", classes="field-label")
+                yield _select(list(BACKENDS), d.backend, "eval-backend")
+                with Vertical(id="ray-fields"):
+                    yield Label("Ray address (empty: $RAY_ADDRESS or a Ray started here)", classes="field-label")
+                    yield Input(d.ray_address, placeholder="HEAD_IP:6379", id="ray-address", compact=True)
                 with Horizontal(classes="start-buttons"):
                     yield Button("Start (ctrl+n)", variant="primary", id="start-button")
             with Vertical(id="open-session", classes="panel") as old:
@@ -179,6 +185,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         self._list_sessions()
         self.query_one("#model-list", Select).display = False
         self._toggle_oracle_fields()
+        self._toggle_backend_fields()
         self._focus_sessions()
         self.check_game(self.query_one("#game", Input).value)
         # leaving before the form has settled trips textual's Select mid-mount
@@ -255,6 +262,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "oracle":
             self._toggle_oracle_fields()
+        elif event.select.id == "eval-backend":
+            self._toggle_backend_fields()
         elif event.select.id == "model-list" and event.value is not Select.BLANK:
             self.query_one("#model", Input).value = str(event.value)
 
@@ -265,6 +274,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         self.query_one("#human-fields").display = human
         if human:
             self.check_human_file(self.query_one("#human-file", Input).value)
+
+    def _toggle_backend_fields(self) -> None:
+        self.query_one("#ray-fields").display = self.query_one("#eval-backend", Select).value == "ray"
 
     # ------------------------------------------------------------------ models on the server
     def action_list_models(self) -> None:
@@ -307,7 +319,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             self.notify(f"The game: {self.game_error}", severity="error")
             return None
         values = {}
-        for name in ("oracle", "solver"):
+        for name in ("oracle", "solver", "eval-backend"):
             value = self.query_one(f"#{name}", Select).value
             if value is Select.BLANK:
                 self.notify(f"Choose a {name}.", severity="error")
@@ -350,6 +362,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             iterations=numbers["iterations"] or None,
             seed_policies=seeds,
             human_file=human_file if values["oracle"] == HUMAN_ORACLE else None,
+            backend=values["eval-backend"],
+            ray_address=self.query_one("#ray-address", Input).value.strip() if values["eval-backend"] == "ray" else "",
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -1,4 +1,4 @@
-"""One line: background work (with a spinner and elapsed time), iteration, LLM calls, tokens and cost."""
+"""One line: background work (with a spinner and elapsed time), iteration, and LLM calls, tokens and cost once there are any."""
 
 from __future__ import annotations
 
@@ -58,14 +58,13 @@ class StatusLine(Static):
             head = work_heading(SPINNER[self._frame % len(SPINNER)], self.work, int(time.monotonic() - self._since))
         else:
             head = f"⚙ {self.work}"
-        parts = [
-            head,
-            f"iteration {d.iteration}",
-            f"population {len(d.members)}",
-            f"LLM calls {d.llm_calls}",
-            f"tokens {d.tokens:,}",
-            f"cost ${d.cost:.4f}",
-        ]
+        parts = [head, f"iteration {d.iteration}", f"population {len(d.members)}"]
+        # LLM figures once there are any: an offline oracle's zeros only crowd an 80-column line,
+        # and a local model has no price.
+        if d.llm_calls:
+            parts += [f"LLM calls {d.llm_calls}", f"tokens {d.tokens:,}"]
+        if d.cost:
+            parts.append(f"cost ${d.cost:.4f}")
         if d.games_played:
             parts.append(f"games played {d.games_played}")
         if d.closed:

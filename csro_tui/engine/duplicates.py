@@ -89,11 +89,6 @@ def unparsed_text(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.splitlines() if line.strip())
 
 
-def same_code(a: str, b: str) -> bool:
-    first = normalized_code(a)
-    return first is not None and first == normalized_code(b)
-
-
 def critical_value(episodes: int | None) -> float:
     """The 99% two-sided bound in standard errors for an estimate from `episodes` episodes.
 
@@ -169,17 +164,16 @@ def find_duplicate(
     reason to show).
     """
     normalized = normalized_code(source)
-    if normalized is not None:
-        for item in known:
-            if normalized_code(item.source) == normalized:
-                return Duplicate(item.id, item.label,
-                                 f"same code as {item.label} (ignoring docstrings, comments and formatting)")
-    else:  # code that does not parse has no AST: the same text, line ends and blank lines aside
-        text = unparsed_text(source)
-        for item in known:
-            if normalized_code(item.source) is None and unparsed_text(item.source) == text:
-                return Duplicate(item.id, item.label,
-                                 f"same code as {item.label} (the same text, which does not parse)")
+    # code that does not parse has no AST: compared as text, line ends and blank lines aside
+    text = unparsed_text(source) if normalized is None else None
+    for item in known:
+        theirs = normalized_code(item.source)
+        if normalized is not None and theirs == normalized:
+            return Duplicate(item.id, item.label,
+                             f"same code as {item.label} (ignoring docstrings, comments and formatting)")
+        if text is not None and theirs is None and unparsed_text(item.source) == text:
+            return Duplicate(item.id, item.label,
+                             f"same code as {item.label} (the same text, which does not parse)")
     known = [item for item in known if item.behaviour_known]
     if table_of is not None:
         mine = table_of(source)

@@ -73,6 +73,11 @@ def duration(seconds: float) -> str:
     return f"{secs}s"
 
 
+def rate_text(per_second: float) -> str:
+    """0.42/s, 3.1/s or 15/s: two significant digits below 10, whole numbers above."""
+    return f"{per_second:.2g}/s" if per_second < 10 else f"{per_second:.0f}/s"
+
+
 class ProgressLines:
     """Progress as lines on a stream: at most one per `interval` seconds, and a last one
     when it has spoken before (work shorter than the interval stays silent)."""
@@ -112,7 +117,7 @@ class ProgressLines:
         done = f"{self.done:.0f}" if float(self.done).is_integer() else f"{self.done:.1f}"
         parts = [f"{self.description}: {done}/{self.total}" + (f" {self.unit}" if self.unit else "")]
         if rate > 0:
-            parts.append(f"{rate:.2g}/s" if rate < 10 else f"{rate:.0f}/s")
+            parts.append(rate_text(rate))
             remaining = max(self.total - self.done, 0) / rate
             parts.append(f"{duration(remaining)} left" if remaining > 0 else f"done in {duration(elapsed)}")
         else:

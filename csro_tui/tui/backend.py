@@ -219,7 +219,7 @@ class BatchProgress:
     done: float = 0.0
 
     def line(self, now: float, note: str = "") -> str:
-        from csro_tui.commands._output import duration
+        from csro_tui.commands._output import duration, rate_text
 
         done = min(int(self.done), self.total)  # whole matchups: a part-played one is not done
         parts = [f"{self.what}: {done}/{self.total} {self.noun}"]
@@ -228,7 +228,7 @@ class BatchProgress:
         elapsed = now - self.started
         if elapsed >= RATE_AFTER and 0 < self.done < self.total:
             rate = self.done / elapsed
-            parts.append(f"{rate:.2g}/s" if rate < 10 else f"{rate:.0f}/s")
+            parts.append(rate_text(rate))
             parts.append(f"{duration((self.total - self.done) / rate)} left")  # last: the status line looks for it
         return " · ".join(parts)
 

@@ -492,10 +492,10 @@ class Engine:
         entry = self.state.proposals[proposal_id]
         population = list(self.state.population)
         weights = self.state.meta_strategy
+        # what the proposal may repeat: members and rejected proposals (this one's own events do not change it)
+        known = [k for k in known_policies(self.state) if k.id != proposal_id]
         validation = self.gate.validate(proposal_id, entry.proposal.source, population)
-        validation = self.gate.repeated_code(
-            validation, entry.proposal.source, [k for k in known_policies(self.state) if k.id != proposal_id]
-        )
+        validation = self.gate.repeated_code(validation, entry.proposal.source, known)
         self._emit(
             ProposalValidated(
                 proposal_id=proposal_id,
@@ -515,7 +515,7 @@ class Engine:
             preview, exact, episodes = self.gate.preview(
                 proposal_id, entry.proposal.source, population, weights, validation,
                 member_id=self._next_member_id(),
-                known=[k for k in known_policies(self.state) if k.id != proposal_id],
+                known=known,
             )
             self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
         if self._stop.is_set():

@@ -270,12 +270,11 @@ def sampled_stderr(outcome) -> float:
     return the same value, so the per-episode error understates the noise;
     the pair means are independent.  With one pair, the outcome's own figure.
     """
-    returns = [float(r) for r in (getattr(outcome, "returns", None) or [])]
+    from csro_tui.evaluation.lockstep import paired_stderr
+
+    returns = list(getattr(outcome, "returns", None) or [])
     if len(returns) >= 4 and len(returns) % 2 == 0:
-        pairs = [(returns[i] + returns[i + 1]) / 2 for i in range(0, len(returns), 2)]
-        mean = sum(pairs) / len(pairs)
-        variance = sum((x - mean) ** 2 for x in pairs) / (len(pairs) - 1)
-        return math.sqrt(variance / len(pairs))
+        return paired_stderr(returns)  # the referee's own measure, from the returns
     value = getattr(outcome, "stderr", 0.0)
     try:
         value = float(value)

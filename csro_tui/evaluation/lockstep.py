@@ -468,7 +468,7 @@ def _result(match: _Match) -> MatchResult:
         a=match.job.a.name,
         b=match.job.b.name,
         mean=float(np.mean(played_returns)) if played_returns else 0.0,
-        stderr=_paired_stderr(returns),
+        stderr=paired_stderr(returns),
         episodes=len(played),
         # Episode 2k and 2k+1 share seed k (a in seat 0, then in seat 1).
         seeds=[match.seeds[index // 2] for index in played],
@@ -477,7 +477,7 @@ def _result(match: _Match) -> MatchResult:
     )
 
 
-def _paired_stderr(returns: list[float | None]) -> float:
+def paired_stderr(returns: list[float | None]) -> float:
     """Standard error of the mean over seat-swapped pairs (see module doc).
 
     With a single pair there is no spread of pair means to measure; the spread

@@ -140,8 +140,7 @@ def connect(address: str = "") -> None:
                 ray.init(address=None, **options)
         except (ConnectionError, RuntimeError, ValueError) as error:
             where = f"at {address}" if address else "on this machine"
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise CsroError(f"cannot use the Ray cluster {where}: {first}") from None
+            raise CsroError(f"cannot use the Ray cluster {where}: {_first_line(error)}") from None
         finally:
             ray_logger.setLevel(level)
         _cluster_messages_to_stderr()

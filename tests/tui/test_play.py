@@ -285,3 +285,17 @@ async def test_after_a_fold_what_the_opponent_saw_keeps_its_card_hidden(tmp_path
         assert "What always_fold saw and did" in log and "→ Fold" in log
         assert "card ? (hidden: the hand ended in a fold)" in log
         assert not re.search(r"card [JQK]\b", log), log
+
+
+async def test_the_session_id_the_games_go_to_is_never_cut(tmp_path):
+    long_id = "20261202-205821-rrps_num_repetitions_100-seed"
+    screen = PlayScreen(Backend(tmp_path), RRPS, DashboardData(game=RRPS), session_id=long_id)
+    app = ScreenApp(lambda: screen)
+    app.title = "csro"  # as the real app's header reads
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        assert screen.sub_title == f"Play · {long_id}"
+        assert long_id in app.export_screenshot()  # drawn whole in the header, not cut with "…"
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert screen.sub_title == f"Play {RRPS} · records to {long_id}"

@@ -101,8 +101,7 @@ class PlayScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        where = f" · records to {self.session_id}" if self.session_id else ""
-        self.sub_title = f"Play {self.game}{where}"
+        self._title()
         self._status()
         self.load_spec()
 
@@ -346,6 +345,20 @@ class PlayScreen(Screen[None]):
         ]
         if buttons:
             bar.mount_all(buttons)
+
+    def on_resize(self) -> None:
+        self._title()
+
+    def _title(self) -> None:
+        """The game and the session the games are recorded in; where both do not fit the
+        header, the session id alone, whole (ids are never cut)."""
+        if not self.session_id:
+            self.sub_title = f"Play {self.game}"
+            return
+        full = f"Play {self.game} · records to {self.session_id}"
+        # the header centres "<title> — <sub title>" between its icon and clock columns
+        fits = len(f"{self.app.title} — {full}") + 16 <= self.app.size.width
+        self.sub_title = full if fits else f"Play · {self.session_id}"  # the status line says games are recorded
 
     def _status(self) -> None:
         keys = "r/p/s or 1-3 throw" if self.kind == RRPS else "1-9 move"

@@ -90,20 +90,20 @@ class TimelineScreen(Screen[None]):
     page up/down through iterations, [ ] through proposals; o opens a proposal."""
 
     BINDINGS = [
-        Binding("left", "step(-1)", "Back a step", id="timeline.back", priority=True),
-        Binding("right", "step(1)", "Forward", id="timeline.forward", priority=True),
+        Binding("left", "step(-1)", "Prev", tooltip="Back a step", id="timeline.back", priority=True),
+        Binding("right", "step(1)", "Next", tooltip="Forward a step", id="timeline.forward", priority=True),
         Binding("shift+left", "step(-10)", "Back 10", id="timeline.back10", show=False, priority=True),
         Binding("shift+right", "step(10)", "Forward 10", id="timeline.forward10", show=False, priority=True),
         Binding("pageup", "jump('iteration_started', -1)", "Previous iteration", id="timeline.iteration_back", priority=True, show=False),
         Binding("pagedown", "jump('iteration_started', 1)", "Next iteration", id="timeline.iteration_forward", priority=True, show=False),
         Binding("left_square_bracket", "jump('proposal_created', -1)", "Previous proposal", id="timeline.proposal_back", show=False),
         Binding("right_square_bracket", "jump('proposal_created', 1)", "Next proposal", id="timeline.proposal_forward", show=False),
-        Binding("o", "open_proposal", "Open proposal", id="timeline.open_proposal"),
+        Binding("o", "open_proposal", "Proposal", tooltip="Open proposal", id="timeline.open_proposal"),
         Binding("home", "first", "First", id="timeline.first", priority=True, show=False),
         Binding("end", "last", "Last", id="timeline.last", priority=True, show=False),
         Binding("i", "inspect", "Inspect", id="timeline.inspect"),
         Binding("p", "app.play", "Play", id="timeline.play"),
-        Binding("R", "resume", "Resume session", id="timeline.resume"),
+        Binding("R", "resume", "Resume", tooltip="Resume session", id="timeline.resume"),
         Binding("escape", "app.pop_screen", "Back", id="timeline.close"),
         Binding("question_mark", "app.help", "Help", id="timeline.help"),
     ]

@@ -17,3 +17,9 @@ class ConfigError(CsroError):
 
 class SessionError(CsroError):
     """A session that is missing, corrupt or not a session at all."""
+
+
+class NoUsableProposal(CsroError):
+    """An oracle spent its budget and had no policy to propose (its candidates
+    all failed). Ends the iteration, not the run: the next iteration's oracle
+    sees a new context and may do better."""

@@ -189,6 +189,33 @@ def test_a_timeout_raises_an_llm_error():
     assert raised.value.kind == "timeout"
 
 
+def test_an_iteration_whose_candidates_all_fail_ends_alone_and_the_run_goes_on(llm_server, tmp_path):
+    # Iteration 1: two replies without code (both attempts come up empty); iteration 2: a policy.
+    llm_server.script("No code, sorry.", "Still no code.", code_reply(0.9))
+    store = SessionStore(tmp_path)
+    writer = store.create("small-model")
+    engine = Engine(
+        config=RunConfig(game="toy", oracle="llm", iterations=2, max_attempts=2),
+        spec=ToySpec(),
+        oracle=make_oracle("llm", options(llm_server, budget=1)),
+        reviewer=AutoReviewer(),
+        evaluator=ToyEvaluator(),
+        meta_solve=best_member_solve,
+        writer=writer,
+        versions={"csro_tui": "test"},
+    )
+    engine.run()
+    writer.close()
+
+    state = fold(store.read("small-model").events)
+    failures = [e for e in state.events if isinstance(e, OracleFailed)]
+    assert [(f.iteration, f.attempt) for f in failures] == [(1, 1), (1, 2)]
+    assert all("NoUsableCandidate" in f.error for f in failures)
+    assert state.iterations[1].accepted is None and state.iterations[2].accepted is not None
+    assert state.closed.reason == "completed"
+    assert [strength(m.source) for m in state.population][-1] == 0.9
+
+
 def test_the_engine_records_llm_failures_and_stops_the_session_cleanly(tmp_path):
     store = SessionStore(tmp_path)
     writer = store.create("down")

@@ -12,6 +12,10 @@ An iteration:
    reason joins the rejections the oracle sees next).  After a rejection the
    oracle tries again, up to `max_attempts` oracle attempts per iteration;
    then the iteration ends without a new policy and the run moves on.
+   An oracle that raises counts as an attempt too; when every attempt of an
+   iteration raised, the run stops with the error (resumable) unless the
+   oracle only came up empty (`NoUsableProposal`: all its candidates
+   failed), which ends that iteration alone.
    An accept of invalid code is refused and recorded as a rejection;
 4. on accept the policy joins, only the payoff entries it adds are
    evaluated, the meta-solver runs and the metrics are computed.
@@ -50,7 +54,7 @@ from csro_tui.engine.evaluator import Evaluator, MatchJob, derive_seed
 from csro_tui.engine.gate import Gate, GateSettings, known_policies, progress_note
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
 from csro_tui.engine.metrics import benchmark_scores, payoff_against
-from csro_tui.errors import ConfigError, CsroError
+from csro_tui.errors import ConfigError, CsroError, NoUsableProposal
 from csro_tui.oracles.base import Oracle, OracleContext, PolicyRecord, Proposal
 from csro_tui.reviewers import Decision, ProposalVersion, Reviewer, ReviewRequest
 from csro_tui.sessions.events import (
@@ -430,7 +434,10 @@ class Engine:
                 )
             )
             current = self.state.iterations[number]
-            if current.attempts >= self.config.max_attempts and not current.proposals:
+            # An oracle whose candidates all failed (a small model's bad code) ends only this
+            # iteration; anything else (a server that refuses, a wrong key) would fail again.
+            if current.attempts >= self.config.max_attempts and not current.proposals \
+                    and not isinstance(error, NoUsableProposal):
                 raise CsroError(
                     f"oracle {self.config.oracle} failed {current.attempts} times in iteration {number}; "
                     f"last: {type(error).__name__}: {error}"

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from csro_tui.errors import ConfigError, CsroError, SessionError
+from csro_tui.errors import ConfigError, CsroError, NoUsableProposal, SessionError
 from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig, LLMError
 from csro_tui.oracles.llm.extract import NoCodeError, extract_code
@@ -82,8 +82,8 @@ RETRY_MESSAGE = (
 _MAX_ISSUES_SHOWN = 3
 
 
-class NoUsableCandidate(CsroError):
-    """An oracle spent its budget without getting a policy it could propose."""
+class NoUsableCandidate(NoUsableProposal):
+    """An LLM oracle spent its budget without getting a policy it could propose."""
 
 
 # --------------------------------------------------------------------- options

@@ -8,7 +8,9 @@ must end the attempt with a clear one-line reason recorded in the log
 (`oracle_failed`, with the failed call's record), retries must be bounded,
 nothing half-done may join the population, a run whose attempts are all
 used up must close as "error", and `--resume` must continue it once the
-server answers again, keeping every event recorded before.
+server answers again, keeping every event recorded before.  Replies that
+hold no usable code are the model's failure, not the server's: they end
+the iteration and the run goes on.
 
 Every reply is fixed test text; no model is involved.  Only 127.0.0.1 is
 ever contacted.
@@ -124,7 +126,29 @@ def check_failures(state, fault: str, attempts: int) -> int:
     return requests
 
 
-@pytest.mark.parametrize("fault", list(FAULTS))
+def test_replies_without_code_on_every_attempt_end_the_iteration_not_the_session(tmp_path):
+    """The model answered but nothing usable came of it: that iteration ends empty, the run completes."""
+    spec = get_game(GAME)
+    store = SessionStore(tmp_path / "sessions", fsync=False)
+    server = start_server("no_code")
+    try:
+        engine = new_engine(config(), store=store, reviewer=AutoReviewer(), spec=spec,
+                            oracle=oracle(server.base_url), evaluator=evaluator(spec))
+        try:
+            outcome = engine.run()
+        finally:
+            engine.writer.close()
+    finally:
+        server.stop()
+    assert outcome.reason == "completed"
+    state = fold(store.read(engine.session_id).events)
+    requests = check_failures(state, "no_code", attempts=2)
+    assert len(server.chat_requests) == requests == 6
+    assert state.completed_iterations == 1 and state.iterations[1].accepted is None
+    assert [m.id for m in state.population] == ["p0"] and not state.proposals
+
+
+@pytest.mark.parametrize("fault", [name for name in FAULTS if name != "no_code"])
 def test_a_fault_on_every_attempt_stops_the_session_cleanly_and_resume_continues(tmp_path, fault):
     spec = get_game(GAME)
     store = SessionStore(tmp_path / "sessions", fsync=False)

@@ -21,6 +21,7 @@ recorded payoffs.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -69,8 +70,14 @@ class Duplicate:
     reason: str  # "same code as member beat_last (p3) (ignoring docstrings, comments and formatting)"
 
 
+@functools.lru_cache(maxsize=512)
 def normalized_code(source: str) -> str | None:
-    """The module's AST as text without docstrings, or None if it does not parse."""
+    """The module's AST as text without docstrings, or None if it does not parse.
+
+    Cached by source (a pure function of it): every proposal is compared
+    with every member and rejected proposal, which were parsed before (in a
+    Kuhn run, re-parsing them was a third of an iteration's time).
+    """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):

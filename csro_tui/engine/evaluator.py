@@ -141,6 +141,9 @@ class GameEvaluator:
         self.on_progress = None
         self._pool = None
         self._pool_lock = threading.Lock()
+        # Exact games: sandbox hosts started ahead of need (policies/host_pool.py),
+        # so tabularising a new policy costs one load, not one process start.
+        self._hosts = None
         self._results: OrderedDict[tuple, Any] = OrderedDict()
 
     def static_issues(self, source: str) -> list[dict[str, Any]]:
@@ -232,7 +235,7 @@ class GameEvaluator:
 
         a, b = self._participant(job.a), self._participant(job.b)
         if job.exact:
-            return exact_payoff(self.spec, a, b, limits=self.limits)
+            return exact_payoff(self.spec, a, b, limits=self.limits, host_factory=self._host_factory())
         return play_match(self.spec, a, b, episodes=job.episodes, seed=job.seed, limits=self.limits)
 
     def bots(self) -> list[str]:
@@ -243,18 +246,33 @@ class GameEvaluator:
             return None
         from csro_tui.evaluation.exact import mixture_policy, policy_exploitability
 
-        mixture = mixture_policy(self.spec, [as_code(m) for m in members], list(weights), limits=self.limits)
+        mixture = mixture_policy(
+            self.spec, [as_code(m) for m in members], list(weights), limits=self.limits,
+            host_factory=self._host_factory(),
+        )
         return policy_exploitability(self.spec, mixture)
 
     def forfeit(self) -> float:
         return float(self.spec.load().min_utility())
 
+    def _host_factory(self):
+        """The session's pool of warm sandbox hosts (exact games), started on first use."""
+        with self._pool_lock:
+            if self._hosts is None:
+                from csro_tui.policies.host_pool import HostPool
+
+                self._hosts = HostPool()
+            return self._hosts
+
     def close(self) -> None:
-        """End the referee pool's worker processes, if any were started."""
+        """End the referee pool's worker processes and the warm hosts, if any were started."""
         with self._pool_lock:
             pool, self._pool = self._pool, None
+            hosts, self._hosts = self._hosts, None
         if pool is not None:
             pool.close()
+        if hosts is not None:
+            hosts.close()
 
     def policy_table(self, source: str):
         """The code's action probabilities at every information state (exact games), or None.
@@ -269,7 +287,10 @@ class GameEvaluator:
         from csro_tui.evaluation.participants import CodePolicy
 
         try:
-            return tabularize(self.spec, CodePolicy(CANDIDATE, source), limits=self.limits).action_probability_array
+            table = tabularize(
+                self.spec, CodePolicy(CANDIDATE, source), limits=self.limits, host_factory=self._host_factory()
+            )
+            return table.action_probability_array
         except PolicyFailure:
             return None
 

@@ -188,6 +188,89 @@ def _spawn(*args, **kwargs) -> subprocess.Popen:
     return future.result()
 
 
+@dataclass
+class StartedProcess:
+    """A host process spawned and waiting for its first message (the policy's
+    module and the limits); it has run nothing but the host's own start-up.
+    `host_pool.HostPool` keeps a few ready; `PolicyHost.adopt` takes one, once."""
+
+    process: subprocess.Popen
+    temp_dir: str
+    mode: str
+    claimed: bool = False
+
+    def claim(self) -> None:
+        if self.claimed:
+            raise RuntimeError("this host process was already given to a policy")
+        self.claimed = True
+
+    def discard(self) -> None:
+        """Kill the process (its whole group) and remove its temporary directory."""
+        _kill_process(self.process)
+        for stream in (self.process.stdin, self.process.stdout):  # also when it had died already
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def start_host_process(mode: str) -> StartedProcess:
+    """Spawn a host (`python -s -S -P host_main.py`, in bubblewrap in that
+    mode) in a fresh temporary directory; it waits for its first message.
+    OSError if it cannot be started."""
+    temp_dir = tempfile.mkdtemp(prefix="csro-host-")
+    try:
+        work_dir = os.path.join(temp_dir, "work")
+        os.mkdir(work_dir, 0o700)
+        if os.geteuid() == 0:
+            os.chown(work_dir, *_NOBODY)
+        log_path = os.path.join(temp_dir, "host.log")
+        if mode == "bubblewrap":
+            command = _bubblewrap_command(shutil.which("bwrap") or "bwrap", work_dir)
+            script = _SANDBOX_SCRIPT
+        else:
+            command = [sys.executable]
+            script = str(HOST_SCRIPT)
+        # -S: no site module (faster start, no .pth code, our editable install
+        # stays invisible); the child adds the site dirs it needs itself.
+        command += ["-s", "-S", "-P", script]
+        with open(log_path, "wb") as log:
+            process = _spawn(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=work_dir,
+                env=_child_env(),
+                start_new_session=True,
+                close_fds=True,
+            )
+    except BaseException:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    return StartedProcess(process, temp_dir, mode)
+
+
+def _kill_process(process: subprocess.Popen | None) -> None:
+    """SIGKILL a host's process group, reap it and close its pipes."""
+    if process is None or process.returncode is not None:
+        return
+    # The group catches bwrap and everything under it; the pid itself in
+    # case the policy left the group (os.setsid is not audited).
+    for kill, target in ((os.killpg, process.pid), (os.kill, process.pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    process.wait()
+    for stream in (process.stdin, process.stdout):
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+
 # -- the host -------------------------------------------------------------------
 
 
@@ -233,8 +316,12 @@ class PolicyHost:
         self._poll_out: select.poll | None = None
         self._in_flight: tuple | None = None  # (requests, legal lists, deadline, what) of a sent act
         self._launching: float | None = None  # launched: the deadline of the module load not yet confirmed
+        self._prestarted: StartedProcess | None = None  # adopted from a pool, not launched yet
         # episode id -> {observation key -> (last list object, the child's copy)}
         self._episodes: dict[int, dict[str, tuple[list, list]]] = {}
+        # (episode id, key) of lists the policy changed in place, which the host
+        # dropped: `send_act_columns` must send them whole (`send_act` does so itself)
+        self.dropped_lists: set[tuple[int, str]] = set()
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -268,6 +355,16 @@ class PolicyHost:
             self._fail(FailureCategory.MALFORMED, "host did not confirm its kernel isolation layers")
         self.layers = applied
 
+    def adopt(self, started: "StartedProcess") -> None:
+        """Run this policy in a process started beforehand (`host_pool.HostPool`)
+        instead of spawning one at `launch`.  The process must be fresh: it
+        was spawned by `start_host_process` and has never been sent a module;
+        each one is adopted once (and killed with this host)."""
+        if self._process is not None or self._prestarted is not None or self._closed:
+            raise RuntimeError(f"policy host {self.name!r} already has a process")
+        started.claim()
+        self._prestarted = started
+
     def launch(self) -> None:
         """The first half of `start`: spawn the host and send it the module,
         without waiting for it to load (no-op once launched).
@@ -286,40 +383,21 @@ class PolicyHost:
             raise ConfigError(problem)
         layers = kernel_layers()
         deadline = time.monotonic() + self.limits.init_timeout
-        self._temp_dir = tempfile.mkdtemp(prefix="csro-host-")
-        work_dir = os.path.join(self._temp_dir, "work")
-        os.mkdir(work_dir, 0o700)
-        drop_to = list(_NOBODY) if os.geteuid() == 0 else None
-        if drop_to:
-            os.chown(work_dir, *_NOBODY)
-        log_path = os.path.join(self._temp_dir, "host.log")
-        if self.mode == "bubblewrap":
-            command = _bubblewrap_command(shutil.which("bwrap") or "bwrap", work_dir)
-            script = _SANDBOX_SCRIPT
-        else:
-            command = [sys.executable]
-            script = str(HOST_SCRIPT)
-        # -S: no site module (faster start, no .pth code, our editable install
-        # stays invisible); the child adds the site dirs it needs itself.
-        command += ["-s", "-S", "-P", script]
-        try:
-            with open(log_path, "wb") as log:
-                self._process = _spawn(
-                    command,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=log,
-                    cwd=work_dir,
-                    env=_child_env(),
-                    start_new_session=True,
-                    close_fds=True,
+        started, self._prestarted = self._prestarted, None
+        if started is not None and (started.mode != self.mode or started.process.poll() is not None):
+            started.discard()  # started for another isolation mode, or dead: not trusted with this policy
+            started = None
+        if started is None:
+            try:
+                started = start_host_process(self.mode)
+            except OSError as error:
+                self.failure = PolicyFailure(
+                    FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name
                 )
-        except OSError as error:
-            self.failure = PolicyFailure(
-                FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name
-            )
-            self.close()
-            raise self.failure from None
+                self.close()
+                raise self.failure from None
+        self._process, self._temp_dir = started.process, started.temp_dir
+        drop_to = list(_NOBODY) if os.geteuid() == 0 else None
         os.set_blocking(self._process.stdin.fileno(), False)
         self._poll_in = select.poll()
         self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
@@ -450,6 +528,92 @@ class PolicyHost:
             for answer, legal, (episode, _obs) in zip(answers, legal_lists, requests)
         ]
 
+    def send_act_columns(
+        self,
+        episodes: list[int],
+        *,
+        keys: list[str],
+        same: dict | None = None,
+        each: dict[str, list] | None = None,
+        grown: dict[str, tuple] | None = None,
+        whole: list[tuple[int, str, list]] = (),
+    ) -> bool:
+        """`send_act` for a batch whose observations share their keys, sent by
+        column: a few flat lists to encode and decode instead of a dict per
+        request.  Then `receive_act`, as after `send_act`.
+
+        `episodes`: an episode id per observation.  Each of `keys` (the
+        observations' keys, in order) takes its values from one of:
+        `same` {key: value}: one value for all, a JSON scalar or a list of
+            scalars (every observation gets its own copy);
+        `each` {key: [a value per observation]};
+        `grown` {key: (length, items)}: the list the host holds for that
+            episode and key, which has `length` items (an int for all, or a
+            list with one per observation), with items[i] appended;
+        `whole` [(index, key, list)]: a `grown` key's list sent whole for the
+            observation at `index` instead (its first observation, or a list
+            in `dropped_lists`, which the policy changed in place).
+        `legal_actions` must come from `same` or `each`.  The caller owns the
+        lists: no copy is kept here, and the host fails as out of step if a
+        length is wrong.  Returns False for an empty batch.
+        """
+        self.start()
+        count = len(episodes)
+        if not count:
+            return False
+        same, each, grown = same or {}, each or {}, grown or {}
+        for key in keys:
+            if (key in same) + (key in each) + (key in grown) != 1:
+                raise ValueError(f"observation key {key!r} needs exactly one of same, each or grown")
+        for key, value in same.items():
+            if isinstance(value, (list, tuple)) and not all(type(item) in (int, float, str, bool) for item in value):
+                raise ValueError(f"shared value {key!r} must be a scalar or a list of scalars")
+        for key, column in each.items():
+            if len(column) != count:
+                raise ValueError(f"column {key!r} has {len(column)} values for {count} episodes")
+        for key, (_length, items) in grown.items():
+            if len(items) != count:
+                raise ValueError(f"grown list {key!r} has {len(items)} items for {count} episodes")
+        if "legal_actions" in same:
+            legal = same["legal_actions"]
+            legal_lists = [legal] * count
+        else:
+            legal_lists = each.get("legal_actions")
+        if legal_lists is None or not all(isinstance(legal, (list, tuple)) for legal in legal_lists[:1]):
+            raise ValueError("the observations need a legal_actions list (in same or each)")
+        batch = set(episodes)
+        if len(batch) != count or not batch.issubset(self._episodes.keys()):
+            unknown = sorted(batch.difference(self._episodes))[:3]
+            raise ValueError(
+                f"episodes {unknown} are not running on this host; call new_episodes first"
+                if unknown else "an episode appears twice in one batch"
+            )
+        if self.dropped_lists:
+            covered = {(episodes[index], key) for index, key, _list in whole}
+            missing = [(e, key) for e, key in self.dropped_lists if e in batch and key in grown and (e, key) not in covered]
+            if missing:
+                raise ValueError(f"lists the host dropped must be sent whole: {missing[:3]}")
+            self.dropped_lists -= covered
+        for episode in episodes:  # the per-request path's copies no longer match the host's lists
+            sent = self._episodes[episode]
+            if sent:
+                sent.clear()
+        message = {
+            "op": "cols",
+            "ids": episodes,
+            "keys": keys,
+            "same": same,
+            "each": each,
+            "grown": {key: [length, items] for key, (length, items) in grown.items()},
+        }
+        if whole:
+            message["whole"] = [[index, key, items] for index, key, items in whole]
+        deadline = time.monotonic() + self.limits.batch_deadline(count)
+        what = f"act for {count} episode(s)"
+        self._send(message, deadline, what)
+        self._in_flight = ([(episode, None) for episode in episodes], legal_lists, deadline, what)
+        return True
+
     def end_episodes(self, episode_ids: list[int]) -> None:
         """Drop the episodes' policy instances (unknown ids are ignored)."""
         self._check_usable()
@@ -458,12 +622,17 @@ class PolicyHost:
             return
         for episode in known:
             del self._episodes[episode]
+        if self.dropped_lists:
+            self.dropped_lists = {entry for entry in self.dropped_lists if entry[0] in self._episodes}
         deadline = time.monotonic() + self.limits.batch_deadline(1)
         self._call({"op": "end", "ids": known}, deadline, "ending episodes")
 
     def close(self) -> None:
         """Kill the host's process group, reap it and remove its temp dir."""
         self._closed = True
+        if self._prestarted is not None:
+            self._prestarted.discard()
+            self._prestarted = None
         self._kill()
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
@@ -483,22 +652,7 @@ class PolicyHost:
             raise RuntimeError(f"policy host {self.name!r} is closed")
 
     def _kill(self) -> None:
-        process = self._process
-        if process is None or process.returncode is not None:
-            return
-        # The group catches bwrap and everything under it; the pid itself in
-        # case the policy left the group (os.setsid is not audited).
-        for kill, target in ((os.killpg, process.pid), (os.kill, process.pid)):
-            try:
-                kill(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        _kill_process(self._process)
 
     def _fail(self, category: FailureCategory, message: str, traceback_text: str = "") -> None:
         self._in_flight = self._launching = None
@@ -689,6 +843,7 @@ class PolicyHost:
             sent = self._episodes.get(entry[0])
             if sent is not None:
                 sent.pop(entry[1], None)
+                self.dropped_lists.add((entry[0], entry[1]))
 
     @staticmethod
     def _encode_observation(episode: int, obs: dict, sent: dict[str, tuple[list, list]]) -> list:

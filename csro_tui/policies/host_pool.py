@@ -1,0 +1,140 @@
+"""Warm policy hosts: sandbox processes started ahead of need, each used once.
+
+Starting a host (bubblewrap's namespaces, the interpreter, the host's own
+modules) is ~0.1 s; giving a started host its module, limits and kernel
+layers is ~0.01 s.  A `HostPool` keeps `size` hosts started in the
+background, so a new policy pays the second cost only.
+
+Isolation is unchanged: a pooled process has run nothing but the host's
+own start-up and is waiting for its first message; that message (the
+policy's module with the limits) makes it apply rlimits, drop root and
+apply the guard, Landlock and seccomp before the policy's code runs, as
+every host does.  A process is handed to exactly one `PolicyHost`
+(`PolicyHost.adopt`, which refuses a process adopted before) and dies with
+it: never reused for another policy.  A pooled process that died while
+waiting is dropped and replaced; one started under another isolation mode
+is discarded by the host that takes it.
+
+Use the pool as a host factory (`pool(source, game_info, name=..., limits=...)`
+returns a `PolicyHost`), and `close()` it when the session ends: the
+pre-started processes are killed and their temporary directories removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+
+from csro_tui.errors import ConfigError
+from csro_tui.policies.isolation import isolation_mode
+from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, StartedProcess, start_host_process
+
+log = logging.getLogger(__name__)
+
+# Hosts kept started: an exact-game iteration tabularises one new policy (two
+# when a proposal is edited or retried), so two cover it while the next starts.
+DEFAULT_POOL_SIZE = 2
+
+
+class HostPool:
+    """A few sandbox processes started in the background, handed out once each."""
+
+    def __init__(self, size: int = DEFAULT_POOL_SIZE, *, mode: str | None = None) -> None:
+        """`mode`: the isolation mode to start hosts in; None follows
+        `isolation_mode()` at each start (a host started under another mode
+        than its policy's is discarded by `PolicyHost.launch`)."""
+        if not (isinstance(size, int) and size >= 0):
+            raise ValueError(f"pool size must be a non-negative integer, not {size!r}")
+        self.size = size
+        self.mode = mode
+        self._ready: deque[StartedProcess] = deque()
+        self._changed = threading.Condition()
+        self._closed = False
+        self.started = 0  # processes spawned by the pool (for tests and the bench)
+        self.handed_out = 0
+        self.replaced = 0  # pooled processes found dead and dropped
+        self._filler: threading.Thread | None = None
+        if size:
+            self._filler = threading.Thread(target=self._fill, name="csro-host-pool", daemon=True)
+            self._filler.start()
+
+    # -- the factory -----------------------------------------------------------
+
+    def __call__(
+        self, source: str, game_info: dict, *, name: str = "policy", limits: SandboxLimits | None = None
+    ) -> PolicyHost:
+        """A `PolicyHost` for this policy, on a pre-started process when one is ready."""
+        host = PolicyHost(source, game_info, name=name, limits=limits)
+        started = self.take()
+        if started is not None:
+            host.adopt(started)
+        return host
+
+    def take(self) -> StartedProcess | None:
+        """A live pre-started process (the caller owns it from here), or None."""
+        with self._changed:
+            while self._ready:
+                started = self._ready.popleft()
+                self._changed.notify_all()  # the filler starts a replacement
+                if started.process.poll() is None:
+                    self.handed_out += 1
+                    return started
+                self.replaced += 1
+                log.info("a pre-started policy host had died (exit %s); replacing it", started.process.returncode)
+                started.discard()
+            self._changed.notify_all()
+        return None
+
+    def ready_pids(self) -> list[int]:
+        """Process ids of the pre-started processes waiting now (bwrap's in bubblewrap mode)."""
+        with self._changed:
+            return [started.process.pid for started in self._ready]
+
+    def wait_ready(self, count: int | None = None, timeout: float = 30.0) -> bool:
+        """Block until `count` (default: the pool's size) processes are ready (tests, benches)."""
+        wanted = self.size if count is None else count
+        with self._changed:
+            return self._changed.wait_for(lambda: self._closed or len(self._ready) >= wanted, timeout)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop starting hosts and kill every pre-started one (idempotent)."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        if self._filler is not None and self._filler is not threading.current_thread():
+            self._filler.join(timeout=30)
+        with self._changed:
+            leftovers = list(self._ready)
+            self._ready.clear()
+        for started in leftovers:
+            started.discard()
+
+    def __enter__(self) -> HostPool:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def _fill(self) -> None:
+        """The background thread: keep `size` processes started until closed."""
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._closed or len(self._ready) < self.size)
+                if self._closed:
+                    return
+            try:
+                started = start_host_process(self.mode or isolation_mode())
+            except (OSError, ConfigError) as error:
+                # Hosts then start on demand, as without a pool (and say why there).
+                log.warning("could not pre-start a policy host: %s", error)
+                return
+            with self._changed:
+                self.started += 1
+                if self._closed:
+                    started.discard()
+                    return
+                self._ready.append(started)
+                self._changed.notify_all()

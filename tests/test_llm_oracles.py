@@ -280,7 +280,7 @@ def test_zero_shot_options_are_checked():
         make_oracle("llm", {"base_url": "http://127.0.0.1:9/v1", "candidate": 2})
     with pytest.raises(ConfigError, match="budget .* must cover the 3 candidates"):
         make_oracle("llm", {"base_url": "http://127.0.0.1:9/v1", "candidates": 3, "budget": 2})
-    with pytest.raises(ConfigError, match="opponent_format must be one of code, summary"):
+    with pytest.raises(ConfigError, match="opponent_format must be one of auto, code, summary, names"):
         make_oracle("llm", {"base_url": "http://127.0.0.1:9/v1", "opponent_format": "prose"})
     with pytest.raises(ConfigError, match="environment variable NO_SUCH_KEY_VAR"):
         make_oracle("llm", {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "NO_SUCH_KEY_VAR"})

@@ -20,7 +20,7 @@ from csro_tui.engine.duplicates import KnownPolicy
 from csro_tui.games.registry import get_game
 from csro_tui.oracles.base import OracleContext, PolicyRecord
 from csro_tui.oracles.best_response import BestResponseOracle
-from csro_tui.oracles.llm.common import code_from_reply
+from csro_tui.oracles.llm.common import NoUsableCandidate, code_from_reply
 from csro_tui.oracles.llm.hints import failure_hint
 from csro_tui.oracles.llm.prompts import PromptLibrary, messages_tokens
 from csro_tui.oracles.registry import make_oracle
@@ -127,11 +127,50 @@ def test_the_first_prompt_shows_the_game_dict_real_observations_an_example_and_t
     user = llm_server.chat_requests[0]["messages"][-1]["content"]
     assert '"action_names": ["Pass", "Bet"]' in system and '"seed": 12345' in system
     assert 'obs = {"card": ' in system and '"legal_actions": [0, 1]' in system
-    assert "## A minimal correct policy for this game" in system and 'obs["to_call"] > 0' in system
+    # The example is a plan keyed the way the evaluation names situations ("card K, betting so far: Pass, Bet").
+    assert "## A minimal correct policy for this game" in system and '("K", "Pass, Bet"): 1' in system
     # The meta-strategy's probabilities in every Kuhn information state (12 of them).
     mixture = user.split("## How the opponent mixture plays", 1)[1]
     assert "seat 0, card K, betting so far: none: Pass 0.17, Bet 0.83" in mixture
     assert mixture.count("\n- seat ") == 12
+    # With every state described, the opponents are named, not shown as code (it would say nothing more).
+    opponents = user.split("## Opponents", 1)[1].split("## How the opponent mixture plays", 1)[0]
+    assert "by name and weight" in opponents and "class Policy" not in opponents
+    assert all(f"(id {m.id}), weight" in opponents for m in context.population)
+
+
+def test_refining_from_the_example_edits_working_code_and_never_proposes_the_example(llm_server):
+    # Against the uniform mixture of the seeds, the example policy already beats the threshold:
+    # the oracle must still ask, and a reply returning the example unchanged is sent back.
+    context = kuhn_context()
+    example = PromptLibrary().example_policy(KUHN)
+    edited = example.replace('("Q", "Bet"): 0', '("Q", "Bet"): 1')  # call with a Queen
+    llm_server.script(fenced(example, before="The example is fine."), fenced(edited, before="Call with Q."))
+    oracle = make_oracle("llm-refine", options(llm_server, budget=3, start="example"))
+
+    proposal = oracle.propose(context)
+
+    assert proposal.source == edited and proposal.parent is None
+    assert llm_server.pending == 0 and len(llm_server.chat_requests) == 2
+    first, second = llm_server.chat_requests
+    # The first call already refines the example, with its evaluation against the mixture.
+    assert "# Task: improve a policy" in first["messages"][-1]["content"]
+    assert '("K", "Pass, Bet"): 1' in first["messages"][-1]["content"].split("## The policy", 1)[1]
+    assert "Expected payoff against the meta-strategy" in first["messages"][-1]["content"]
+    # The unchanged copy is answered in the same conversation.
+    assert second["messages"][:2] == first["messages"][:2]
+    assert "it is the example policy unchanged" in second["messages"][-1]["content"]
+    assert "Linear refinement from the game's example policy" in proposal.rationale
+    assert "1. root: " in proposal.rationale and "2. refines 1: failed: it is the example policy unchanged" \
+        in proposal.rationale
+
+
+def test_a_refine_chain_from_the_example_with_no_usable_reply_proposes_nothing(llm_server):
+    context = kuhn_context()
+    llm_server.script("No code.", "Still none.")
+    oracle = make_oracle("llm-refine", options(llm_server, budget=2, start="example"))
+    with pytest.raises(NoUsableCandidate, match="budget of 2 calls used"):
+        oracle.propose(context)
 
 
 def test_rrps_opponents_are_described_by_their_answers_to_probes():

@@ -48,8 +48,10 @@ from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig, LLMError
 from csro_tui.oracles.llm.extract import NoCodeError, extract_code
 from csro_tui.oracles.llm.hints import failure_hint
-from csro_tui.oracles.llm.mixture import MixtureDescriber
-from csro_tui.oracles.llm.prompts import ContextOptions, EvaluationFeedback, OpponentBrief, PromptLibrary
+from csro_tui.oracles.llm.mixture import MixtureDescriber, describes_every_state
+from csro_tui.oracles.llm.prompts import (
+    OPPONENT_FORMATS, ContextOptions, EvaluationFeedback, OpponentBrief, PromptLibrary,
+)
 
 T = TypeVar("T")
 
@@ -557,13 +559,20 @@ class PromptSettings:
     """What goes into a prompt: opponents (how many, as code or summaries) and its size."""
 
     top_k: int = 8
-    opponent_format: str = "code"  # "code" or "summary"
+    # "auto": "names" where the mixture section describes every information state (Kuhn: the
+    # opponents' code would say nothing more and doubles the prompt), else "code"; or one of
+    # prompts.OPPONENT_FORMATS.
+    opponent_format: str = "auto"
     budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS
     max_rejections: int = 3
     prompts_dir: str | None = None
 
-    def context_options(self) -> ContextOptions:
-        return ContextOptions(top_k=self.top_k, opponent_format=self.opponent_format, max_rejections=self.max_rejections)
+    def context_options(self, spec: Any = None) -> ContextOptions:
+        """The prompt builders' options, "auto" resolved for `spec`."""
+        opponent_format = self.opponent_format
+        if opponent_format == "auto":
+            opponent_format = "names" if spec is not None and describes_every_state(spec) else "code"
+        return ContextOptions(top_k=self.top_k, opponent_format=opponent_format, max_rejections=self.max_rejections)
 
     def library(self) -> PromptLibrary:
         return PromptLibrary(self.prompts_dir)
@@ -572,7 +581,7 @@ class PromptSettings:
 def read_prompt_settings(options: OptionReader) -> PromptSettings:
     settings = PromptSettings(
         top_k=options.integer("top_k", 8, minimum=1),
-        opponent_format=options.choice("opponent_format", "code", ("code", "summary")),
+        opponent_format=options.choice("opponent_format", "auto", ("auto",) + OPPONENT_FORMATS),
         budget_tokens=options.integer("prompt_budget_tokens", DEFAULT_PROMPT_BUDGET_TOKENS, minimum=1000),
         max_rejections=options.integer("max_rejections", 3, minimum=0),
         prompts_dir=options.text("prompts_dir"),

@@ -105,6 +105,22 @@ def describe_mixture(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], 
 
 
 # --------------------------------------------------------------------- exact games
+def describes_every_state(spec: Any) -> bool:
+    """Whether the mixture section lists every information state (Kuhn), not averages (Leduc)."""
+    if not getattr(spec, "exact", False) or not hasattr(spec, "load"):
+        return False
+    try:
+        from csro_tui.evaluation.exact import game_tables
+
+        return _every_state_fits(len(game_tables(spec).template.states))
+    except Exception:  # noqa: BLE001 - a game the tables cannot walk is described another way
+        return False
+
+
+def _every_state_fits(rows: int) -> bool:
+    return rows <= 2 * MAX_SITUATION_LINES // 3
+
+
 def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
     from csro_tui.evaluation.exact import game_tables, mixture_policy
     from csro_tui.evaluation.participants import CodePolicy
@@ -120,7 +136,7 @@ def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]],
         obs = spec.new_view(player).observe(state)
         probabilities = mixed.action_probability_array[row]
         rows.append((player, obs, [(a, float(probabilities[a])) for a in obs["legal_actions"]]))
-    detailed = len(rows) <= 2 * MAX_SITUATION_LINES // 3
+    detailed = _every_state_fits(len(rows))
     groups: "OrderedDict[str, list[list[tuple[int, float]]]]" = OrderedDict()
     for player, obs, probs in rows:
         groups.setdefault(_situation(player, obs, detailed), []).append(probs)

@@ -121,19 +121,24 @@ class Inspiration:
     score: float | None = None
 
 
+OPPONENT_FORMATS = ("code", "summary", "names")
+
+
 @dataclass(frozen=True)
 class ContextOptions:
     """How much context the builders put in a prompt."""
 
     top_k: int = 8  # at most this many opponents, by weight
-    opponent_format: str = "code"  # "code" or "summary" (summary falls back to code when missing)
+    # "code", "summary" (falls back to code when missing) or "names" (name and weight only: for games
+    # whose mixture section already says how the opponents play in every situation)
+    opponent_format: str = "code"
     max_rejections: int = 3  # newest first
     max_inspirations: int = 3
     max_traceback_chars: int = 3000
 
     def __post_init__(self) -> None:
-        if self.opponent_format not in ("code", "summary"):
-            raise PromptError(f"opponent_format must be 'code' or 'summary', got {self.opponent_format!r}")
+        if self.opponent_format not in OPPONENT_FORMATS:
+            raise PromptError(f"opponent_format must be one of {', '.join(OPPONENT_FORMATS)}, got {self.opponent_format!r}")
         if self.top_k < 0 or self.max_rejections < 0 or self.max_inspirations < 0:
             raise PromptError("top_k, max_rejections and max_inspirations must be 0 or more")
 
@@ -376,7 +381,8 @@ class PromptLibrary:
         entries, note = select_opponents(opponents, available, options)
         user = self._render(
             template,
-            fields | {"opponents": "\n\n".join(_opponent_text(n, b, m) for n, (b, m) in enumerate(entries, 1)),
+            fields | {"opponents": ("\n" if all(m == "name" for _, m in entries) else "\n\n").join(
+                          _opponent_text(n, b, m) for n, (b, m) in enumerate(entries, 1)),
                       "opponent_note": note},
             allow_unused=True,
         )
@@ -401,6 +407,8 @@ def select_opponents(
     beyond_top_k = ranked[options.top_k :]
 
     def preferred(brief: OpponentBrief) -> str:
+        if options.opponent_format == "names":
+            return "name"
         return "summary" if options.opponent_format == "summary" and brief.summary else "code"
 
     entries = [(b, preferred(b)) for b in chosen]
@@ -452,6 +460,8 @@ def _opponent_note(
         parts = [f"All {total} opponent{'s' if total > 1 else ''} with positive weight shown"]
     if summaries:
         parts.append(f"{summaries} of them as summaries of their code")
+    if entries and all(mode == "name" for _, mode in entries):
+        parts.append("by name and weight: the next section says how their mixture plays in every situation")
     if left_out:
         weight = sum(o.weight for o in left_out)
         reason = f"beyond the top {options.top_k} or " if beyond_top_k else ""
@@ -464,6 +474,8 @@ def _opponent_note(
 
 def _opponent_text(number: int, brief: OpponentBrief, mode: str) -> str:
     header = f"### Opponent {number}: {brief.name} (id {brief.policy_id}), weight {brief.weight:.3f}"
+    if mode == "name":
+        return f"- {brief.name} (id {brief.policy_id}), weight {brief.weight:.3f}"
     if mode == "summary" and brief.summary:
         return f"{header}, summary of its code\n{brief.summary.strip()}"
     return f"{header}\n{fence_code(brief.source)}"

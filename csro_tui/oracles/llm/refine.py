@@ -3,9 +3,11 @@
 A chain of attempts, each one previewed against the population:
 
 1. the root: a zero-shot best response (`start = "zero-shot"`, the default),
-   or the population member with the highest meta-strategy weight
-   (`start = "member"`), whose code is then refined;
-2. while the best attempt does not clear the gate's rule
+   the population member with the highest meta-strategy weight
+   (`start = "member"`), or the game's example policy from the prompt
+   (`start = "example"`: every call is then an edit of working code guided
+   by its evaluation, which suits small models); the root is refined;
+2. while no attempt the model wrote clears the gate's rule
    (`Preview.shortfall(threshold)`: expected payoff against the
    meta-strategy above `threshold`, default 0, by the noise margin, and no
    copy of a member or rejected proposal) and the call budget (default 10
@@ -16,9 +18,12 @@ A chain of attempts, each one previewed against the population:
 
 The prompts describe how the opponent mixture plays (`mixture.py`).  Only
 improvements are kept: an attempt becomes the new best only if it ranks
-higher (clears the gate, then is not a copy, then scores higher).  What the model is asked to improve is the best attempt so
-far, except right after an attempt that failed to run, which is sent back
-with its failure so the model can fix it.  The proposal is the best attempt;
+higher (clears the gate, then is not a copy, then scores higher).  What
+the model is asked to improve is the best attempt so far, except right
+after an attempt that failed to run, which is sent back with its failure
+so the model can fix it.  The proposal is the best attempt the model
+wrote (the example root, and a reply that returns it unchanged, are never
+proposed: hand-written code is not the oracle's work);
 its parent is the population member the chain started from (None for a
 zero-shot root, which is not a population member; the rationale shows the
 whole chain).
@@ -67,7 +72,7 @@ from csro_tui.oracles.llm.common import (
 
 DEFAULT_BUDGET = 10
 DEFAULT_THRESHOLD = 0.0
-STARTS = ("zero-shot", "member")
+STARTS = ("zero-shot", "member", "example")
 
 
 @dataclass
@@ -125,17 +130,21 @@ class RefineOracle:
         mixture = mixture_text(context, self.mixture)
         budget = CallBudget(self.budget)
         attempts: list[Attempt] = []
-        best: Attempt | None = None
+        best: Attempt | None = None  # what the next call refines: the best attempt so far
+        chosen: Attempt | None = None  # what may be proposed: never the example, nor a copy of it
         root_member = self._root_member(context)
-        if root_member is not None:
-            root = Attempt(1, None, root_member.source)
+        example = self._example(context)
+        root_source = root_member.source if root_member is not None else example
+        if root_source is not None:
+            root = Attempt(1, None, root_source)
             self._score(root, preview)
             attempts.append(root)
             if root.score is not None:
                 root.kept, best = True, root
+                chosen = root if example is None else None
         stop = ""
         while True:
-            if best is not None and self._clears(best):
+            if chosen is not None and self._clears(chosen):
                 stop = f"threshold {self.threshold:+.3f} reached"
                 break
             if context.cancel.is_set():
@@ -154,32 +163,40 @@ class RefineOracle:
                 call = self.backend.complete(messages, purpose="refine" if basis else "best_response", cancel=context.cancel)
             except LLMError as error:
                 calls.extend(call_record(error.call))
-                if best is None or error.kind == "cancelled":
+                if chosen is None or error.kind == "cancelled":
                     raise attach_calls(error, calls)
                 stop = f"LLM error: {error}"
                 break
             calls.append(call.to_dict())
             source, reason = code_from_reply(call.response, call.finish_reason, context.spec)
             attempt = Attempt(len(attempts) + 1, basis.number if basis else None, source, reason=reason, reply=call.response)
-            if source is not None:
+            if source is not None and example is not None and _same_code(source, example):
+                attempt.source = None  # sent back in the same conversation, like a reply without code
+                attempt.reason = "it is the example policy unchanged: change what the evaluation says costs most"
+            if attempt.source is not None:
                 self._score(attempt, preview)
             attempts.append(attempt)
             if attempt.score is not None and (best is None or self._rank(attempt) > self._rank(best)):
                 attempt.kept = True
                 best = attempt
-        if best is None:
+            if attempt.score is not None and (chosen is None or self._rank(attempt) > self._rank(chosen)):
+                chosen = attempt
+        if chosen is None:
             chain = "; ".join(a.describe() for a in attempts) or "no attempt"
             raise attach_calls(
                 NoUsableCandidate(f"llm-refine oracle: no attempt ran successfully ({stop}): {chain}"), calls
             )
         return Proposal(
-            source=best.source or "",
+            source=chosen.source or "",
             oracle=self.name,
             name=f"refine-{context.iteration}",
             parent=root_member.id if root_member is not None else None,
-            rationale=self._rationale(attempts, best, stop, calls, root_member),
+            rationale=self._rationale(attempts, chosen, stop, calls, root_member),
             llm_calls=calls,
         )
+
+    def _example(self, context: OracleContext) -> str | None:
+        return self.library.example_policy(context.spec) if self.start == "example" else None
 
     def _root_member(self, context: OracleContext) -> PolicyRecord | None:
         if self.start != "member" or not context.population:
@@ -215,7 +232,7 @@ class RefineOracle:
     def _messages(
         self, context: OracleContext, briefs: list, basis: Attempt | None, mixture: str = ""
     ) -> list[dict[str, str]]:
-        options = self.prompts.context_options()
+        options = self.prompts.context_options(context.spec)
         rejections = rejection_pairs(context)
         if basis is None:
             return self.library.best_response_messages(
@@ -249,7 +266,8 @@ class RefineOracle:
         calls: list[dict[str, Any]],
         root_member: PolicyRecord | None,
     ) -> str:
-        start = f"population member {root_member.name} ({root_member.id})" if root_member else "a zero-shot best response"
+        start = (f"population member {root_member.name} ({root_member.id})" if root_member
+                 else "the game's example policy" if self.start == "example" else "a zero-shot best response")
         lines = [
             f"Linear refinement from {start}: threshold {self.threshold:+.3f}, "
             f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}"
@@ -272,3 +290,11 @@ def make_refine_oracle(config: Mapping[str, Any] | None = None) -> RefineOracle:
     llm = read_llm_settings(options)
     options.finish()
     return RefineOracle(make_backend(llm), threshold=threshold, budget=budget, start=start, prompts=prompts)
+
+
+def _same_code(source: str, other: str) -> bool:
+    """The same module once docstrings and formatting are set aside (the gate's rule for a copy)."""
+    from csro_tui.engine.duplicates import normalized_code  # imported late: the engine imports the oracles
+
+    code = normalized_code(source)
+    return code is not None and code == normalized_code(other)

@@ -125,7 +125,7 @@ class ZeroShotOracle:
             briefs,
             rejections=rejection_pairs(context),
             budget_tokens=self.prompts.budget_tokens,
-            options=self.prompts.context_options(),
+            options=self.prompts.context_options(context.spec),
             mixture=mixture_text(context, self.mixture),
         )
         preview = SerialPreview(context) if context.preview is not None else None

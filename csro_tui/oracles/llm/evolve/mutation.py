@@ -133,7 +133,7 @@ class LLMMutation:
                 notes=rejection_notes(context, self.prompts.max_rejections),
             ),
             budget_tokens=self.prompts.budget_tokens,
-            options=self.prompts.context_options(),
+            options=self.prompts.context_options(context.spec),
         )
         try:
             call = self.backend.complete(messages, purpose="mutate", cancel=context.cancel)

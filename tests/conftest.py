@@ -9,6 +9,14 @@ import pytest
 REAL_LLM_ENV = "CSRO_REAL_LLM_BASE_URL"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_table_cache(tmp_path_factory):
+    """Exact tables are cached on disk across sessions (evaluation/table_cache.py):
+    tests keep theirs in a directory of their own, never the user's cache."""
+    os.environ["CSRO_TABLE_CACHE_DIR"] = str(tmp_path_factory.mktemp("table-cache"))
+    yield
+
+
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
 

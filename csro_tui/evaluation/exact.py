@@ -22,6 +22,7 @@ Exploitability is OpenSpiel's `algorithms.exploitability.exploitability`.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import threading
 from collections import OrderedDict
@@ -33,6 +34,7 @@ from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import exploitability as os_exploitability
 
 from csro_tui.errors import CsroError
+from csro_tui.evaluation import table_cache
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
 from csro_tui.evaluation.lockstep import create_episodes, default_host_factory
 from csro_tui.evaluation.referee import HostFactory
@@ -200,7 +202,17 @@ def _tabularize(spec, code_policy: CodePolicy, limits, host_factory, host) -> os
             if host is not None:
                 host.close()
             return _policy_cache[key]
-    table = _ask_every_information_state(spec, tables, code_policy, limits, host_factory, host)
+    disk_key = _disk_key(spec, tables, code_policy)
+    cached = table_cache.load(disk_key, tables.template.legal_actions_mask) if disk_key else None
+    if cached is not None:
+        if host is not None:
+            host.close()
+        table = copy.copy(tables.template)
+        table.action_probability_array[:] = cached
+    else:
+        table = _ask_every_information_state(spec, tables, code_policy, limits, host_factory, host)
+        if disk_key:
+            table_cache.store(disk_key, table.action_probability_array)
     with _policy_lock:
         _policy_cache[key] = table
         while len(_policy_cache) > _CACHE_SIZE:
@@ -214,6 +226,7 @@ def _tabularize(spec, code_policy: CodePolicy, limits, host_factory, host) -> os
 # tabularising a policy; decoding the kept text is a fraction of that.  The
 # policy receives the same data: observations only ever reach it as JSON.
 _snapshot_cache: dict[tuple[str, str], list[list[str]] | None] = {}
+_snapshot_digests: dict[tuple[str, str], str] = {}  # the same, hashed: part of table_cache's key
 
 
 def _observation_snapshots(spec, tables: GameTables) -> list[list[str]] | None:
@@ -233,6 +246,25 @@ def _observation_snapshots(spec, tables: GameTables) -> list[list[str]] | None:
     with _tables_lock:
         _snapshot_cache[key] = snapshots
     return snapshots
+
+
+def _disk_key(spec, tables: GameTables, code_policy: CodePolicy) -> str | None:
+    """The on-disk cache's key for this policy's table (table_cache.py), or
+    None: no cache (observations that are not JSON, or no sandbox here)."""
+    snapshots = _observation_snapshots(spec, tables)
+    if snapshots is None:
+        return None
+    key = (spec.name, str(spec.load()))
+    with _tables_lock:
+        digest = _snapshot_digests.get(key)
+    if digest is None:
+        digest = hashlib.sha256(json.dumps(snapshots).encode("utf-8")).hexdigest()
+        with _tables_lock:
+            _snapshot_digests[key] = digest
+    try:
+        return table_cache.table_key(spec, code_policy.source_hash, digest)
+    except CsroError:  # e.g. a sandbox mode that cannot run here: starting the host says so
+        return None
 
 
 def _cached(spec, code_policy: CodePolicy) -> bool:

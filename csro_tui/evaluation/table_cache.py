@@ -1,0 +1,153 @@
+"""Exact tables of code policies kept on disk, across evaluations and sessions.
+
+Tabularising a code policy (exact.py) asks its sandbox about every
+information state; the answer is a function of what the policy is given:
+its code, the game (`game_info`, and the observation of every step the
+tabulariser shows it), the episode seed (`TABULARIZE_SEED`), the host that
+runs it and reads its answers, the libraries it may import, and the
+sandbox it runs in.  The key is a hash of all of those (`table_key`), so
+a table is reused only where asking again would ask the same questions of
+the same code in the same conditions.  A policy that draws unseeded random
+numbers is tabularised as one draw anyway (exact.py's caveat); the cache
+keeps the first, as the in-memory cache already does within a session.
+
+Files are `<key>.npz` (numpy, loaded with allow_pickle=False) under
+`$CSRO_TABLE_CACHE_DIR`, else `$XDG_CACHE_HOME/csro-tui/tables`, else
+`~/.cache/csro-tui/tables`; `CSRO_TABLE_CACHE_DIR=off` turns the cache off.
+A file is never trusted blindly: it must hold its own key, and a finite,
+non-negative array of the game's shape whose rows sum to 1 and put nothing
+on illegal actions.  Anything else is ignored with one logged line (the
+policy is asked again and the file rewritten).  Writes are atomic
+(a temporary file, then rename); a cache that cannot be written is skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from csro_tui.games.base import GameSpec
+
+log = logging.getLogger(__name__)
+
+CACHE_DIR_ENV_VAR = "CSRO_TABLE_CACHE_DIR"
+# Bumped when the file layout or what a key covers changes.
+CACHE_FORMAT = 1
+_ROW_TOLERANCE = 1e-6
+
+
+def cache_dir() -> Path | None:
+    """Where tables are kept, or None when the cache is off."""
+    configured = os.environ.get(CACHE_DIR_ENV_VAR, "").strip()
+    if configured.lower() in ("off", "0", "none"):
+        return None
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "csro-tui" / "tables"
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_fingerprint() -> str:
+    """What runs and reads a policy: the host's files and the parent's answer
+    checks (sandbox.py, exact.py), the contract, the interpreter and numpy."""
+    from csro_tui.evaluation import exact
+    from csro_tui.policies import contract, sandbox
+    from csro_tui.policies.isolation import HOST_MODULES, HOST_SCRIPT
+
+    digest = hashlib.sha256()
+    for path in (HOST_SCRIPT, *HOST_MODULES, Path(sandbox.__file__), Path(exact.__file__), Path(contract.__file__)):
+        digest.update(path.name.encode())
+        digest.update(Path(path).read_bytes())
+    digest.update(f"python {sys.version_info[:3]} numpy {np.__version__}".encode())
+    return digest.hexdigest()
+
+
+def table_key(spec: "GameSpec", source_hash: str, observations: str) -> str:
+    """The cache key of a code policy's table in this game (see the module doc).
+
+    `observations`: a digest of every observation the tabulariser shows the
+    policy, in order (exact._observation_digest).
+    """
+    from csro_tui.evaluation.exact import TABULARIZE_SEED
+    from csro_tui.policies.contract import ALLOWED_IMPORTS
+    from csro_tui.policies.isolation import isolation_mode, kernel_layers
+
+    parts = {
+        "format": CACHE_FORMAT,
+        "game": str(spec.load()),
+        "spec": spec.name,
+        "game_info": spec.game_info(),
+        "observations": observations,
+        "code": source_hash,
+        "seed": TABULARIZE_SEED,
+        "imports": sorted(ALLOWED_IMPORTS),
+        "sandbox": [isolation_mode(), sorted(kernel_layers().items())],
+        "runtime": _runtime_fingerprint(),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def load(key: str, legal_mask: np.ndarray) -> np.ndarray | None:
+    """The cached probabilities for `key`, checked against the game's legal
+    actions (`legal_mask`, rows x actions); None if absent or not usable."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    path = directory / f"{key}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            stored_key = str(data["key"])
+            probabilities = np.array(data["probabilities"], dtype=np.float64)
+    except FileNotFoundError:
+        return None
+    except Exception as error:  # noqa: BLE001 - any unreadable file is ignored the same way
+        log.warning("ignoring the cached policy table %s: unreadable (%s)", path, type(error).__name__)
+        return None
+    problem = table_problem(probabilities, legal_mask) if stored_key == key else "it is another table's"
+    if problem:
+        log.warning("ignoring the cached policy table %s: %s", path, problem)
+        return None
+    return probabilities
+
+
+def table_problem(probabilities: np.ndarray, legal_mask: np.ndarray) -> str | None:
+    """Why `probabilities` is not a policy table of this shape, or None."""
+    if probabilities.shape != legal_mask.shape:
+        return f"shape {probabilities.shape}, not {legal_mask.shape}"
+    if not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0):
+        return "probabilities that are negative or not finite"
+    if np.any(probabilities[legal_mask == 0] > 0):
+        return "probability on an illegal action"
+    if not np.allclose(probabilities.sum(axis=1), 1.0, atol=_ROW_TOLERANCE):
+        return "rows that do not sum to 1"
+    return None
+
+
+def store(key: str, probabilities: np.ndarray) -> None:
+    """Keep a table (best effort: a cache that cannot be written is skipped)."""
+    directory = cache_dir()
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".table-", suffix=".npz")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                np.savez(file, key=np.array(key), probabilities=probabilities)
+            os.replace(temporary, directory / f"{key}.npz")
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as error:
+        log.debug("could not keep a policy table in %s: %s", directory, error)

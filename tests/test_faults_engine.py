@@ -62,7 +62,12 @@ class Hosts:
 
         class Victim(PolicyHost):
             def send_act(self, requests):
-                sent = super().send_act(requests)
+                return self._pause(super().send_act(requests))
+
+            def send_act_columns(self, episodes, **columns):  # the RRPS fast path's wire
+                return self._pause(super().send_act_columns(episodes, **columns))
+
+            def _pause(self, sent):
                 sends[0] += 1
                 if sends[0] == hosts.pause_after:
                     hosts.paused.set()

@@ -143,6 +143,10 @@ class Lockstep:
                         )
                     )
                     next_id += 1
+        self._start_hosts()
+
+    def _start_hosts(self) -> None:
+        """Start every host and create its episodes (`host.new`)."""
         game_info = self.spec.game_info()
         # Launch every host before waiting for any (hosts that have `launch`):
         # they start up at the same time, not one after another.

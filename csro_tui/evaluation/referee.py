@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from csro_tui.evaluation import rrps_lockstep
 from csro_tui.evaluation.lockstep import Lockstep, create_episodes
 from csro_tui.evaluation.participants import Participant
 from csro_tui.evaluation.results import MatchResult
@@ -135,7 +136,9 @@ def play_matches(
             raise ValueError("a match needs at least one episode")
     if not jobs:
         return []
-    lockstep = Lockstep(spec, list(jobs), limits, progress, on_result, host_factory)
+    # RRPS between code policies needs no OpenSpiel state (rrps_lockstep's doc).
+    kind = rrps_lockstep.RRPSLockstep if rrps_lockstep.applies(spec, jobs) else Lockstep
+    lockstep = kind(spec, list(jobs), limits, progress, on_result, host_factory)
     limit = _match_time_limit(match_seconds, limits)
     seed_native_rng(jobs[0].seed)
     try:

@@ -470,6 +470,152 @@ class _Host:
             reply["resync"] = resync
         return reply
 
+    def act_columns(self, seq, message) -> dict:
+        """`act` for a batch sent by column (op "cols", see PolicyHost.send_act_columns).
+
+        Every observation has the keys `keys`, in that order: a value per
+        observation from `each`, a copy of the batch's value from `same`
+        (a scalar, or a list of scalars), or, from `grown`, the list this
+        host holds for that episode and key with one item appended (the
+        parent gives the length it must have before: an int for the whole
+        batch or one per observation), or the list sent whole in `whole`
+        ([index, key, list] entries: the first time, or after a resync).
+        The policy gets the held list itself, fingerprinted as in `act`.
+        """
+        plan, ids, whole = self._column_plan(message)
+        answers = []
+        resync = []
+        timer = self.timer
+        try:
+            return self._act_columns(seq, plan, ids, whole, answers, resync, timer)
+        except CallTimeout as error:  # an alarm that landed between two calls
+            timer.stop()
+            return self.failure(seq, error, f"act (episode {timer.episode})")
+        finally:
+            timer.stop()
+
+    @staticmethod
+    def _column_plan(message) -> tuple:
+        """(plan, ids, whole) of a "cols" message, its shape checked before any
+        policy code runs: plan holds (key, kind, column, items) per key."""
+        ids, keys = message["ids"], message["keys"]
+        each, same, grown = message.get("each") or {}, message.get("same") or {}, message.get("grown") or {}
+        if type(ids) is not list or type(keys) is not list or not all(type(e) is int for e in ids):
+            raise _ProtocolError("cols: ids and keys must be lists")
+        if type(each) is not dict or type(same) is not dict or type(grown) is not dict:
+            raise _ProtocolError("cols: each, same and grown must be objects")
+        count = len(ids)
+        plan = []
+        for key in keys:
+            if key in each:
+                column = each[key]
+                if type(column) is not list or len(column) != count:
+                    raise _ProtocolError(f"cols: column {key!r} does not have {count} values")
+                plan.append((key, 0, column, None))
+            elif key in same:
+                value = same[key]
+                if type(value) is list:
+                    if not all(type(item) in (int, float, str, bool) or item is None for item in value):
+                        raise _ProtocolError(f"cols: shared list {key!r} must hold scalars only")
+                    plan.append((key, 1, value, None))
+                elif type(value) in (int, float, str, bool) or value is None:
+                    plan.append((key, 2, value, None))
+                else:
+                    raise _ProtocolError(f"cols: shared value {key!r} must be a scalar or a list of scalars")
+            elif key in grown:
+                entry = grown[key]
+                if type(entry) is not list or len(entry) != 2:
+                    raise _ProtocolError(f"cols: grown list {key!r} must be [length, items]")
+                at, items = entry
+                if type(items) is not list or len(items) != count or not (
+                    type(at) is int or (type(at) is list and len(at) == count and all(type(n) is int for n in at))
+                ):
+                    raise _ProtocolError(f"cols: grown list {key!r} does not have {count} items")
+                plan.append((key, 3, at, items))
+            else:
+                raise _ProtocolError(f"cols: no values for key {key!r}")
+        whole = {}
+        for entry in message.get("whole") or ():
+            if not (type(entry) is list and len(entry) == 3 and type(entry[0]) is int and 0 <= entry[0] < count
+                    and type(entry[1]) is str and entry[1] in grown and type(entry[2]) is list):
+                raise _ProtocolError("cols: a whole list must be [index, grown key, list]")
+            whole[(entry[0], entry[1])] = entry[2]
+        return plan, ids, whole
+
+    def _act_columns(self, seq, plan, ids, whole, answers, resync, timer) -> dict:
+        instances, held_lists, encode = self.instances, self.lists, self.answers.encode
+        for episode in ids:
+            if episode not in instances:
+                raise _ProtocolError(f"act for unknown episode {episode}")
+        # The observations, key by key (one tight loop per key, not a dispatch
+        # per key and request), and per observation its grown lists.
+        observations = [{} for _ in ids]
+        grown = [[] for _ in ids]
+        for key, kind, column, items in plan:
+            if kind == 0:
+                for obs, value in zip(observations, column):
+                    obs[key] = value
+            elif kind == 1:
+                for obs in observations:
+                    obs[key] = list(column)  # every observation its own copy
+            elif kind == 2:
+                for obs in observations:
+                    obs[key] = column
+            else:
+                lengths = column if column.__class__ is list else None
+                for index, episode in enumerate(ids):
+                    held = held_lists[episode]
+                    full = whole.get((index, key)) if whole else None
+                    if full is None:
+                        full = held.get(key)
+                        if full is None or len(full) != (column if lengths is None else lengths[index]):
+                            raise _ProtocolError(f"list {key!r} of episode {episode} is out of step")
+                        full.append(items[index])
+                    else:
+                        held[key] = full
+                    observations[index][key] = full
+                    grown[index].append((key, full))
+        episode = None
+        timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
+        clock = timer._monotonic
+        for episode, obs, lists in zip(ids, observations, grown):
+            # _fingerprint of each list, inlined: checked after act as _unchanged does.
+            prints = [
+                (key, full, n, full[0], full[n >> 2], full[n >> 1], full[(3 * n) >> 2], full[-1])
+                if (n := len(full)) else (key, full, 0)
+                for key, full in lists
+            ]
+            try:
+                timer.episode = episode
+                timer.call_started = clock()
+                answer = instances[episode].act(obs)
+                if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
+                    answer = encode(answer)
+                answers.append(answer)
+            except BaseException as error:  # noqa: BLE001 - policy code may raise anything
+                timer.stop()
+                return self.failure(seq, error, f"act (episode {episode})")
+            if timer.expired:
+                timer.stop()
+                return self.timed_out(seq, f"act (episode {episode})")
+            for fingerprint in prints:
+                full, n = fingerprint[1], fingerprint[2]
+                if len(full) != n or n and not (
+                    full[0] is fingerprint[3]
+                    and full[n >> 2] is fingerprint[4]
+                    and full[n >> 1] is fingerprint[5]
+                    and full[(3 * n) >> 2] is fingerprint[6]
+                    and full[-1] is fingerprint[7]
+                ):
+                    del held_lists[episode][fingerprint[0]]  # changed in place: the parent sends it whole next time
+                    resync.append([episode, fingerprint[0]])
+        if self.guard.violations:
+            return self.violation(seq, f"act (episode {episode})")
+        reply = {"seq": seq, "ok": True, "answers": answers}
+        if resync:
+            reply["resync"] = resync
+        return reply
+
     def end_episodes(self, seq, episode_ids) -> dict:
         timer = self.timer
         try:
@@ -499,7 +645,9 @@ class _Host:
             seq = self.current_seq = message.get("seq")
             op = message.get("op")
             try:
-                if op == "act":
+                if op == "cols":
+                    reply = self.act_columns(seq, message)
+                elif op == "act":
                     reply = self.act(seq, message["reqs"])
                 elif op == "new":
                     reply = self.new_episodes(seq, message["eps"])

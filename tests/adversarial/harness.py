@@ -305,7 +305,7 @@ class RecordingHost(PolicyHost):
         for (episode, _obs), answer in zip(requests, answers):
             self.answers.setdefault(episode, []).append(answer)
 
-    # The referee may use act, or its two halves send_act/receive_act.
+    # The referee may use act, or its two halves send_act (or send_act_columns)/receive_act.
     def act(self, requests):
         if hasattr(PolicyHost, "send_act"):
             return super().act(requests)  # goes through the two halves below
@@ -316,6 +316,10 @@ class RecordingHost(PolicyHost):
     def send_act(self, requests):
         self._batch = list(requests)
         return super().send_act(requests)
+
+    def send_act_columns(self, episodes, **columns):  # the RRPS fast path's wire
+        self._batch = [(episode, None) for episode in episodes]
+        return super().send_act_columns(episodes, **columns)
 
     def receive_act(self):
         answers = super().receive_act()

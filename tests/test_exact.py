@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import expected_game_score
+from open_spiel.python.algorithms import best_response as os_best_response
 from open_spiel.python.algorithms import exploitability as os_exploitability
 
 from csro_tui.errors import CsroError
 from csro_tui.evaluation.exact import (
+    best_response_values,
     exact_payoff,
     exploitability,
     game_tables,
     mixture_policy,
+    policy_exploitability,
     policy_values,
     tabular_policy,
     tabularize,
@@ -182,3 +187,25 @@ def test_a_failing_policy_is_reported_not_raised():
 def test_games_without_exact_evaluation_say_so():
     with pytest.raises(CsroError, match="no exact evaluation"):
         game_tables(rrps())
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_sequence_form_exploitability_is_openspiels(game):
+    """policy_exploitability's own best-response pass against OpenSpiel's
+    exploitability, on random, peaked and deterministic tables."""
+    spec = {"kuhn_poker": KUHN, "leduc_poker": LEDUC}[game]
+    template = game_tables(spec).template
+    for seed in range(4):
+        table = copy.copy(template)
+        weights = np.random.default_rng(seed).random(table.action_probability_array.shape) ** (1 + 3 * seed)
+        weights *= table.legal_actions_mask
+        if seed == 3:  # a pure strategy: ties everywhere below the states it never reaches
+            weights = (weights == weights.max(axis=1, keepdims=True)) * 1.0
+        table.action_probability_array[:] = weights / weights.sum(axis=1, keepdims=True)
+        expected = os_exploitability.exploitability(spec.load(), table)
+        assert policy_exploitability(spec, table) == pytest.approx(expected, abs=1e-12)
+        # and per seat: OpenSpiel's best response values
+        values = best_response_values(spec, table)
+        for seat in range(2):
+            response = os_best_response.BestResponsePolicy(spec.load(), seat, table)
+            assert values[seat] == pytest.approx(response.value(spec.load().new_initial_state()), abs=1e-12)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+import pyspiel
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import exploitability as os_exploitability
 
@@ -280,37 +281,85 @@ def _new_host(spec, code_policy: CodePolicy, limits, host_factory):
     return factory(code_policy.source, spec.game_info(), **kwargs)
 
 
+def _shared_episodes(spec, tables: GameTables) -> tuple[list[tuple[int, list[str]]], list[tuple[int, int]]] | None:
+    """The episodes that ask every row, sharing what can be shared, or None
+    (observations that are not JSON).
+
+    A row's episode is shown its observation sequence (own earlier decisions,
+    then the row's state).  Rows whose sequences are the same text, or a
+    prefix of another row's, are answered by one episode: the policy gets
+    the same inputs, in the same order, with the same seed, in a fresh
+    module, so it answers the same (rows it cannot tell apart get one
+    answer, as they should).  On Leduc: 180 episodes and 567 questions
+    instead of 936 and 2664.  Returns (episodes as (player, steps), and per
+    row the (episode, step) whose answer is the row's).
+    """
+    snapshots = _observation_snapshots(spec, tables)
+    if snapshots is None:
+        return None
+    key = (spec.name, str(spec.load()))
+    with _tables_lock:
+        known = _episode_plans.get(key)
+    if known is not None:
+        return known
+    sequences = [(int(tables.row_player[row]), tuple(steps)) for row, steps in enumerate(snapshots)]
+    prefixes = {(player, steps[:length]) for player, steps in sequences for length in range(1, len(steps))}
+    episodes: list[tuple[int, list[str]]] = []
+    owner: dict[tuple[int, tuple[str, ...]], int] = {}
+    for player, steps in sequences:
+        if (player, steps) in prefixes or (player, steps) in owner:
+            continue
+        owner[(player, steps)] = len(episodes)
+        episodes.append((player, list(steps)))
+    for index, (player, steps) in enumerate(episodes):
+        for length in range(1, len(steps)):
+            owner.setdefault((player, tuple(steps[:length])), index)
+    answered_by = [(owner[(player, steps)], len(steps) - 1) for player, steps in sequences]
+    plan = (episodes, answered_by)
+    with _tables_lock:
+        _episode_plans[key] = plan
+    return plan
+
+
+_episode_plans: dict[tuple[str, str], tuple[list[tuple[int, list[str]]], list[tuple[int, int]]]] = {}
+
+
 def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, host_factory, host=None):
     template = tables.template
-    # States each row's episode is shown: own earlier decisions, then its own.
-    # Observed only when sent, in order, as the referee would: a view may keep
-    # state and reuse its lists.
-    sequences = [
-        [path_state for path_state, _, _ in tables.own_path[row]] + [state]
-        for row, state in enumerate(template.states)
-    ]
-    views = [spec.new_view(int(player)) for player in tables.row_player]
+    plan = _shared_episodes(spec, tables)
+    if plan is not None:
+        episodes, answered_by = plan
 
-    snapshots = _observation_snapshots(spec, tables)
+        def observe(episode: int, step: int) -> dict:
+            return json.loads(episodes[episode][1][step])
+    else:
+        # One episode per row, shown its own earlier decisions, then its own
+        # state; observed only when sent, in order, as the referee would (a
+        # view may keep state and reuse its lists).
+        episodes = [
+            (int(tables.row_player[row]), [path_state for path_state, _, _ in tables.own_path[row]] + [state])
+            for row, state in enumerate(template.states)
+        ]
+        answered_by = [(row, len(steps) - 1) for row, (_, steps) in enumerate(episodes)]
+        views = [spec.new_view(player) for player, _ in episodes]
+
+        def observe(episode: int, step: int) -> dict:
+            return views[episode].observe(episodes[episode][1][step])
+
     if host is None:
         host = _new_host(spec, code_policy, limits, host_factory)
-    final_answers: list[Any] = [None] * len(sequences)
+    answers_at: dict[tuple[int, int], Any] = {}
     try:
         host.start()
-        rows = list(range(len(sequences)))
-        create_episodes(host, [(row, int(tables.row_player[row]), TABULARIZE_SEED) for row in rows])
-        depth = max(len(sequence) for sequence in sequences)
+        ids = list(range(len(episodes)))
+        create_episodes(host, [(episode, episodes[episode][0], TABULARIZE_SEED) for episode in ids])
+        depth = max(len(steps) for _, steps in episodes)
         for step in range(depth):
-            asked = [row for row in rows if len(sequences[row]) > step]
-            if snapshots is not None:
-                requests = [(row, json.loads(snapshots[row][step])) for row in asked]
-            else:
-                requests = [(row, views[row].observe(sequences[row][step])) for row in asked]
-            answers = host.act(requests)
-            for row, answer in zip(asked, answers):
-                if step == len(sequences[row]) - 1:
-                    final_answers[row] = answer
-        host.end_episodes(rows)
+            asked = [episode for episode in ids if len(episodes[episode][1]) > step]
+            answers = host.act([(episode, observe(episode, step)) for episode in asked])
+            for episode, answer in zip(asked, answers):
+                answers_at[episode, step] = answer
+        host.end_episodes(ids)  # the policy's own clean-up runs (and may fail) here, as in a match
     except PolicyFailure as error:
         if not error.policy:
             error.policy = code_policy.name
@@ -320,30 +369,36 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
         host.close()
 
     table = copy.copy(template)
-    for row, answer in enumerate(final_answers):
-        table.action_probability_array[row] = _answer_to_row(answer, tables, row, code_policy.name)
+    answers = [answers_at[source] for source in answered_by]
+    table.action_probability_array[:] = _answers_to_table(answers, tables, code_policy.name)
     return table
 
 
-def _answer_to_row(answer, tables: GameTables, row: int, name: str) -> np.ndarray:
-    """An action id or {action: probability} as a probability row."""
+def _answers_to_table(answers: Sequence[Any], tables: GameTables, name: str) -> np.ndarray:
+    """Each row's answer (an action id or {action: probability}) as the rows
+    of a probability array; the first row with an illegal action or a zero
+    total fails the policy."""
     template = tables.template
-    probabilities = np.zeros(template.action_probability_array.shape[1])
-    if isinstance(answer, dict):
-        for action, probability in answer.items():
-            probabilities[int(action)] = probability
-    else:
-        probabilities[int(answer)] = 1.0
-    if np.any(probabilities[template.legal_actions_mask[row] == 0] > 0):
-        raise PolicyFailure(
-            FailureCategory.ILLEGAL_ACTION,
-            f"an illegal action in information state {tables.row_key[row]!r}",
-            policy=name,
-        )
-    total = probabilities.sum()
-    if not total > 0:
+    probabilities = np.zeros(template.action_probability_array.shape)
+    for row, answer in enumerate(answers):
+        if isinstance(answer, dict):
+            for action, probability in answer.items():
+                probabilities[row, int(action)] = probability
+        else:
+            probabilities[row, int(answer)] = 1.0
+    illegal = np.any((probabilities > 0) & (template.legal_actions_mask == 0), axis=1)
+    totals = probabilities.sum(axis=1)
+    empty = ~(totals > 0)
+    if illegal.any() or empty.any():
+        row = int(np.flatnonzero(illegal | empty)[0])
+        if illegal[row]:
+            raise PolicyFailure(
+                FailureCategory.ILLEGAL_ACTION,
+                f"an illegal action in information state {tables.row_key[row]!r}",
+                policy=name,
+            )
         raise PolicyFailure(FailureCategory.MALFORMED, "a distribution with zero total", policy=name)
-    return probabilities / total
+    return probabilities / totals[:, None]
 
 
 def tabular_policy(
@@ -446,8 +501,90 @@ def exploitability(
 
 
 def policy_exploitability(spec: "GameSpec", policy) -> float:
-    game_tables(spec)  # a clear error for games without exact evaluation
+    """OpenSpiel's exploitability (the mean over seats of a best response's
+    value, the game being zero-sum): in sequence form for tables of the
+    game's own rows (`best_response_values`, agreeing with OpenSpiel's to
+    round-off, which the tests check; ~1 ms on Leduc against OpenSpiel's
+    ~0.5 s), else OpenSpiel's own."""
+    tables = game_tables(spec)  # a clear error for games without exact evaluation
+    template = tables.template
+    if (
+        isinstance(policy, os_policy.TabularPolicy)
+        and policy.action_probability_array.shape == template.action_probability_array.shape
+        and (policy.state_lookup is template.state_lookup or policy.state_lookup == template.state_lookup)
+        and spec.load().get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    ):
+        return float(np.mean(best_response_values(spec, policy)))
     return float(os_exploitability.exploitability(spec.load(), policy))
+
+
+@dataclass
+class _ResponseTree:
+    """Per player, what a best-response pass needs: each terminal's last own
+    decision (flat index, `padding` for none) and the player's rows in
+    order of decreasing depth with the decision before each (its parent)."""
+
+    last_decision: list[np.ndarray]  # per player: [terminal] flat index
+    rows_by_depth: list[list[np.ndarray]]  # per player: row arrays, deepest first
+    parent_by_depth: list[list[np.ndarray]]  # per player: the rows' parent flat indices
+
+
+_response_trees: dict[str, _ResponseTree] = {}
+
+
+def _response_tree(spec, tables: GameTables) -> _ResponseTree:
+    key = str(spec.load())
+    with _tables_lock:
+        known = _response_trees.get(key)
+    if known is not None:
+        return known
+    padding = tables.padding
+    last_decision, rows_by_depth, parent_by_depth = [], [], []
+    for player in range(2):
+        index = tables.terminal_index[player]
+        taken = (index != padding).sum(axis=1)
+        last_decision.append(np.where(taken > 0, index[np.arange(len(index)), np.maximum(taken - 1, 0)], padding))
+        rows = np.flatnonzero(tables.row_player == player)
+        depth = np.array([len(tables.own_path[row]) for row in rows], dtype=np.int64)
+        parents = np.array(
+            [tables.own_path_index[row, len(tables.own_path[row]) - 1] if tables.own_path[row] else padding
+             for row in rows], dtype=np.int64,
+        )
+        levels = sorted(set(depth.tolist()), reverse=True)
+        rows_by_depth.append([rows[depth == level] for level in levels])
+        parent_by_depth.append([parents[depth == level] for level in levels])
+    tree = _ResponseTree(last_decision, rows_by_depth, parent_by_depth)
+    with _tables_lock:
+        _response_trees[key] = tree
+    return tree
+
+
+def best_response_values(spec: "GameSpec", policy: os_policy.TabularPolicy) -> np.ndarray:
+    """[v0, v1]: the value of a best response in each seat against `policy`
+    in the other seat (over OpenSpiel's information states, perfect recall).
+
+    Sequence form: every terminal's weight (chance x the opponent's reach x
+    the responder's return) is summed onto the responder's last decision
+    before it; then, deepest information states first, each state's best
+    action value is added to the decision that led to it.  What reaches the
+    root (`padding`) is the best response's value.
+    """
+    tables = game_tables(spec)
+    tree = _response_tree(spec, tables)
+    flat = _flat(policy)
+    num_actions = tables.template.action_probability_array.shape[1]
+    legal = tables.template.legal_actions_mask.astype(bool)
+    values = np.zeros(2)
+    for player in range(2):
+        reach = np.prod(flat[tables.terminal_index[1 - player]], axis=1)
+        weights = tables.terminal_chance * reach * tables.terminal_returns[:, player]
+        sequence_value = np.bincount(tree.last_decision[player], weights=weights, minlength=tables.padding + 1)
+        for rows, parents in zip(tree.rows_by_depth[player], tree.parent_by_depth[player]):
+            action_values = sequence_value[:-1].reshape(-1, num_actions)[rows]
+            best = np.where(legal[rows], action_values, -np.inf).max(axis=1)
+            np.add.at(sequence_value, parents, best)
+        values[player] = sequence_value[tables.padding]
+    return values
 
 
 def mixture_policy(

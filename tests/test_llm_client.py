@@ -326,6 +326,35 @@ def test_cancel_interrupts_a_stalled_stream(llm_server):
     assert error.call.response == "first chunk"
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_cancel_interrupts_a_call_before_the_first_byte(llm_server, stream):
+    # A server reading a long prompt sends no headers until its first token
+    # (llama-cpp-python; minutes for a small CPU model): the cancel must not wait for them.
+    llm_server.script(ScriptedReply(text="never sent", delay_s=600))
+    client, _ = make_client(llm_server, timeout=300.0, stream=stream)
+    cancel = threading.Event()
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            client.complete(MESSAGES, purpose="p", cancel=cancel)
+        except BaseException as error:  # noqa: BLE001 - inspected below
+            outcome.append(error)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    for _ in range(600):  # the request reaches the server before the cancel
+        if llm_server.chat_requests:
+            break
+        threading.Event().wait(0.05)
+    cancel.set()
+    worker.join(30)  # a liveness bound, not a speed check: without the cancel it would block for minutes
+    assert not worker.is_alive(), "cancel did not end a call waiting for the server's first byte"
+    (error,) = outcome
+    assert isinstance(error, LLMError) and error.kind == "cancelled"
+    assert error.call.attempts == 1
+
+
 def test_cancel_during_backoff_stops_retrying(llm_server):
     llm_server.script(ScriptedReply.error(500), ScriptedReply.error(500))
     cancel = threading.Event()

@@ -30,9 +30,6 @@ from csro_tui.tui.model import StartChoices
 from csro_tui.tui.screens.start import OpenSession, StartScreen
 
 
-ORACLE_WORKING = "oracle working"  # the start of the status text while the oracle proposes
-
-
 class EngineUpdate(Message):
     """An engine event and the dashboard after it, from the engine's thread."""
 
@@ -89,10 +86,11 @@ class CsroApp(App[None]):
         self._closing = False  # a session is being closed to go back to the start screen
         self._close_armed = False  # esc once more closes a session whose work is running
         self._work_text = "idle"
+        self._llm_shown = False  # the dashboard shows an LLM call in flight
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
-        self.set_interval(1.0, self._show_oracle_activity)
+        self.set_interval(0.5, self._show_oracle_activity)
         if self.open_session_id:
             self.open_recorded(self.open_session_id)
         elif self.options is not None and not self.show_start:
@@ -251,15 +249,19 @@ class CsroApp(App[None]):
             self.dashboard.show(data)
 
     def _show_oracle_activity(self) -> None:
-        """While the oracle works, its LLM calls and tokens so far on the status line (once a second)."""
-        if self.live is None or not self._busy() or not self._work_text.startswith(ORACLE_WORKING):
+        """While the oracle waits for its LLM, the call's state and its reply so far (twice a second)."""
+        if self.dashboard is None:
             return
-        try:
-            activity = self.live.oracle_activity()
-        except Exception:  # noqa: BLE001 - a display nicety; never break the app for it
+        activity = None
+        if self.live is not None and self._busy():
+            try:
+                activity = self.live.llm_activity()
+            except Exception:  # noqa: BLE001 - a display nicety; never break the app for it
+                activity = None
+        if activity is None and not self._llm_shown:
             return
-        if activity:
-            self._set_work(f"{ORACLE_WORKING} {activity}")
+        self._llm_shown = activity is not None
+        self.dashboard.show_llm(activity)
 
     def _set_work(self, text: str) -> None:
         self._work_text = text

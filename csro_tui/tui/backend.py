@@ -241,6 +241,176 @@ class EvaluationProgress:
     TYPE = "progress"
 
 
+# ---------------------------------------------------------------- LLM calls in flight
+LLM_PURPOSES = {
+    "best_response": "best response",
+    "refine": "refinement",
+    "mutate": "mutation",
+    "summarize": "opponent summary",
+}
+
+
+@dataclass
+class CallInFlight:
+    """One LLM call the oracle is waiting for, as far as it has come (updated on the oracle's thread)."""
+
+    number: int  # the k-th call of this proposal
+    purpose: str
+    started: float
+    prompt_tokens: int  # estimated from the messages' characters
+    streamed: bool
+    tokens: int = 0  # streamed chunks so far (one token each from llama.cpp and OpenAI)
+    text: str = ""
+    first_token: float | None = None
+
+    def seen(self, text: str, now: float) -> None:
+        if not text.startswith(self.text):
+            self.tokens = 0  # the client retried: the reply starts over
+            self.first_token = None
+        if self.first_token is None:
+            self.first_token = now
+        self.tokens += 1
+        self.text = text
+
+
+@dataclass(frozen=True)
+class LLMActivity:
+    """The oracle's LLM calls in flight, for the status line and the dashboard's reply panel."""
+
+    oracle: str
+    budget: int | None  # calls a proposal may use (None: unknown)
+    calls: tuple[CallInFlight, ...]  # oldest first
+    scored: tuple[str, ...] = ()  # how the oracle scored this proposal's earlier replies ("reply 1: +0.125 vs meta")
+
+    @property
+    def reply(self) -> str:
+        """The oldest call's reply so far (untrusted text: shown through csro_tui.text)."""
+        return self.calls[0].text if self.calls else ""
+
+    def line(self, now: float, *, short: bool = False) -> str:
+        """`LLM call 2 of ≤10 (refinement): 143 tokens · 9.8/s · 61 s`; the call's own time last."""
+        call = self.calls[0]
+        of = f" of ≤{self.budget}" if self.budget else ""
+        label = f"LLM call {call.number}{of}" if short else f"{self.oracle}: LLM call {call.number}{of} ({LLM_PURPOSES.get(call.purpose, call.purpose)})"
+        if len(self.calls) > 1:
+            label += f" +{len(self.calls) - 1} more"
+        elapsed = int(now - call.started)
+        if call.first_token is None:
+            if not call.streamed:
+                state = "waiting for the reply (not streamed)"
+            elif short:
+                state = f"reading ~{call.prompt_tokens:,}-token prompt"
+            else:
+                state = f"reading the ~{call.prompt_tokens:,}-token prompt, no reply yet"
+        else:
+            writing = now - call.first_token
+            rate = f" · {call.tokens / writing:.1f}/s" if writing >= 2 and call.tokens > 1 else ""
+            state = f"{call.tokens:,} tokens{rate}"
+        return f"{label}: {state} · {elapsed} s"
+
+
+class LLMWatch:
+    """Sees an LLM oracle's calls while they run: wraps its backend's `complete`
+    with an `on_text` observer (the client streams the reply into it), so the
+    app can show the call's state and the reply as it arrives.  Thread-safe:
+    calls run on the oracle's threads, `activity` is read by the app's timer."""
+
+    def __init__(self, backend: Any, oracle: str, budget: int | None) -> None:
+        self.oracle = oracle
+        self.budget = budget
+        self._streamed = bool(getattr(getattr(backend, "config", None), "stream", True))
+        self._lock = threading.Lock()
+        self._in_flight: list[CallInFlight] = []
+        self._made = 0  # calls started since the last engine event (this proposal's)
+        self._scored: list[str] = []  # the oracle's scores of this proposal's candidates so far
+        complete = backend.complete
+
+        def watched(messages: Any, *, purpose: str, on_text: Callable[[str], None] | None = None, cancel: Any = None, **kwargs: Any) -> Any:
+            call = self._begin(messages, purpose)
+
+            def seen(text: str) -> None:
+                import time
+
+                with self._lock:
+                    call.seen(text, time.monotonic())
+                if on_text is not None:
+                    on_text(text)
+
+            try:
+                return complete(messages, purpose=purpose, on_text=seen, cancel=cancel, **kwargs)
+            finally:
+                with self._lock:
+                    if call in self._in_flight:
+                        self._in_flight.remove(call)
+
+        backend.complete = watched
+
+    @classmethod
+    def attach(cls, oracle: Any) -> "LLMWatch | None":
+        """A watch on `oracle`'s LLM backend (its own, or its mutation operator's); None without one."""
+        backend = getattr(oracle, "backend", None) or getattr(getattr(oracle, "operator", None), "backend", None)
+        if backend is None or not callable(getattr(backend, "complete", None)):
+            return None
+        budget = getattr(oracle, "budget", None) or getattr(getattr(oracle, "settings", None), "budget", None)
+        return cls(backend, getattr(oracle, "name", "oracle"), budget if isinstance(budget, int) else None)
+
+    def _begin(self, messages: Any, purpose: str) -> CallInFlight:
+        import time
+
+        from csro_tui.oracles.llm.client import estimate_tokens
+
+        try:
+            prompt = sum(estimate_tokens(str(m.get("content", ""))) for m in messages)
+        except (AttributeError, TypeError):
+            prompt = 0
+        with self._lock:
+            self._made += 1
+            call = CallInFlight(self._made, purpose, time.monotonic(), prompt, self._streamed)
+            self._in_flight.append(call)
+        return call
+
+    @property
+    def made(self) -> int:
+        """Calls started for this proposal so far."""
+        with self._lock:
+            return self._made
+
+    def new_proposal(self) -> None:
+        """An engine event came: the oracle's next calls belong to a new proposal."""
+        with self._lock:
+            self._made = len(self._in_flight)
+            self._scored = []
+
+    def scored(self, preview: Any) -> None:
+        """The oracle scored a candidate (`context.preview`): remembered for this proposal."""
+        with self._lock:
+            # numbered by the calls made so far: the reply it came from in a serial chain (llm-refine)
+            self._scored.append(f"reply {self._made}: {score_note(preview)}" if self._made else f"start: {score_note(preview)}")
+
+    def activity(self) -> LLMActivity | None:
+        """The calls in flight (copies), or None when the oracle is not waiting for the LLM."""
+        with self._lock:
+            if not self._in_flight:
+                return None
+            calls = tuple(CallInFlight(**vars(call)) for call in self._in_flight)
+            scored = tuple(self._scored)
+        return LLMActivity(self.oracle, self.budget, calls, scored)
+
+
+def score_note(preview: Any) -> str:
+    """A candidate's preview in a few words: payoff against the meta-strategy, a copy, or its failure."""
+    from csro_tui.numbers import fixed
+    from csro_tui.text import one_line
+
+    failure = getattr(preview, "failure", None)
+    if failure is not None:
+        return one_line(f"failed: {failure.summary()}", 60)
+    note = f"{fixed(getattr(preview, 'expected_payoff', None), 3, sign=True)} vs meta"
+    if getattr(preview, "duplicate_of", None):
+        note += f", a copy of {one_line(preview.duplicate_of, 20)}"
+    return note
+
+
 class LiveRun:
     """A session the engine is running, seen from the app.
 
@@ -268,6 +438,9 @@ class LiveRun:
         if hasattr(engine.evaluator, "on_progress"):
             engine.evaluator.on_progress = self._evaluation_progress
             engine.evaluator.run = self._watch_batches(engine.evaluator.run)
+        self.llm_watch = LLMWatch.attach(engine.oracle)
+        if self.llm_watch is not None and hasattr(getattr(engine, "gate", None), "check"):
+            engine.gate.check = self._watch_scores(engine.gate.check)
         engine.subscribe(self._apply)
         self.options = LaunchOptions.from_config(engine.config)
 
@@ -362,6 +535,10 @@ class LiveRun:
         def watched(jobs, *args, **kwargs):
             jobs = list(jobs)
             self._batch_what = batch_description(self._activity, jobs)
+            made = self.llm_watch.made if self.llm_watch is not None else 0
+            if made and self._batch_what[1] != "bots":
+                # calls made since the last engine event: the oracle itself scores what the LLM wrote before it asks again (refine's chain, llm's candidates)
+                self._batch_what = (f"{self.llm_watch.oracle}: scoring LLM reply {made}", "members")
             self._batch = None
             if jobs:  # the counts show from the start, not from the first finished matchup
                 self._evaluation_progress(0, len(jobs))
@@ -369,27 +546,32 @@ class LiveRun:
 
         return watched
 
+    def _watch_scores(self, check: Callable[..., Any]) -> Callable[..., Any]:
+        """The gate's `check` (the oracles' `context.preview`), noting each score for the LLM panel."""
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            preview = check(*args, **kwargs)
+            if self.llm_watch is not None:
+                self.llm_watch.scored(preview)
+            return preview
+
+        return watched
+
     def _apply(self, event: Any) -> None:
         """Engine subscriber (engine thread): fold the event, pass it on with the new dashboard."""
         self._activity = Backend.describe_activity(event) or self._activity
         self._batch = None
+        if self.llm_watch is not None:
+            self.llm_watch.new_proposal()
         with self._lock:
             self._state.apply(event)
             self._log.append(adapt.event_line(event))
             data = adapt.dashboard_data(self._state, log=list(self._log))
         self._on_event(event, data)
 
-    def oracle_activity(self) -> str:
-        """The LLM oracle's calls and tokens so far in this session ("" for other oracles); cheap, in memory."""
-        backend = getattr(self.engine.oracle, "backend", None)
-        calls = getattr(backend, "calls", None)
-        if calls is None:
-            return ""
-        from csro_tui.oracles.llm.client import usage_of
-
-        usage = usage_of(calls)
-        failed = f" ({usage.failed_calls} failed)" if usage.failed_calls else ""
-        return f"LLM calls {usage.calls}{failed} · tokens {usage.total_tokens:,}"
+    def llm_activity(self) -> LLMActivity | None:
+        """The oracle's LLM calls in flight (None when there are none); cheap, in memory."""
+        return self.llm_watch.activity() if self.llm_watch is not None else None
 
     def data(self) -> DashboardData:
         with self._lock:

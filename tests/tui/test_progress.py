@@ -51,34 +51,86 @@ def test_evaluation_progress_reaches_the_app_with_counts(tmp_path):
         live.close()
 
 
-async def test_llm_calls_show_while_the_oracle_works(tmp_path, llm_server, monkeypatch):  # noqa: F811
-    import os
-
+async def _llm_session(pilot, app, llm_server):  # noqa: F811
+    """From the start form: an llm session on Kuhn against the scripted server, its seeds evaluated."""
     from textual.widgets import Input, Select
 
-    from csro_tui.tui.app import CsroApp
-    from csro_tui.tui.screens.review import ReviewScreen
-    from tests.llm_server import ScriptedReply
     from tests.tui.helpers import start_screen, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+
+    await start_screen(pilot, app)
+    app.screen.query_one("#oracle", Select).value = "llm"
+    await pilot.pause()
+    app.screen.query_one("#model", Input).value = "scripted-model"
+    app.screen.query_one("#base-url", Input).value = llm_server.base_url
+    await pilot.press("ctrl+n")
+    await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds")
+
+
+def _no_llm_env(monkeypatch) -> None:
+    import os
 
     for name in list(os.environ):
         if name.startswith(("OPENAI_", "CSRO_LLM_")):
             monkeypatch.delenv(name, raising=False)
-    llm_server.script(ScriptedReply(f"```python\n{KUHN_POLICY}```\n", delay_s=3.0))
+
+
+async def test_an_llm_call_in_flight_shows_its_state_and_its_reply_as_it_streams(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    from textual.widgets import Static
+
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.screens.review import ReviewScreen
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import wait_until
+    from tests.tui.test_live_llm import KUHN_POLICY
+
+    _no_llm_env(monkeypatch)
+    # the model "reads the prompt" for 2 s, then writes 8 characters every 0.15 s
+    llm_server.script(ScriptedReply(f"```python\n{KUHN_POLICY}```\n", delay_s=2.0, chunk_delay_s=0.15, chunk_chars=8))
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
-        await start_screen(pilot, app)
-        app.screen.query_one("#oracle", Select).value = "llm"
-        await pilot.pause()
-        app.screen.query_one("#model", Input).value = "scripted-model"
-        app.screen.query_one("#base-url", Input).value = llm_server.base_url
-        await pilot.press("ctrl+n")
-        await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds")
+        await _llm_session(pilot, app, llm_server)
         await pilot.press("n")
-        await wait_until(pilot, lambda: "LLM calls 0 · tokens 0" in app._work_text, "the oracle's activity")
+        status = app.screen.query_one("#status", Static)
+        reply = app.screen.query_one("#llm-reply", Static)
+        await wait_until(pilot, lambda: "LLM call 1 of ≤3: reading ~" in str(status.render()), "the call, before its first token")
+        assert reply.display and "nothing yet" in str(reply.render())
+        assert app.screen.query_one("#panel-log").border_title.startswith("LLM reply, call 1")
+        await wait_until(pilot, lambda: re.search(r"LLM call 1 of ≤3: \d+ tokens", str(status.render())), "tokens counted as they stream")
+        await wait_until(pilot, lambda: "class Policy:" in str(reply.render()), "the reply as it streams")
+        assert "c cancels" in str(status.render())
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
         await pilot.press("c")
+        await wait_until(pilot, lambda: not app._busy(), "the engine")
+        await pilot.pause(0.6)  # the app's poll (0.5 s) hides the finished call
+        assert not app.screen.query_one("#llm-reply", Static).display
+        assert app.screen.query_one("#event-log").display
+        assert app.screen.query_one("#panel-log").border_title == "Events"
+        assert "LLM call 1" not in str(app.screen.query_one("#status", Static).render())
+
+
+async def test_ctrl_c_stops_an_llm_call_that_is_still_reading_the_prompt(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    from textual.widgets import Static
+
+    from csro_tui.sessions.state import fold
+    from csro_tui.tui.app import CsroApp
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import notifications, wait_until
+
+    _no_llm_env(monkeypatch)
+    llm_server.script(ScriptedReply("never sent", delay_s=600.0))  # a model that would take ten minutes
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _llm_session(pilot, app, llm_server)
+        await pilot.press("n")
+        status = app.screen.query_one("#status", Static)
+        await wait_until(pilot, lambda: "LLM call 1 of ≤3 (best response): reading the ~" in str(status.render()), "the call")
+        await pilot.press("ctrl+c")
+        # bounded well under the scripted 600 s: the call itself is stopped, not waited for
+        await wait_until(pilot, lambda: any("stopped during iteration 1" in n for n in notifications(app)), "the engine stopped")
+        assert app.live.llm_activity() is None
+        session_id = app.live.session_id
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert len(state.population) == 1 and state.completed_iterations == 0
 
 
 from tests.llm_server import llm_server  # noqa: E402,F401 - fixture
@@ -118,3 +170,72 @@ def test_the_status_line_gives_one_time_figure():
 
     assert work_heading("⠋", "previewing: 30/43 bots · 3/s · 4s left", 10) == "⠋ previewing: 30/43 bots · 3/s · 4s left (c cancels)"
     assert work_heading("⠋", "oracle working: 2/2 matchups", 3) == "⠋ oracle working: 2/2 matchups · 3 s (c cancels)"
+
+
+def test_the_llm_watch_follows_each_call_of_a_proposal_as_its_reply_streams():
+    from csro_tui.tui.backend import LLMWatch
+
+    class FakeBackend:
+        def __init__(self) -> None:
+            self.during: list = []
+
+        def complete(self, messages, *, purpose, on_text=None, cancel=None):
+            self.during.append(watch.activity())  # sent, nothing back yet
+            for text in ("class", "class Policy", "class Policy:\n    pass"):
+                on_text(text)
+                self.during.append(watch.activity())
+            return "call record"
+
+    class FakeOracle:
+        name = "llm-refine"
+        budget = 10
+
+        def __init__(self) -> None:
+            self.backend = FakeBackend()
+
+    oracle = FakeOracle()
+    watch = LLMWatch.attach(oracle)
+    assert watch is not None and watch.activity() is None
+    messages = [{"role": "user", "content": "x" * 400}]
+    assert oracle.backend.complete(messages, purpose="best_response") == "call record"
+    before, *streaming = oracle.backend.during
+    assert before.calls[0].number == 1 and before.calls[0].first_token is None
+    assert before.calls[0].prompt_tokens == 100 and before.budget == 10
+    assert "reading the ~100-token prompt, no reply yet" in before.line(before.calls[0].started + 3)
+    assert [a.calls[0].tokens for a in streaming] == [1, 2, 3]
+    assert streaming[-1].reply == "class Policy:\n    pass"
+    assert watch.activity() is None  # the call ended
+    oracle.backend.during.clear()
+    oracle.backend.complete(messages, purpose="refine")
+    assert oracle.backend.during[0].calls[0].number == 2  # the second call of the same proposal
+    watch.new_proposal()  # an engine event: the next call starts a new proposal's count
+    oracle.backend.during.clear()
+    oracle.backend.complete(messages, purpose="refine")
+    assert oracle.backend.during[0].calls[0].number == 1
+
+
+def test_an_llm_call_line_counts_tokens_and_their_rate_once_writing_started():
+    from csro_tui.tui.backend import CallInFlight, LLMActivity
+
+    call = CallInFlight(number=2, purpose="refine", started=0.0, prompt_tokens=2000, streamed=True,
+                        tokens=30, text="x", first_token=5.0)
+    activity = LLMActivity("llm-refine", 10, (call,))
+    assert activity.line(15.0) == "llm-refine: LLM call 2 of ≤10 (refinement): 30 tokens · 3.0/s · 15 s"
+    assert activity.line(15.0, short=True) == "LLM call 2 of ≤10: 30 tokens · 3.0/s · 15 s"
+    assert activity.line(6.0) == "llm-refine: LLM call 2 of ≤10 (refinement): 30 tokens · 6 s"  # no rate in the first 2 s
+    waiting = CallInFlight(number=1, purpose="best_response", started=0.0, prompt_tokens=2000, streamed=False)
+    assert LLMActivity("llm", None, (waiting,)).line(70.0) == \
+        "llm: LLM call 1 (best response): waiting for the reply (not streamed) · 70 s"
+
+
+def test_a_scored_reply_is_noted_by_payoff_copy_or_failure():
+    from csro_tui.oracles.base import Preview
+    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.tui.backend import score_note
+
+    assert score_note(Preview(expected_payoff=0.125, per_member={})) == "+0.125 vs meta"
+    copy = Preview(expected_payoff=-0.0001, per_member={}, duplicate_of="p1")
+    assert score_note(copy) == "+0.000 vs meta, a copy of p1"  # never -0.000
+    failed = Preview(expected_payoff=float("nan"), per_member={},
+                     failure=PolicyFailure.from_dict({"category": "crash", "message": "KeyError: 'card'"}))
+    assert score_note(failed).startswith("failed: ") and "KeyError" in score_note(failed)

@@ -580,9 +580,9 @@ class LLMClient:
 
         `on_text` receives the reply received so far (the whole text, not a
         delta, so a retry simply starts it over).  `cancel` aborts between
-        chunks, during backoff waits, and while waiting for a concurrency
-        slot; a request still waiting for the server's first byte ends at the
-        latest at `timeout`.  finish_reason "length" is returned, not raised:
+        chunks, during backoff waits, while waiting for a concurrency slot,
+        and while the request waits for the server's first byte (its socket
+        is shut down).  finish_reason "length" is returned, not raised:
         the caller decides what to do with a reply cut by max_tokens.
         """
         checked = check_messages(messages)
@@ -676,7 +676,7 @@ class LLMClient:
                     if self.config.stream:
                         self._stream_once(messages, attempt, on_text, cancel)
                     else:
-                        self._request_once(messages, attempt, on_text)
+                        self._request_once(messages, attempt, on_text, cancel)
                     return
                 except _CallbackFailed:
                     raise
@@ -712,8 +712,11 @@ class LLMClient:
         cancel: threading.Event | None,
     ) -> None:
         attempt.text, attempt.finish_reason, attempt.got_data = "", None, False
-        stream = self._sdk.chat.completions.create(messages=messages, **self._request_params(stream=True))
-        with _CloseOnCancel(cancel, stream):
+        # Watched from before the request: a server that reads a long prompt
+        # sends no headers until its first token (llama-cpp-python), minutes
+        # on a small CPU model, and a cancel must not wait for them.
+        with _CloseOnCancel(cancel, None, self._sdk) as guard:
+            stream = guard.stream = self._sdk.chat.completions.create(messages=messages, **self._request_params(stream=True))
             try:
                 for chunk in stream:
                     attempt.got_data = True
@@ -755,8 +758,12 @@ class LLMClient:
         messages: list[dict[str, Any]],
         attempt: _Attempt,
         on_text: Callable[[str], None] | None,
+        cancel: threading.Event | None = None,
     ) -> None:
-        completion = self._sdk.chat.completions.create(messages=messages, **self._request_params(stream=False))
+        with _CloseOnCancel(cancel, None, self._sdk):
+            completion = self._sdk.chat.completions.create(messages=messages, **self._request_params(stream=False))
+        if cancel is not None and cancel.is_set():  # what a shut-down socket returned is not a reply
+            raise _AttemptFailed("cancelled", "LLM call cancelled", retryable=False)
         if isinstance(completion, (str, bytes)) or not getattr(completion, "choices", None):
             raise _AttemptFailed(
                 "bad_response", f"LLM server at {self.public_base_url} sent no completion", retryable=False
@@ -913,9 +920,10 @@ class _CloseOnCancel:
     """Close a stream from a watcher thread when `cancel` is set, so a read
     blocked on a silent server ends at once instead of at the timeout."""
 
-    def __init__(self, cancel: threading.Event | None, stream: Any) -> None:
+    def __init__(self, cancel: threading.Event | None, stream: Any, sdk: Any = None) -> None:
         self._cancel = cancel
-        self._stream = stream
+        self.stream = stream  # set once the request returns one
+        self._sdk = sdk  # before that: its connection pool's busy sockets are shut down
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -929,7 +937,10 @@ class _CloseOnCancel:
     def _interrupt(self) -> None:
         # Closing a socket does not wake a thread blocked reading it; shutting
         # it down does.  Best effort: the reader re-checks the cancel anyway.
-        response = getattr(self._stream, "response", None)
+        if self.stream is None:
+            _shut_down_busy_connections(self._sdk)
+            return
+        response = getattr(self.stream, "response", None)
         try:
             network_stream = response.extensions.get("network_stream")
             sock = network_stream.get_extra_info("socket") if network_stream is not None else None
@@ -952,6 +963,27 @@ class _CloseOnCancel:
         self._done.set()
         if self._thread is not None:
             self._thread.join()
+
+
+def _shut_down_busy_connections(sdk: Any) -> None:
+    """Wake requests still waiting for a response's headers (there is no response
+    to close yet) by shutting down the sockets of the SDK's busy pooled connections.
+    Cancel is the whole oracle's, so every call in flight on this client is meant.
+    Reaches into httpx's pool (no public handle); does nothing if that changes."""
+    try:
+        connections = list(sdk._client._transport._pool.connections)
+    except Exception:  # noqa: BLE001 - see above: the request then ends at the timeout
+        return
+    for connection in connections:
+        try:
+            if connection.is_idle():
+                continue
+            stream = connection._connection._network_stream
+            sock = stream.get_extra_info("socket")
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except Exception:  # noqa: BLE001 - best effort, one connection at a time
+            continue
 
 
 def check_messages(messages: Any) -> list[dict[str, Any]]:

@@ -46,6 +46,7 @@ class DashboardScreen(Screen[None]):
         self._pending: DashboardData | None = None
         self._work_text = "idle"
         self._error_details = ""
+        self._llm: object | None = None
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
@@ -73,6 +74,7 @@ class DashboardScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self._apply()
+        self.show_llm(self._llm)
 
     def _apply(self) -> None:
         data, self._pending = self._pending, None
@@ -100,6 +102,17 @@ class DashboardScreen(Screen[None]):
         self._work_text = text
         if self.is_mounted:
             self.query_one(StatusLine).work = text
+
+    def show_llm(self, activity: object | None) -> None:
+        """The oracle's LLM calls in flight (None: none): on the status line, the reply in the events panel
+        (now, or when the screen is next visible)."""
+        self._llm = activity
+        if self.is_mounted and self.is_current:
+            try:
+                self.query_one(StatusLine).show_llm(activity)
+                self.query_one(DashboardView).show_llm(activity)
+            except NoMatches:
+                pass
 
     def action_inspect(self, member_id: str | None = None, against: str | None = None) -> None:
         if member_id is None:

@@ -5,12 +5,36 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
 
+from rich.text import Text
+from textual.css.query import NoMatches
+from textual.widgets import Static
+
+from csro_tui.text import clean_text, plain
 from csro_tui.tui.model import DashboardData
 from csro_tui.tui.widgets.event_log import EventLog
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.metric_curve import MetricCurve
 from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 from csro_tui.tui.widgets.population_table import PopulationTable
+
+
+def reply_tail(reply: str, lines: int, *, streamed: bool = True, scored: tuple[str, ...] = ()) -> Text:
+    """The last `lines` lines of an LLM reply (untrusted: cleaned, never markup), one row each,
+    under one line on the replies scored before it in this proposal."""
+    earlier = Text("")
+    if scored:
+        earlier = plain(" · ".join(scored), style="dim")
+        earlier.no_wrap, earlier.overflow = True, "ellipsis"
+        lines = max(lines - 1, 1)
+    if not reply:
+        if not streamed:
+            body = Text("(the reply arrives whole when the call ends: streaming is off for this server)", style="dim")
+        else:
+            body = Text("(nothing yet: the model reads the prompt first, which takes minutes on a small local model)", style="dim")
+    else:
+        body = plain("\n".join(clean_text(reply).splitlines()[-lines:]))
+        body.no_wrap, body.overflow = True, "ellipsis"
+    return Text("\n").join([earlier, body]) if scored else body
 
 
 class DashboardView(Grid):
@@ -34,6 +58,7 @@ class DashboardView(Grid):
         with Vertical(id="panel-log", classes="panel") as panel:
             panel.border_title = "Events"
             yield EventLog(id="event-log")
+            yield Static(id="llm-reply")  # while an LLM call runs: its reply as it streams in
 
     def on_mount(self) -> None:
         # an update that came before the panels were mounted (the newest, read when it runs)
@@ -48,6 +73,23 @@ class DashboardView(Grid):
         self.query_one(PayoffHeatmap).show(data)
         self.query_one(MetricCurve).show(data)
         self.query_one(EventLog).show(data.log)
+
+    def show_llm(self, activity: object | None) -> None:
+        """While the oracle waits for an LLM call (`backend.LLMActivity`), the events panel
+        shows the reply as it arrives (its last lines); None brings the events back."""
+        try:
+            panel, log, reply = self.query_one("#panel-log"), self.query_one(EventLog), self.query_one("#llm-reply", Static)
+        except NoMatches:
+            return
+        if activity is None:
+            if reply.display:
+                reply.display, log.display = False, True
+                panel.border_title = "Events"
+            return
+        call = activity.calls[0]
+        panel.border_title = f"LLM reply, call {call.number}, as it is written"
+        reply.display, log.display = True, False
+        reply.update(reply_tail(activity.reply, max(reply.size.height, 1), streamed=call.streamed, scored=activity.scored))
 
     @property
     def selected_member(self) -> str | None:

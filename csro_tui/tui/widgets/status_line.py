@@ -31,6 +31,11 @@ class StatusLine(Static):
         self._since: float | None = None
         self._frame = 0
         self._timer: Timer | None = None
+        self.llm = None  # the oracle's LLM calls in flight (backend.LLMActivity), which lead the line
+
+    def show_llm(self, activity: object | None) -> None:
+        self.llm = activity
+        self._refresh_text()
 
     def show(self, data: DashboardData) -> None:
         self._data = data
@@ -48,13 +53,22 @@ class StatusLine(Static):
                 self._timer = None
         self._refresh_text()
 
+    def on_resize(self) -> None:
+        self._refresh_text()  # the line's short forms depend on the width
+
     def _tick(self) -> None:
         self._frame += 1
         self._refresh_text()
 
     def _refresh_text(self) -> None:
         d = self._data
-        if self._since is not None:
+        width = self.size.width or 80
+        if self._since is not None and self.llm is not None:
+            spinner, now = SPINNER[self._frame % len(SPINNER)], time.monotonic()
+            head = f"{spinner} {self.llm.line(now)} (c cancels)"
+            if len(head) > width - 36:  # room for the session's figures
+                head = f"{spinner} {self.llm.line(now, short=True)} (c cancels)"
+        elif self._since is not None:
             head = work_heading(SPINNER[self._frame % len(SPINNER)], self.work, int(time.monotonic() - self._since))
         else:
             head = f"⚙ {self.work}"
@@ -69,4 +83,10 @@ class StatusLine(Static):
             parts.append(f"games played {d.games_played}")
         if d.closed:
             parts.append("closed")
-        self.update(plain("  │  ".join(parts)))
+        line = "  │  ".join(parts)
+        if len(line) > width - 2:  # padding: the session's figures in short, whole ones only
+            parts[1:3] = [f"it {d.iteration}", f"pop {len(d.members)}"]
+            while len(parts) > 1 and len(" │ ".join(parts)) > width - 2:
+                parts.pop()
+            line = " │ ".join(parts)
+        self.update(plain(line))

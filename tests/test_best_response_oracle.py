@@ -347,3 +347,37 @@ def test_psro_with_exact_best_responses_solves_kuhn(kuhn, seed_name, capsys):
     with capsys.disabled():
         print(f"\nKuhn PSRO from {seed_name}, exploitability:", " ".join(f"{e:.4f}" for e in curve))
     assert curve[-1] < 0.01
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_the_sequence_form_response_is_the_tree_walks(game, monkeypatch):
+    """Against a table of the game's rows the oracle answers in sequence form
+    (_KeyedTree); it must choose the same actions, with the same values and
+    the same unreached situations, as the tree walk it replaces."""
+    import copy
+
+    from csro_tui.evaluation.exact import game_tables
+    from csro_tui.oracles import best_response
+
+    spec = get_game(game)
+    template = game_tables(spec).template
+    for seed in range(5):
+        table = copy.copy(template)
+        weights = np.random.default_rng(seed).random(table.action_probability_array.shape) ** (1 + 3 * seed)
+        weights *= table.legal_actions_mask
+        if seed >= 3:  # pure: situations the opponent never lets happen, and ties
+            weights = (weights == weights.max(axis=1, keepdims=True)) * 1.0
+        table.action_probability_array[:] = weights / weights.sum(axis=1, keepdims=True)
+        for seat in range(2):
+            points = decision_points(spec, seat)
+            assert best_response._keyed_tree(spec, seat, points) is not None
+            fast = best_response.seat_best_response(spec, seat, table, points)
+            with monkeypatch.context() as patch:
+                patch.setattr(best_response, "_is_game_table", lambda *_: False)
+                walked = best_response.seat_best_response(spec, seat, table, points)
+            assert fast.value == pytest.approx(walked.value, abs=1e-12)
+            assert dict(fast.actions) == dict(walked.actions)
+            assert fast.unreached == walked.unreached
+            assert set(fast.action_values) == set(walked.action_values)
+            for key, values in walked.action_values.items():
+                assert fast.action_values[key] == pytest.approx(values, abs=1e-12)

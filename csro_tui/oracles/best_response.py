@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
+import numpy as np
 from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 
@@ -137,10 +138,14 @@ def seat_best_response(
     if points is None:
         points = decision_points(spec, seat)
     key_of_history = {point.history: point.key for point in points}
-    response = _ObservationKeyedBestResponse(game, seat, opponent, key_of_history)
-    value = response.value(game.new_initial_state())
-    actions = {point.key: response.best_response_action(point.key) for point in points}
-    action_values = dict(response.action_values)
+    tree = _keyed_tree(spec, seat, points) if _is_game_table(spec, opponent) else None
+    if tree is not None:
+        value, actions, action_values = tree.best_response(opponent)
+    else:
+        response = _ObservationKeyedBestResponse(game, seat, opponent, key_of_history)
+        value = response.value(game.new_initial_state())
+        actions = {point.key: response.best_response_action(point.key) for point in points}
+        action_values = dict(response.action_values)
     unreached = frozenset(key for key, values in action_values.items() if values is None)
     if unreached:
         fallback = _uniform_response(game, seat, key_of_history)
@@ -153,6 +158,151 @@ def seat_best_response(
         actions=actions,
         action_values=action_values,
         unreached=unreached,
+    )
+
+
+class _KeyedTree:
+    """The game tree of one seat in sequence form, with its decision nodes
+    grouped by what the seat sees (the keys of `_ObservationKeyedBestResponse`),
+    so a best response to a table is a few array operations instead of a
+    tree walk in Python (Leduc: ~10 ms against ~0.3 s per seat).
+
+    Requires perfect recall at the level of keys (every node of a key has
+    the same previous own decision); `_keyed_tree` returns None otherwise.
+    """
+
+    def __init__(self, spec: "GameSpec", seat: int, points: Sequence[DecisionPoint]) -> None:
+        from csro_tui.evaluation.exact import game_tables
+
+        tables = game_tables(spec)
+        template = tables.template
+        game = spec.load()
+        self.keys = list(dict.fromkeys(point.key for point in points))
+        index_of = {key: index for index, key in enumerate(self.keys)}
+        key_of_history = {point.history: index_of[point.key] for point in points}
+        actions = template.action_probability_array.shape[1]
+        self.actions = actions
+        self.root = len(self.keys) * actions
+        self.padding = tables.padding  # the opponent's flat array carries a 1.0 there
+        legal = np.zeros((len(self.keys), actions), dtype=bool)
+        parent = np.full(len(self.keys), -1, dtype=np.int64)
+        depth = np.zeros(len(self.keys), dtype=np.int64)
+        node_key, node_chance, node_path = [], [], []
+        terminal_last, terminal_chance, terminal_path, terminal_return = [], [], [], []
+        opponent = 1 - seat
+
+        def walk(state, chance: float, path: list[int], last: int, own_depth: int) -> None:
+            if state.is_terminal():
+                terminal_last.append(last)
+                terminal_chance.append(chance)
+                terminal_path.append(list(path))
+                terminal_return.append(state.player_return(seat))
+                return
+            if state.is_chance_node():
+                for action, probability in state.chance_outcomes():
+                    walk(state.child(action), chance * probability, path, last, own_depth)
+                return
+            if spec.auto_action(state) is not None:
+                raise _NotSequenceForm
+            player = state.current_player()
+            if player == seat:
+                key = key_of_history[state.history_str()]
+                if parent[key] == -1:
+                    parent[key], depth[key] = last, own_depth
+                    legal[key, state.legal_actions(seat)] = True
+                elif parent[key] != last:
+                    raise _NotSequenceForm  # no perfect recall at the level of what the seat sees
+                node_key.append(key)
+                node_chance.append(chance)
+                node_path.append(list(path))
+                for action in state.legal_actions():
+                    walk(state.child(action), chance, path, key * actions + action, own_depth + 1)
+                return
+            row = template.state_lookup[template._state_key(state, opponent)]  # noqa: SLF001
+            for action in state.legal_actions():
+                path.append(row * actions + action)
+                walk(state.child(action), chance, path, last, own_depth)
+                path.pop()
+
+        walk(game.new_initial_state(), 1.0, [], self.root, 0)
+        self.legal = legal
+        self.node_key = np.array(node_key, dtype=np.int64)
+        self.node_chance = np.array(node_chance)
+        self.node_path = _padded(node_path, self.padding)
+        self.terminal_last = np.array(terminal_last, dtype=np.int64)
+        self.terminal_weight = np.array(terminal_chance) * np.array(terminal_return, dtype=np.float64)
+        self.terminal_path = _padded(terminal_path, self.padding)
+        self.levels = [
+            (np.flatnonzero(depth == level), parent[depth == level]) for level in sorted(set(depth.tolist()), reverse=True)
+        ]
+
+    def best_response(self, opponent) -> tuple[float, dict, dict]:
+        """(value, key -> action, key -> {action: value per unit of reach} or None
+        where the opponent never lets the key happen), as `_ObservationKeyedBestResponse`."""
+        flat = np.append(opponent.action_probability_array.ravel(), 1.0)
+        weights = self.terminal_weight * np.prod(flat[self.terminal_path], axis=1)
+        values = np.bincount(self.terminal_last, weights=weights, minlength=self.root + 1)
+        reach = np.bincount(
+            self.node_key, weights=self.node_chance * np.prod(flat[self.node_path], axis=1), minlength=len(self.keys)
+        )
+        chosen = np.zeros(len(self.keys), dtype=np.int64)
+        for keys, parents in self.levels:
+            action_values = values[: self.root].reshape(-1, self.actions)[keys]
+            masked = np.where(self.legal[keys], action_values, -np.inf)
+            best = masked.max(axis=1)
+            # the lowest legal action within TIE_TOLERANCE of the best
+            picks = np.argmax(self.legal[keys] & (action_values >= best[:, None] - TIE_TOLERANCE), axis=1)
+            chosen[keys] = picks
+            np.add.at(values, parents, action_values[np.arange(len(keys)), picks])
+        actions = {key: int(chosen[index]) for index, key in enumerate(self.keys)}
+        table = values[: self.root].reshape(-1, self.actions)
+        action_values = {
+            key: ({int(a): float(table[index, a] / reach[index]) for a in np.flatnonzero(self.legal[index])}
+                  if reach[index] > 0 else None)
+            for index, key in enumerate(self.keys)
+        }
+        return float(values[self.root]), actions, action_values
+
+
+class _NotSequenceForm(Exception):
+    """The seat's keys do not fit `_KeyedTree` (the tree walk is used instead)."""
+
+
+def _padded(paths: list[list[int]], padding: int) -> np.ndarray:
+    width = max((len(path) for path in paths), default=0)
+    array = np.full((len(paths), max(width, 1)), padding, dtype=np.int64)
+    for index, path in enumerate(paths):
+        array[index, : len(path)] = path
+    return array
+
+
+# (game string, seat, the keys' histories) -> _KeyedTree, or None where it does not fit.
+_keyed_trees: dict[tuple, "_KeyedTree | None"] = {}
+
+
+def _keyed_tree(spec: "GameSpec", seat: int, points: Sequence[DecisionPoint]) -> "_KeyedTree | None":
+    identity = (str(spec.load()), seat, tuple((point.history, point.key) for point in points))
+    with _uniform_lock:
+        if identity in _keyed_trees:
+            return _keyed_trees[identity]
+    try:
+        tree: _KeyedTree | None = _KeyedTree(spec, seat, points)
+    except _NotSequenceForm:
+        tree = None
+    with _uniform_lock:
+        _keyed_trees[identity] = tree
+    return tree
+
+
+def _is_game_table(spec: "GameSpec", policy) -> bool:
+    """Whether `policy` is a TabularPolicy over the game's own rows (the exact tables')."""
+    if not isinstance(policy, openspiel_policy.TabularPolicy) or not getattr(spec, "exact", False):
+        return False
+    from csro_tui.evaluation.exact import game_tables
+
+    template = game_tables(spec).template
+    return policy.action_probability_array.shape == template.action_probability_array.shape and (
+        policy.state_lookup is template.state_lookup or policy.state_lookup == template.state_lookup
     )
 
 

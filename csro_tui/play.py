@@ -303,12 +303,16 @@ def poker_position(session: PlaySession, player: int) -> tuple[int, int]:
 
 def action_label(session: PlaySession, action: int, player: int) -> str:
     """`action` as a poker player would name it now: Check / Bet 2 / Call 2 / Raise 4 / Fold."""
-    name = session.action_name(action, player)
-    obs = _poker_observation(session, player)
-    if obs is None:
+    return poker_label(session.kind, session.action_name(action, player), action, _poker_observation(session, player))
+
+
+def poker_label(kind: str, name: str, action: int, obs: dict[str, Any] | None) -> str:
+    """`action` (the game's `name` for it) in poker terms for a player who sees `obs`
+    (a Kuhn or Leduc observation); `name` itself outside poker."""
+    if obs is None or kind not in (KUHN, LEDUC, REPEATED_LEDUC):
         return name
     to_call = int(obs["to_call"])
-    if session.kind == KUHN:
+    if kind == KUHN:
         if action == 0:
             return "Fold" if to_call else "Check"
         return f"Call {to_call}" if to_call else f"Bet {KUHN_BET_SIZE}"
@@ -459,7 +463,11 @@ def table(session: PlaySession) -> list[tuple[str, str]]:
 def betting_line(session: PlaySession) -> str:
     """This hand's moves so far, round by round, in poker terms."""
     hand, _ = poker_position(session, session.seat)
-    moves = [m for m in session.moves if m.hand == hand]
+    return betting_text([m for m in session.moves if m.hand == hand])
+
+
+def betting_text(moves: list[Move]) -> str:
+    """`moves` of one hand, round by round, in poker terms from the person's side ("-" for none)."""
     if not moves:
         return "-"
     parts: list[str] = []
@@ -473,6 +481,50 @@ def betting_line(session: PlaySession) -> str:
         else:
             parts[-1] += f", {text}"
     return " │ ".join(parts)
+
+
+@dataclass(frozen=True)
+class OpponentDecision:
+    """One decision of the opponent in a finished one-hand game, told in the play screen's terms."""
+
+    saw: str  # "held K, pot 3, 1 to call, after r1: you Bet 1"
+    did: str  # "Call 1"
+    policy: str = ""  # a mixed policy's probabilities: "Fold 0.40, Call 1 0.60"
+
+
+def opponent_decisions(session: PlaySession) -> list[OpponentDecision]:
+    """What the opponent saw and did at each of its decisions.  Poker in poker terms
+    (its card, hidden if a fold ended the hand, the board, the pot, what it had to
+    call and the betting before it); other games list the observation's fields."""
+    hand = showdown(session)
+    hidden = hand is not None and hand.folded is not None  # a fold keeps their card hidden
+    decisions = []
+    for index, move in enumerate(session.moves):
+        if move.who == YOU:
+            continue
+        obs = move.observation or {}
+        poker = session.kind in (KUHN, LEDUC) and "to_call" in obs
+        if poker:
+            card = "? (hidden: the hand ended in a fold)" if hidden else str(obs.get("card") or "?")
+            parts = [f"held {card}"]
+            if session.kind == LEDUC:
+                parts.append(f"board {obs.get('public_card') or 'not dealt'}")
+            to_call = int(obs.get("to_call", 0))
+            parts += [f"pot {obs.get('pot', 0)}", f"{to_call} to call" if to_call else "nothing to call"]
+            before = [m for m in session.moves[:index] if m.hand == move.hand]
+            parts.append(f"after {betting_text(before)}" if before else "first to act")
+            saw = ", ".join(parts)
+        else:
+            saw = "; ".join(f"{key} {_short(value)}" for key, value in obs.items() if key != "legal_actions")
+        policy = ""
+        if move.distribution:
+            names = [
+                (poker_label(session.kind, session.action_name(a, move.seat), a, obs if poker else None), p)
+                for a, p in move.distribution.items()
+            ]
+            policy = ", ".join(f"{label} {p:.2f}" for label, p in names)
+        decisions.append(OpponentDecision(saw, move.label, policy))
+    return decisions
 
 
 MAX_LIST_ITEMS = 12

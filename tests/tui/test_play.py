@@ -11,7 +11,7 @@ from textual.widgets import OptionList, Static
 
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.games.registry import get_game
-from csro_tui.play import Match, PlaySession, fresh_seed, rounds, showdown, table
+from csro_tui.play import Match, PlaySession, fresh_seed, opponent_decisions, rounds, showdown, table
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
 from csro_tui.sessions.summary import game_records
@@ -133,6 +133,43 @@ def test_fresh_deals_every_game_and_a_running_total():
     wins, losses, ties = match.tally()
     assert wins + losses + ties == 12
     assert [g.seat for g in match.games] == [0, 1] * 6
+
+
+MIXED_KUHN = '''
+class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        first, second = obs["legal_actions"]
+        return {first: 0.4, second: 0.6}
+'''
+
+
+def test_what_the_opponent_saw_and_did_is_told_in_poker_terms():
+    spec = get_game("kuhn_poker")
+    session = PlaySession(spec, CodePolicy("mixer", MIXED_KUHN), seat=0, seed=11)
+    try:
+        session.play(0)  # Check
+        while not session.finished:
+            session.play(session.legal_actions()[-1][0])  # call a bet
+    finally:
+        session.close()
+    first = opponent_decisions(session)[0]
+    card = session.moves[1].observation["card"]
+    assert first.saw == f"held {card}, pot 2, nothing to call, after r1: you Check"
+    assert first.did == session.moves[1].label and first.did in ("Check", "Bet 1")
+    assert first.policy == "Check 0.40, Bet 1 0.60"  # the choices named as at that moment, not Pass/Bet
+    spec = get_game("leduc_poker")
+    session = PlaySession(spec, CodePolicy("mixer", MIXED_KUHN.replace("first, second", "*_, first, second")), seat=1, seed=5)
+    try:
+        while not session.finished:
+            session.play(session.legal_actions()[1][0] if len(session.legal_actions()) > 1 else session.legal_actions()[0][0])
+    finally:
+        session.close()
+    first = opponent_decisions(session)[0]
+    assert first.saw.startswith("held ") and ", board not dealt, pot 2, nothing to call, first to act" in first.saw
+    assert first.policy == "Check 0.40, Bet 2 0.60"
 
 
 def test_play_session_records_what_the_opponent_saw():
@@ -264,6 +301,7 @@ async def test_kuhn_against_a_population_member_in_its_sandbox_is_recorded(tmp_p
         assert live.records[0]["policy_id"] == "p0" and live.records[0]["seat"] == 0
         assert "showdown: you" in _text(app, "#play-board")  # both called: the cards are shown
         assert "What p0 saw and did" in _text(app, "#play-log")
+        assert re.search(r"held [JQK], pot \d", _text(app, "#play-log"))  # in poker terms, not the raw observation
         assert "1 recorded in the session" in _text(app, "#play-status")
 
 
@@ -283,8 +321,9 @@ async def test_after_a_fold_what_the_opponent_saw_keeps_its_card_hidden(tmp_path
         assert showdown(screen.session).folded == "them"
         log = _text(app, "#play-log")
         assert "What always_fold saw and did" in log and "→ Fold" in log
-        assert "card ? (hidden: the hand ended in a fold)" in log
-        assert not re.search(r"card [JQK]\b", log), log
+        assert "held ? (hidden: the hand ended in a fold), pot 3, 1 to call, after r1: you Bet 1" in log
+        assert not re.search(r"held [JQK]\b", log), log
+        assert "betting" not in log and "[[" not in log  # no raw observation
 
 
 async def test_the_session_id_the_games_go_to_is_never_cut(tmp_path):

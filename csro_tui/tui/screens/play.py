@@ -29,6 +29,7 @@ from csro_tui.play import (
     PlaySession,
     fresh_seed,
     game_kind,
+    opponent_decisions,
     opponent_for,
     outcome_word,
     rounds,
@@ -320,14 +321,11 @@ class PlayScreen(Screen[None]):
             text.append("\n")
         if session.finished and session.kind not in (RRPS, REPEATED_LEDUC):
             text.append(f"What {one_line(session.opponent_name, 40)} saw and did\n", style="bold underline")
-            hand = showdown(session)
-            folded = hand is not None and hand.folded is not None  # a fold keeps their card hidden
-            for move in session.opponent_moves()[-SEEN_SHOWN:]:
-                seen = _seen(move.observation or {}, hide_card=folded)
-                text.append(plain(f"saw {seen}\n", style="dim"))
-                text.append(f"  → {move.label}")
-                if move.distribution:
-                    text.append("  from " + ", ".join(f"{session.action_name(a)} {p:.2f}" for a, p in move.distribution.items()))
+            for decision in opponent_decisions(session)[-SEEN_SHOWN:]:
+                text.append(plain(f"{decision.saw}\n", style="dim"))
+                text.append(plain(f"  → {decision.did}"))
+                if decision.policy:
+                    text.append(plain(f"   (its policy: {decision.policy})", style="dim"))
                 text.append("\n")
         elif not done and session.moves:
             text.append("Moves\n", style="bold underline")
@@ -406,17 +404,3 @@ class PlayScreen(Screen[None]):
             for screen in self.app.screen_stack:
                 if isinstance(screen, TimelineScreen) and screen.session_id == self.session_id:
                     screen.load()
-
-
-def _seen(observation: dict[str, Any], *, hide_card: bool = False) -> str:
-    """What an opponent saw, in one line; with `hide_card` its own card stays hidden (the hand ended in a fold)."""
-    parts = []
-    for key, value in observation.items():
-        if key == "legal_actions":
-            continue
-        if hide_card and key == "card":
-            value = "? (hidden: the hand ended in a fold)"
-        if isinstance(value, list) and len(value) > 8:
-            value = f"[… {len(value) - 8} earlier, " + ", ".join(map(str, value[-8:])) + "]"
-        parts.append(f"{key} {value}")
-    return one_line("; ".join(parts), 300)

@@ -1,0 +1,205 @@
+"""Section 9: PSRO raced to a target exploitability, ours against psro_v2 with exact entries.
+
+Both sides start from the uniform random policy, add an exact best
+response to the current meta-strategy each iteration and solve the
+meta-game for Nash:
+
+- ours: the engine (`best-response` oracle, `--review auto`, payoff entries
+  exact through the sandboxed tabulariser, Nash LP), its exploitability
+  computed by the engine itself every iteration (inside our clock);
+- psro_v2: OpenSpiel's `PSROSolver` with `BestResponseOracle` (cpp
+  backend), Nash meta-solver, `probabilistic` training strategy selector,
+  and every payoff entry computed exactly by
+  `expected_game_score.policy_value` instead of sampled.  Its
+  exploitability (policy aggregator + OpenSpiel exploitability) is measured
+  after each iteration with its clock paused: measuring is not part of
+  psro_v2's loop.
+
+Each side runs until its meta-strategy's exploitability is at most the last
+target, or until its time (or iteration) budget is spent.  Reported per
+game: iterations and wall time to each target, seconds per iteration over
+the iterations both sides ran (psro_v2's entries grow as n^2 per
+iteration, ours as n), and the ratios.
+
+Our tabularisation cache (`csro_tui.evaluation.table_cache`) is pointed at a
+fresh empty directory for the race, so nothing carries over from an earlier
+run: the figure is a first session's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bench.common import Table, fmt_seconds, ratio
+
+TARGETS = (0.1, 0.01)
+
+
+@dataclass
+class Race:
+    """One side's run: (iteration, seconds since start, exploitability) after each iteration."""
+
+    points: list[tuple[int, float, float]] = field(default_factory=list)
+    stopped: str = ""
+
+    def reached(self, target: float) -> tuple[int, float] | None:
+        for iteration, seconds, value in self.points:
+            if value <= target:
+                return iteration, seconds
+        return None
+
+    def per_iteration(self, count: int) -> float:
+        """Mean seconds per iteration over the first `count` iterations."""
+        if count <= 0 or not self.points:
+            return math.nan
+        count = min(count, len(self.points))
+        return self.points[count - 1][1] / count
+
+    def best(self) -> float:
+        return min((value for _, _, value in self.points), default=math.nan)
+
+
+def race_ours(game: str, max_iterations: int, max_seconds: float) -> Race:
+    from csro_tui.config import RunConfig
+    from csro_tui.engine.setup import new_engine
+    from csro_tui.sessions.events import MetricsComputed
+
+    race = Race()
+    config = RunConfig(game=game, oracle="best-response", iterations=max_iterations, review="auto", seed=0,
+                       seed_policies=["uniform"])
+    engine = new_engine(config, store=None)
+    started = time.perf_counter()
+
+    def on_event(event) -> None:
+        if not isinstance(event, MetricsComputed) or event.iteration < 1 or event.exploitability is None:
+            return
+        elapsed = time.perf_counter() - started
+        race.points.append((event.iteration, elapsed, float(event.exploitability)))
+        if event.exploitability <= TARGETS[-1]:
+            race.stopped = "target reached"
+            engine.request_stop()
+        elif elapsed > max_seconds:
+            race.stopped = f"time budget ({max_seconds:.0f} s) spent"
+            engine.request_stop()
+
+    engine.subscribe(on_event)
+    outcome = engine.run()
+    if not race.stopped:
+        race.stopped = outcome.message or outcome.reason
+    return race
+
+
+def race_psro_v2(game_name: str, max_iterations: int, max_seconds: float) -> Race:
+    import pyspiel
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import exploitability, expected_game_score, policy_aggregator
+    from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2
+
+    class ExactEntriesPSRO(psro_v2.PSROSolver):
+        """psro_v2 with every payoff entry computed exactly, not sampled."""
+
+        def sample_episodes(self, policies, num_episodes):
+            return np.asarray(expected_game_score.policy_value(self._game.new_initial_state(), policies))
+
+    race = Race()
+    game = pyspiel.load_game(game_name)
+    np.random.seed(0)
+    spent = 0.0  # psro_v2's own time: set-up and iterations, not our measuring
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints as it goes
+        oracle = best_response_oracle.BestResponseOracle(game=game, best_response_backend="cpp")
+        solver = ExactEntriesPSRO(
+            game, oracle, sims_per_entry=1,
+            initial_policies=[os_policy.UniformRandomPolicy(game)] * 2,
+            meta_strategy_method="nash", training_strategy_selector="probabilistic",
+            symmetric_game=False,
+        )
+        aggregator = policy_aggregator.PolicyAggregator(game)
+        spent += time.perf_counter() - started
+        for iteration in range(1, max_iterations + 1):
+            begun = time.perf_counter()
+            solver.iteration()
+            spent += time.perf_counter() - begun
+            mixture = aggregator.aggregate(range(2), solver.get_policies(), solver.get_meta_strategies())
+            value = float(exploitability.exploitability(game, mixture))
+            race.points.append((iteration, spent, value))
+            if value <= TARGETS[-1]:
+                race.stopped = "target reached"
+                break
+            if spent > max_seconds:
+                race.stopped = f"time budget ({max_seconds:.0f} s) spent"
+                break
+        else:
+            race.stopped = f"iteration budget ({max_iterations}) spent"
+    return race
+
+
+def _reached_text(race: Race, target: float) -> str:
+    hit = race.reached(target)
+    if hit is None:
+        return f"not reached ({len(race.points)} it, best {race.best():.4f})"
+    return f"{hit[0]} it, {fmt_seconds(hit[1])}"
+
+
+def psro_race(table: Table, quick: bool) -> None:
+    from csro_tui.evaluation import table_cache
+
+    budgets = {  # game: (max iterations, max seconds per side)
+        "kuhn_poker": (60, 120.0),
+        "leduc_poker": (200, 300.0 if quick else 900.0),
+    }
+    previous = os.environ.get(table_cache.CACHE_DIR_ENV_VAR)
+    with tempfile.TemporaryDirectory(prefix="csro-bench-tables-") as cache_dir:
+        os.environ[table_cache.CACHE_DIR_ENV_VAR] = cache_dir
+        try:
+            for game, (max_iterations, max_seconds) in budgets.items():
+                ours = race_ours(game, max_iterations, max_seconds)
+                theirs = race_psro_v2(game, max_iterations, max_seconds)
+                _report(table, game, ours, theirs)
+        finally:
+            if previous is None:
+                os.environ.pop(table_cache.CACHE_DIR_ENV_VAR, None)
+            else:
+                os.environ[table_cache.CACHE_DIR_ENV_VAR] = previous
+
+
+def _report(table: Table, game: str, ours: Race, theirs: Race) -> None:
+    short = "Kuhn" if game == "kuhn_poker" else "Leduc"
+    trace = (f"ours: {ours.stopped}, exploitability per iteration "
+             + " ".join(f"{v:.3g}" for _, _, v in ours.points[:40])
+             + f"; psro_v2: {theirs.stopped}, " + " ".join(f"{v:.3g}" for _, _, v in theirs.points[:40]))
+    for target in TARGETS:
+        mine, other = ours.reached(target), theirs.reached(target)
+        holds = None
+        wanted = ""
+        if game == "leduc_poker" and target == 0.1:
+            wanted = "time <= 0.5x psro_v2's"
+            holds = mine is not None and (other is None or mine[1] <= 0.5 * other[1])
+        quotient = f"{ratio(other[1], mine[1]):.2f}x faster" if mine and other else ""
+        table.add("9", f"{short} PSRO to exploitability {target:g}: iterations, wall time",
+                  _reached_text(ours, target), _reached_text(theirs, target), quotient, wanted, holds,
+                  note=trace if target == TARGETS[0] else "")
+    both = min(len(ours.points), len(theirs.points))
+    mine, other = ours.per_iteration(both), theirs.per_iteration(both)
+    steps_ours = [b[1] - a[1] for a, b in zip([(0, 0.0, 0)] + ours.points[: both - 1], ours.points[:both])]
+    steps_theirs = [b[1] - a[1] for a, b in zip([(0, 0.0, 0)] + theirs.points[: both - 1], theirs.points[:both])]
+    holds = None
+    wanted = ""
+    if game == "kuhn_poker":
+        wanted = "<= psro_v2's"
+        holds = mine <= other
+    table.add("9", f"{short} PSRO: seconds per iteration (mean over the first {both})",
+              fmt_seconds(mine), fmt_seconds(other), f"{ratio(other, mine):.2f}x", wanted, holds,
+              note=(f"medians {fmt_seconds(statistics.median(steps_ours))} vs "
+                    f"{fmt_seconds(statistics.median(steps_theirs))}; our first iteration includes the session's "
+                    f"set-up (game tables, the seed's tabularisation), psro_v2's its solver and oracle set-up")
+              if both else "")

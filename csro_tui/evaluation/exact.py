@@ -3,10 +3,12 @@
 A code policy is tabularised by asking its sandbox host about every
 information state of both seats (policies play either seat).  To stay
 faithful to policies that keep state on `self` within a hand, each
-information state gets a fresh episode that is first shown the player's own
-earlier observations along the way to it, then the state's own observation;
-the last answer is the policy there.  All information states advance
-together, one batched host call per depth.
+information state is asked in an episode that is first shown the player's
+own earlier observations along the way to it, then the state's own
+observation; the answer there is the policy there.  States whose
+observation sequences are the same, or a prefix of another's, share an
+episode (`_shared_episodes`).  All episodes advance together, one batched
+host call per depth.
 
 Caveat: a policy that draws its own random numbers (rather than returning a
 distribution) is tabularised as the single draw it made with the fixed
@@ -16,7 +18,10 @@ Expected payoffs use a sequence-form evaluator (every terminal history with
 its chance probability and each player's action indices), so a payoff is a
 few vectorised products instead of a tree walk; it agrees with OpenSpiel's
 `expected_game_score.policy_value`, which the tests check.
-Exploitability is OpenSpiel's `algorithms.exploitability.exploitability`.
+Exploitability is OpenSpiel's definition, computed the same sequence-form
+way for tables of the game's rows (`best_response_values`; the tests check
+it against `algorithms.exploitability.exploitability`, used for any other
+policy).  Tables are cached in memory and on disk (table_cache.py).
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, StartedProcess,
 log = logging.getLogger(__name__)
 
 # Hosts kept started: an exact-game iteration tabularises one new policy (two
-# when a proposal is edited or retried), so two cover it while the next starts.
-DEFAULT_POOL_SIZE = 2
+# when a proposal is edited or retried); a host takes ~0.1 s to boot, longer
+# than a Kuhn iteration, so three absorb a run of quick iterations.
+DEFAULT_POOL_SIZE = 3
 
 
 class HostPool:

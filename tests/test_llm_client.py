@@ -440,6 +440,21 @@ def test_config_built_directly_is_type_checked():
         LLMConfig(api_key=123456789).validate()
 
 
+@pytest.mark.parametrize("base_url, expected", [
+    ("http://127.0.0.1:8080/v1", 900.0),
+    ("http://localhost:11434/v1", 900.0),
+    ("http://[::1]:8000/v1", 900.0),
+    ("https://api.openai.com/v1", 120.0),
+    ("http://gpu-box.lan:8000/v1", 120.0),
+])
+def test_the_default_timeout_is_patient_with_a_server_on_this_machine(base_url, expected):
+    # A CPU model reads a 2,000-token prompt for minutes before its first token; a remote API does not.
+    client = LLMClient(LLMConfig(model="m", base_url=base_url, api_key="sk-test-key"))
+    assert client.timeout == expected and client._sdk.timeout == expected
+    explicit = LLMClient(LLMConfig(model="m", base_url=base_url, api_key="sk-test-key", timeout=30.0))
+    assert explicit.timeout == 30.0
+
+
 def test_known_openai_price_is_used_only_for_openai():
     config = LLMConfig(model="gpt-4o-mini")
     assert config.prices("https://api.openai.com/v1") == (0.15, 0.60)

@@ -17,6 +17,7 @@ come from `LLMConfig.from_sources` (defaults < config file < env < flags).
 from __future__ import annotations
 
 import email.utils
+import ipaddress
 import math
 import os
 import random
@@ -37,6 +38,8 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Sent to servers that do not check keys (local servers), because the SDK
 # refuses to run without one.
 LOCAL_PLACEHOLDER_KEY = "not-needed"
+REMOTE_TIMEOUT_S = 120.0
+LOCAL_TIMEOUT_S = 900.0
 
 # Approximate public list prices, USD per million tokens (input, output), used
 # only for the cost estimate when the endpoint is OpenAI and no price is
@@ -65,6 +68,17 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+def is_loopback_url(base_url: str) -> bool:
+    """True when `base_url` is a server on this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def is_openai_url(base_url: str) -> bool:
     """True when `base_url` points at OpenAI's own API (which needs a key)."""
     host = (urlsplit(base_url).hostname or "").lower()
@@ -89,7 +103,10 @@ class LLMConfig:
     api_key: str | None = field(default=None, repr=False)  # None -> OPENAI_API_KEY; never recorded
     temperature: float = 0.7
     max_tokens: int = 4096
-    timeout: float = 120.0  # seconds to connect, and at most between two received chunks
+    # Seconds to connect, and at most between two received chunks (the whole reply without
+    # streaming). None: LOCAL_TIMEOUT_S for a server on this machine, where a CPU model reads a
+    # 2,000-token prompt for minutes before its first token, else REMOTE_TIMEOUT_S.
+    timeout: float | None = None
     max_retries: int = 3
     concurrency: int = 4
     input_price_per_mtok: float | None = None
@@ -138,7 +155,7 @@ class LLMConfig:
             (bool(self.model.strip()), "model must not be empty"),
             (0.0 <= self.temperature <= 2.0, f"temperature must be in [0, 2], got {self.temperature}"),
             (self.max_tokens > 0, f"max_tokens must be positive, got {self.max_tokens}"),
-            (self.timeout > 0, f"timeout must be positive, got {self.timeout}"),
+            (self.timeout is None or self.timeout > 0, f"timeout must be positive, got {self.timeout}"),
             (self.max_retries >= 0, f"max_retries must be 0 or more, got {self.max_retries}"),
             (self.concurrency >= 1, f"concurrency must be at least 1, got {self.concurrency}"),
         ]
@@ -163,6 +180,12 @@ class LLMConfig:
         if self.base_url is not None:
             data["base_url"] = public_url(self.base_url)
         return data
+
+    def resolved_timeout(self, base_url: str) -> float:
+        """`timeout`, else the default for where `base_url` is (this machine or elsewhere)."""
+        if self.timeout is not None:
+            return self.timeout
+        return LOCAL_TIMEOUT_S if is_loopback_url(base_url) else REMOTE_TIMEOUT_S
 
     def resolved_base_url(self, env: Mapping[str, str] | None = None) -> str:
         """The endpoint actually used: base_url, else OPENAI_BASE_URL, else OpenAI."""
@@ -191,7 +214,7 @@ _FIELD_TYPES: dict[str, str] = {
     "api_key": "str?",
     "temperature": "float",
     "max_tokens": "int",
-    "timeout": "float",
+    "timeout": "float?",
     "max_retries": "int",
     "concurrency": "int",
     "input_price_per_mtok": "float?",
@@ -521,6 +544,7 @@ class LLMClient:
         if not urlsplit(self.base_url).hostname:
             raise ConfigError(f"base_url must look like http://host:port/v1, got {public_url(self.base_url)!r}")
         self.public_base_url = public_url(self.base_url)
+        self.timeout = config.resolved_timeout(self.base_url)
         key = config.api_key or os.environ.get("OPENAI_API_KEY") or None
         if key is None:
             if is_openai_url(self.base_url):
@@ -541,7 +565,7 @@ class LLMClient:
         self._openai = openai
         # max_retries=0: the SDK must not retry behind our back; our policy is bounded.
         self._sdk = openai.OpenAI(
-            api_key=key, base_url=self.base_url, timeout=config.timeout, max_retries=0
+            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
@@ -802,10 +826,10 @@ class LLMClient:
         if isinstance(error, openai.APITimeoutError):
             if attempt.got_data:
                 return _AttemptFailed(
-                    "truncated", f"the reply from {url} stalled for {self.config.timeout:g} s", retryable=True
+                    "truncated", f"the reply from {url} stalled for {self.timeout:g} s", retryable=True
                 )
             return _AttemptFailed(
-                "timeout", f"LLM server at {url} did not answer within {self.config.timeout:g} s", retryable=True
+                "timeout", f"LLM server at {url} did not answer within {self.timeout:g} s", retryable=True
             )
         if isinstance(error, openai.APIConnectionError):
             if attempt.got_data:

@@ -6,7 +6,10 @@ Runs Kuhn poker with the exact best-response oracle in a temporary sessions
 folder, accepts three proposals through the review screen and saves the
 start screen, a review, a person's edit (the diff oracle -> edited), the
 dashboard, the inspector, a match being played, the session timeline and one
-of its proposals opened from it, at 160x48.
+of its proposals opened from it, at 160x48.  Then an `llm-refine` session
+against the test suite's scripted OpenAI-compatible server (tests/llm_server.py;
+its reply is fixed test text, not model output) is caught mid-call: the status
+line and the reply as it streams in.
 """
 
 from __future__ import annotations
@@ -122,5 +125,50 @@ async def main() -> None:
         save("timeline-proposal")
 
 
+SCRIPTED_REPLY = '''Bet with the king; with the jack, bluff now and then.
+
+```python
+import random
+
+
+class Policy:
+    def __init__(self, player, game):
+        self.rng = random.Random(game["seed"])
+
+    def act(self, obs):
+        legal = obs["legal_actions"]
+        if obs["card"] == "K":
+            return legal[-1]
+        if obs["card"] == "J" and obs["to_call"] == 0:
+            return legal[-1] if self.rng.random() < 0.33 else legal[0]
+        return legal[0]
+```
+'''
+
+
+async def llm_call() -> None:
+    """A call in flight, as a person sees it while a slow model writes (scripted server)."""
+    from csro_tui.tui.model import LaunchOptions
+    from tests.llm_server import ScriptedLLMServer, ScriptedReply
+
+    sessions = Path(tempfile.mkdtemp(prefix="csro-shots-llm-"))
+    with ScriptedLLMServer() as server:
+        # about 10 tokens a second after a pause for the prompt, as the local 1.5B model writes
+        server.script(ScriptedReply(SCRIPTED_REPLY, delay_s=1.0, chunk_delay_s=0.1, chunk_chars=4))
+        options = LaunchOptions(game="kuhn_poker", oracle="llm-refine", model="scripted-model", base_url=server.base_url)
+        app = CsroApp(options, sessions_dir=sessions, show_start=False)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds", steps=4000)
+            await pilot.press("n")
+            reply = app.screen.query_one("#llm-reply")
+            await wait_until(pilot, lambda: "return legal[-1] if" in str(reply.render()), "the reply streaming", steps=4000)
+            await pilot.pause(0.6)
+            app.save_screenshot(filename="llm-call.svg", path=str(HERE))
+            print("saved llm-call.svg")
+            await pilot.press("ctrl+c")
+            await pilot.pause(1.0)
+
+
 if __name__ == "__main__":
     asyncio.run(main())
+    asyncio.run(llm_call())

@@ -169,9 +169,11 @@ def run_oracle(game: str, oracle: str, *, sessions: Path, call_budget: int | Non
     options: dict[str, Any] = {}
     if oracle in LLM_ORACLES:
         options = {"budget": min(CALLS_PER_PROPOSAL[oracle], call_budget or CALLS_PER_PROPOSAL[oracle]), "max_tokens": llm["max_tokens"], "timeout": 900,
-                   "max_retries": 1, "concurrency": 1,
+                   "max_retries": 1, "concurrency": 1, "temperature": llm["temperature"],
                    # llama-cpp-python's server reports usage on plain requests only; counted tokens, not estimates
                    "stream": False}
+        if oracle == "llm-refine":
+            options["start"] = llm["refine_start"]
     config = RunConfig(game=game, oracle=oracle, iterations=iterations, review="auto", seed=0, max_attempts=MAX_ATTEMPTS,
                        sessions_dir=str(sessions), oracle_options=options,
                        model=llm["model"] if oracle in LLM_ORACLES else "",
@@ -259,10 +261,20 @@ def add_rows(table: Table, run: OracleRun, llm_run: bool, note_extra: str = "") 
                     + f"session {run.session}{note_extra}"))
 
 
+def add_kuhn_target(table: Table, run: OracleRun, note: str) -> None:
+    """The issue's target row: the meta-strategy's exploitability below KUHN_TARGET within 10 iterations."""
+    within = [v for v in run.curve[1:11] if v is not None]
+    best = min(within) if within else None
+    table.add("7", f"kuhn llm-refine: exploitability < {KUHN_TARGET} within 10 iterations",
+              fmt_value(best), f"seeds alone {fmt_value(run.curve[0] if run.curve else None)}",
+              "", f"< {KUHN_TARGET}", best is not None and best < KUHN_TARGET, note=note)
+
+
 def llm_oracles(table: Table, quick: bool, *, base_url: str | None = None, model: str = DEFAULT_MODEL,
                 calls: int | None = None, games: tuple[str, ...] = GAMES, oracles: tuple[str, ...] = LLM_ORACLES,
                 offline: tuple[str, ...] = OFFLINE_ORACLES, repetitions: int = 100, max_tokens: int = 1024,
-                sessions: Path | None = None) -> list[OracleRun]:
+                sessions: Path | None = None, temperature: float = 0.3, refine_start: str = "example",
+                ) -> list[OracleRun]:
     """The section: every game, every LLM oracle on `calls` calls, then the offline ones on the same clock."""
     base_url = base_url or os.environ.get("CSRO_REAL_LLM_BASE_URL")
     if not base_url:
@@ -272,7 +284,8 @@ def llm_oracles(table: Table, quick: bool, *, base_url: str | None = None, model
     calls = calls or (4 if quick else 8)
     sessions = sessions or Path(tempfile.mkdtemp(prefix="csro-bench-llm-"))
     print(f"  sessions under {sessions}; model {model} at {base_url}; {calls} calls per LLM oracle", flush=True)
-    llm = {"base_url": base_url, "model": model, "max_tokens": max_tokens}
+    llm = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "temperature": temperature,
+           "refine_start": refine_start}
     runs: list[OracleRun] = []
     from csro_tui.games.registry import get_game
 
@@ -299,13 +312,8 @@ def llm_oracles(table: Table, quick: bool, *, base_url: str | None = None, model
         if name == "kuhn_poker":
             for run in llm_runs:
                 if run.oracle == "llm-refine":
-                    within = [v for v in run.curve[1:11] if v is not None]
-                    best = min(within) if within else None
-                    table.add("7", f"kuhn llm-refine: exploitability < {KUHN_TARGET} within 10 iterations",
-                              fmt_value(best), f"seeds alone {fmt_value(run.curve[0] if run.curve else None)}",
-                              "", f"< {KUHN_TARGET}", best is not None and best < KUHN_TARGET,
-                              note=f"{len(run.curve) - 1} iterations in the call budget ({calls} calls, "
-                                   f"{CALLS_PER_PROPOSAL['llm-refine']} per proposal)")
+                    add_kuhn_target(table, run, f"{len(run.curve) - 1} iterations in the call budget ({calls} calls, "
+                                                f"{CALLS_PER_PROPOSAL['llm-refine']} per proposal)")
         if name == "rrps":
             seeds = seed_agg_scores(game, episodes=2)
             if seeds:
@@ -333,7 +341,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=1024, help="reply limit per call (default 1024)")
     parser.add_argument("--sessions", type=Path, help="where to record the sessions (default: a new temp dir)")
     parser.add_argument("--json", type=Path, help="also write every run's figures here")
+    parser.add_argument("--temperature", type=float, default=0.3, help="LLM sampling temperature (default 0.3)")
+    parser.add_argument("--refine-start", default="example", choices=("example", "zero-shot", "member"),
+                        help="llm-refine's root (default example: every call edits working code)")
+    parser.add_argument("--report", type=Path, nargs="+", metavar="SESSION",
+                        help="no runs: print the section's table for these recorded sessions (csro run ...)")
     args = parser.parse_args(argv)
+    if args.report:
+        return report(args.report)
     if not args.base_url:
         parser.error("no model: pass --base-url or set CSRO_REAL_LLM_BASE_URL (scripts/local-llm.sh start)")
 
@@ -350,13 +365,40 @@ def main(argv: list[str] | None = None) -> int:
     runs = llm_oracles(table, False, base_url=args.base_url, model=args.model, calls=args.calls,
                        games=names(args.games, GAMES), oracles=names(args.oracles, LLM_ORACLES),
                        offline=names(args.offline, OFFLINE_ORACLES), repetitions=args.rrps_repetitions,
-                       max_tokens=args.max_tokens, sessions=args.sessions)
+                       max_tokens=args.max_tokens, sessions=args.sessions, temperature=args.temperature,
+                       refine_start=args.refine_start)
     print()
     print(f"csro-tui LLM oracle benchmark; {machine_line()}; total {time.perf_counter() - started:.0f} s")
     print(table.render())
     if args.json:
         args.json.write_text(json.dumps([run.__dict__ for run in runs], indent=1))
     return 0
+
+
+def report(session_dirs: list[Path]) -> int:
+    """The section's rows for sessions recorded by `csro run` (wall time from their first to last event)."""
+    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.store import SessionStore
+
+    table = Table()
+    for directory in session_dirs:
+        state = fold(SessionStore(directory.parent).read(directory.name).events)
+        times = [event.ts for event in state.events if getattr(event, "ts", None)]
+        wall = _seconds_between(times[0], times[-1]) if len(times) > 1 else 0.0
+        run = summarise(state.config["game"], state.config["oracle"], state, wall, str(directory))
+        add_rows(table, run, run.oracle in LLM_ORACLES)
+        if run.game == "kuhn_poker" and run.oracle == "llm-refine":
+            add_kuhn_target(table, run, f"{len(run.curve) - 1} iterations, {run.calls} calls; options "
+                                        f"{json.dumps(state.config.get('oracle_options') or {})}")
+    print(table.render())
+    return 0
+
+
+def _seconds_between(first: str, last: str) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(last.replace("Z", "+00:00"))
+            - datetime.fromisoformat(first.replace("Z", "+00:00"))).total_seconds()
 
 
 if __name__ == "__main__":

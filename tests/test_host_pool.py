@@ -199,3 +199,17 @@ def test_the_evaluator_runs_exact_games_on_warm_hosts_and_closes_them(mode):
     evaluator.close()
     assert evaluator._hosts is None  # noqa: SLF001
     assert descendants() <= before
+
+
+def test_a_retired_host_is_killed_at_once_and_reaped_by_the_pool(mode):
+    pool = HostPool(1)
+    assert pool.wait_ready(timeout=READY_TIMEOUT)
+    host = pool(COUNTING, GAME, name="retired", limits=LIMITS)
+    assert play_one(host) == 2
+    pid, temp_dir = host.pid, host._temp_dir  # noqa: SLF001
+    pool.retire(host)
+    with pytest.raises(RuntimeError, match="closed"):
+        play_one(host)  # nothing more reaches it
+    pool.close()  # waits for the reaper
+    assert not alive(pid)
+    assert not os.path.exists(temp_dir)

@@ -371,7 +371,12 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
             error.args = (error.summary(),)
         raise
     finally:
-        host.close()
+        # A pool reaps its hosts off this path (killed now, reaped later).
+        retire = getattr(host_factory, "retire", None)
+        if retire is not None and getattr(host, "close_later", None) is not None:
+            retire(host)
+        else:
+            host.close()
 
     table = copy.copy(template)
     answers = [answers_at[source] for source in answered_by]

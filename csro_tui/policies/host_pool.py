@@ -56,6 +56,8 @@ class HostPool:
         self.handed_out = 0
         self.replaced = 0  # pooled processes found dead and dropped
         self._filler: threading.Thread | None = None
+        self._reaper: threading.Thread | None = None
+        self._dead: deque = deque()  # the rest of retired hosts' close, for the reaper
         if size:
             self._filler = threading.Thread(target=self._fill, name="csro-host-pool", daemon=True)
             self._filler.start()
@@ -71,6 +73,29 @@ class HostPool:
         if started is not None:
             host.adopt(started)
         return host
+
+    def retire(self, host: PolicyHost) -> None:
+        """Close a host handed out by this pool: killed now, reaped on the
+        pool's reaper thread (off the caller's path); `close` waits for it."""
+        finish = host.close_later()
+        with self._changed:
+            if not self._closed:
+                if self._reaper is None:
+                    self._reaper = threading.Thread(target=self._reap, name="csro-host-reaper", daemon=True)
+                    self._reaper.start()
+                self._dead.append(finish)
+                self._changed.notify_all()
+                return
+        finish()
+
+    def _reap(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._dead or self._closed)
+                if not self._dead:
+                    return
+                finish = self._dead.popleft()
+            finish()
 
     def take(self) -> StartedProcess | None:
         """A live pre-started process (the caller owns it from here), or None."""
@@ -101,17 +126,23 @@ class HostPool:
     # -- lifecycle -------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop starting hosts and kill every pre-started one (idempotent)."""
+        """Stop starting hosts, kill every pre-started one and finish reaping
+        retired ones (idempotent)."""
         with self._changed:
             self._closed = True
             self._changed.notify_all()
-        if self._filler is not None and self._filler is not threading.current_thread():
-            self._filler.join(timeout=30)
+        for thread in (self._filler, self._reaper):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout=30)
         with self._changed:
             leftovers = list(self._ready)
             self._ready.clear()
+            unreaped = list(self._dead)
+            self._dead.clear()
         for started in leftovers:
             started.discard()
+        for finish in unreaped:  # the reaper did not get to them (it never started, or timed out)
+            finish()
 
     def __enter__(self) -> HostPool:
         return self

@@ -59,6 +59,9 @@ class _Plan:
         self.seats = np.array(seats, dtype=np.intp)
         self.others = 1 - self.seats
         self.sign = 1 - 2 * self.seats  # seat 0 keeps score0, seat 1 its negation
+        # Positions in a throw's (episode, seat) array, flattened: one take/put each.
+        self.mine = self.rows * 2 + self.seats
+        self.theirs = self.rows * 2 + self.others
         self.count = len(rows)
         self.lists: list[tuple[list, list]] | None = None  # hosts without send_act_columns
 
@@ -172,9 +175,9 @@ class RRPSLockstep(Lockstep):
                 return
             whole = []
             if throw:
-                last = self.history[throw - 1]
-                mine = last[plan.rows, plan.seats].tolist()
-                theirs = last[plan.rows, plan.others].tolist()
+                last = self.history[throw - 1].ravel()
+                mine = last.take(plan.mine).tolist()
+                theirs = last.take(plan.theirs).tolist()
                 dropped = host.host.dropped_lists
                 if dropped:
                     whole = self._whole_lists(plan, dropped, throw)
@@ -186,7 +189,7 @@ class RRPSLockstep(Lockstep):
                 plan.ids,
                 keys=KEYS,
                 same={"round": throw, "legal_actions": LEGAL},
-                each={"my_score": (self.score0[plan.rows] * plan.sign).tolist()},
+                each={"my_score": (self.score0.take(plan.rows) * plan.sign).tolist()},
                 grown={"my_moves": (length, mine), "opp_moves": (length, theirs)},
                 whole=whole,
             )
@@ -255,7 +258,7 @@ class RRPSLockstep(Lockstep):
                 [answer if answer.__class__ is int else sample(answer, rngs[row]) for answer, row in zip(answers, plan.ids)],
                 dtype=np.int8,
             )
-        self.history[self.throw, plan.rows, plan.seats] = moves
+        self.history[self.throw].ravel()[plan.mine] = moves
 
     # -- the end ---------------------------------------------------------------
 

@@ -548,9 +548,11 @@ class _Host:
             if episode not in instances:
                 raise _ProtocolError(f"act for unknown episode {episode}")
         # The observations, key by key (one tight loop per key, not a dispatch
-        # per key and request), and per observation its grown lists.
+        # per key and request), and per observation its grown lists with their
+        # fingerprints (_fingerprint, inlined), checked after its act as
+        # _unchanged does.
         observations = [{} for _ in ids]
-        grown = [[] for _ in ids]
+        prints = [[] for _ in ids]
         for key, kind, column, items in plan:
             if kind == 0:
                 for obs, value in zip(observations, column):
@@ -568,23 +570,23 @@ class _Host:
                     full = whole.get((index, key)) if whole else None
                     if full is None:
                         full = held.get(key)
-                        if full is None or len(full) != (column if lengths is None else lengths[index]):
+                        n = column if lengths is None else lengths[index]
+                        if full is None or len(full) != n:
                             raise _ProtocolError(f"list {key!r} of episode {episode} is out of step")
                         full.append(items[index])
+                        n += 1
                     else:
                         held[key] = full
+                        n = len(full)
                     observations[index][key] = full
-                    grown[index].append((key, full))
+                    prints[index].append(
+                        (key, full, n, full[0], full[n >> 2], full[n >> 1], full[(3 * n) >> 2], full[-1])
+                        if n else (key, full, 0)
+                    )
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
-        for episode, obs, lists in zip(ids, observations, grown):
-            # _fingerprint of each list, inlined: checked after act as _unchanged does.
-            prints = [
-                (key, full, n, full[0], full[n >> 2], full[n >> 1], full[(3 * n) >> 2], full[-1])
-                if (n := len(full)) else (key, full, 0)
-                for key, full in lists
-            ]
+        for episode, obs, fingerprints in zip(ids, observations, prints):
             try:
                 timer.episode = episode
                 timer.call_started = clock()
@@ -598,7 +600,7 @@ class _Host:
             if timer.expired:
                 timer.stop()
                 return self.timed_out(seq, f"act (episode {episode})")
-            for fingerprint in prints:
+            for fingerprint in fingerprints:
                 full, n = fingerprint[1], fingerprint[2]
                 if len(full) != n or n and not (
                     full[0] is fingerprint[3]

@@ -51,14 +51,14 @@ def test_evaluation_progress_reaches_the_app_with_counts(tmp_path):
         live.close()
 
 
-async def _llm_session(pilot, app, llm_server):  # noqa: F811
-    """From the start form: an llm session on Kuhn against the scripted server, its seeds evaluated."""
+async def _llm_session(pilot, app, llm_server, oracle: str = "llm"):  # noqa: F811
+    """From the start form: an LLM session on Kuhn against the scripted server, its seeds evaluated."""
     from textual.widgets import Input, Select
 
     from tests.tui.helpers import start_screen, wait_until
 
     await start_screen(pilot, app)
-    app.screen.query_one("#oracle", Select).value = "llm"
+    app.screen.query_one("#oracle", Select).value = oracle
     await pilot.pause()
     app.screen.query_one("#model", Input).value = "scripted-model"
     app.screen.query_one("#base-url", Input).value = llm_server.base_url
@@ -239,3 +239,41 @@ def test_a_scored_reply_is_noted_by_payoff_copy_or_failure():
     failed = Preview(expected_payoff=float("nan"), per_member={},
                      failure=PolicyFailure.from_dict({"category": "crash", "message": "KeyError: 'card'"}))
     assert score_note(failed).startswith("failed: ") and "KeyError" in score_note(failed)
+
+
+def test_the_reply_panel_keeps_each_line_on_one_row_under_the_newest_scores():
+    from csro_tui.tui.widgets.dashboard_view import reply_tail
+
+    scored = ("reply 1: +0.000 vs meta", "reply 2: failed: KeyError 'card'")
+    shown = reply_tail("line one\nline two\nline three\x1b[2J", 3, 30, scored=scored)
+    rows = shown.plain.split("\n")
+    assert rows[0] == "reply 2: failed: KeyError 'ca…"  # the newest first, cut to the width
+    assert rows[1:] == ["line two", "line three"]  # the last lines that fit, escapes removed
+    assert shown.no_wrap
+    waiting = reply_tail("", 3, 30)
+    assert "nothing yet" in waiting.plain and not waiting.no_wrap  # the note wraps in a narrow panel
+
+
+async def test_a_refinement_chain_shows_the_step_and_the_scores_of_earlier_replies(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    from textual.widgets import Static
+
+    from csro_tui.tui.app import CsroApp
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import notifications, wait_until
+    from tests.tui.test_live_llm import KUHN_POLICY
+
+    _no_llm_env(monkeypatch)
+    # the first reply ties the seed (always_bet), so llm-refine asks again; the second never comes
+    llm_server.script(f"```python\n{KUHN_POLICY}```\n", ScriptedReply("never sent", delay_s=600.0))
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _llm_session(pilot, app, llm_server, oracle="llm-refine")
+        await pilot.press("n")
+        status = app.screen.query_one("#status", Static)
+        reply = app.screen.query_one("#llm-reply", Static)
+        await wait_until(pilot, lambda: "llm-refine: LLM call 2 of ≤10 (refinement): reading the ~" in str(status.render()),
+                         "the second step of the chain")
+        await wait_until(pilot, lambda: "reply 1: +0.000 vs meta" in str(reply.render()), "the first reply's score")
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: any("stopped during iteration 1" in n for n in notifications(app)), "the engine stopped")
+        assert len(llm_server.chat_requests) == 2

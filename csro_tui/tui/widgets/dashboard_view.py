@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
-
-from rich.text import Text
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
-from csro_tui.text import clean_text, plain
+from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.model import DashboardData
 from csro_tui.tui.widgets.event_log import EventLog
 from csro_tui.tui.widgets.meta_bars import MetaBars
@@ -18,23 +17,21 @@ from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 from csro_tui.tui.widgets.population_table import PopulationTable
 
 
-def reply_tail(reply: str, lines: int, *, streamed: bool = True, scored: tuple[str, ...] = ()) -> Text:
-    """The last `lines` lines of an LLM reply (untrusted: cleaned, never markup), one row each,
-    under one line on the replies scored before it in this proposal."""
-    earlier = Text("")
-    if scored:
-        earlier = plain(" · ".join(scored), style="dim")
-        earlier.no_wrap, earlier.overflow = True, "ellipsis"
+def reply_tail(reply: str, lines: int, width: int, *, streamed: bool = True, scored: tuple[str, ...] = ()) -> Text:
+    """The last `lines` lines of an LLM reply (untrusted: cleaned, never markup), each on one
+    row of `width`, under one row on the replies scored before it in this proposal (newest first)."""
+    text = Text()
+    if scored:  # the newest first: a narrow panel cuts the oldest
+        text.append_text(plain(one_line(" · ".join(reversed(scored)), max(width, 1)) + "\n", style="dim"))
         lines = max(lines - 1, 1)
-    if not reply:
-        if not streamed:
-            body = Text("(the reply arrives whole when the call ends: streaming is off for this server)", style="dim")
-        else:
-            body = Text("(nothing yet: the model reads the prompt first, which takes minutes on a small local model)", style="dim")
+    if reply:
+        text.append_text(plain("\n".join(clean_text(reply).splitlines()[-lines:])))
+        text.no_wrap, text.overflow = True, "ellipsis"
+    elif streamed:
+        text.append("(nothing yet: the model reads the prompt first; minutes on a small local model)", style="dim")
     else:
-        body = plain("\n".join(clean_text(reply).splitlines()[-lines:]))
-        body.no_wrap, body.overflow = True, "ellipsis"
-    return Text("\n").join([earlier, body]) if scored else body
+        text.append("(the reply arrives whole when the call ends: streaming is off for this server)", style="dim")
+    return text
 
 
 class DashboardView(Grid):
@@ -89,7 +86,7 @@ class DashboardView(Grid):
         call = activity.calls[0]
         panel.border_title = f"LLM reply, call {call.number}, as it is written"
         reply.display, log.display = True, False
-        reply.update(reply_tail(activity.reply, max(reply.size.height, 1), streamed=call.streamed, scored=activity.scored))
+        reply.update(reply_tail(activity.reply, max(reply.size.height, 1), reply.size.width, streamed=call.streamed, scored=activity.scored))
 
     @property
     def selected_member(self) -> str | None:

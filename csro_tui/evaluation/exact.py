@@ -30,6 +30,7 @@ import copy
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
@@ -171,10 +172,28 @@ def _flat(policy: os_policy.TabularPolicy) -> np.ndarray:
 def policy_values(spec: "GameSpec", policy0, policy1) -> np.ndarray:
     """Expected returns [v0, v1] when policy0 plays seat 0 and policy1 seat 1."""
     tables = game_tables(spec)
-    reach0 = np.prod(_flat(policy0)[tables.terminal_index[0]], axis=1)
-    reach1 = np.prod(_flat(policy1)[tables.terminal_index[1]], axis=1)
-    weights = tables.terminal_chance * reach0 * reach1
+    weights = tables.terminal_chance * _reach(tables, policy0, 0) * _reach(tables, policy1, 1)
     return weights @ tables.terminal_returns
+
+
+# Cached tables are read-only, so their reach of every terminal is kept with
+# them (a new member's entries ask for every member's each iteration).
+_reaches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _reach(tables: GameTables, policy, seat: int) -> np.ndarray:
+    """The product of `policy`'s own probabilities on the way to each terminal, in `seat`."""
+    with _policy_lock:
+        cached = _reaches.get(policy)
+        known = cached.get((id(tables), seat)) if cached is not None else None
+        shared = cached is not None or any(policy is table for table in _policy_cache.values())
+    if known is not None:
+        return known
+    reach = np.prod(_flat(policy)[tables.terminal_index[seat]], axis=1)
+    if shared:  # only tables of the cache: anything else may still change
+        with _policy_lock:
+            _reaches.setdefault(policy, {})[(id(tables), seat)] = reach
+    return reach
 
 
 # ---------------------------------------------------------------- tabularise

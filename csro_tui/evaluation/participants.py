@@ -7,6 +7,7 @@ agent (benchmark bot) by the referee on the far side.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,14 @@ class CodePolicy:
     @property
     def source_hash(self) -> str:
         """Identity of the code itself (names can repeat, code cannot lie)."""
-        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+        return _sha256(self.source)
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256(source: str) -> str:
+    # Asked for every exact entry of every member each iteration (a Leduc
+    # best response is ~100 kB of code): hashed once per source.
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -181,15 +181,17 @@ def policy_values(spec: "GameSpec", policy0, policy1) -> np.ndarray:
 _reaches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
-def _reach(tables: GameTables, policy, seat: int) -> np.ndarray:
-    """The product of `policy`'s own probabilities on the way to each terminal, in `seat`."""
+def _reach(tables: GameTables, policy, seat) -> np.ndarray:
+    """The product of `policy`'s own probabilities on the way to each terminal,
+    in `seat` (0 or 1); with seat "own", on the way to each row's state."""
     with _policy_lock:
         cached = _reaches.get(policy)
         known = cached.get((id(tables), seat)) if cached is not None else None
         shared = cached is not None or any(policy is table for table in _policy_cache.values())
     if known is not None:
         return known
-    reach = np.prod(_flat(policy)[tables.terminal_index[seat]], axis=1)
+    index = tables.own_path_index if seat == "own" else tables.terminal_index[seat]
+    reach = np.prod(_flat(policy)[index], axis=1)
     if shared:  # only tables of the cache: anything else may still change
         with _policy_lock:
             _reaches.setdefault(policy, {})[(id(tables), seat)] = reach
@@ -652,7 +654,7 @@ def mixture_policy_of_tables(
     weights = weights / weights.sum()
     tables = game_tables(spec)
     arrays = np.stack([member.action_probability_array for member in members])  # [member, row, action]
-    reach = np.stack([np.prod(_flat(member)[tables.own_path_index], axis=1) for member in members])  # [member, row]
+    reach = np.stack([_reach(tables, member, "own") for member in members])  # [member, row]
     weighted_reach = weights[:, None] * reach
     numerator = np.einsum("mr,mra->ra", weighted_reach, arrays)
     denominator = weighted_reach.sum(axis=0)

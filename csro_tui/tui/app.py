@@ -250,18 +250,30 @@ class CsroApp(App[None]):
 
     def _show_oracle_activity(self) -> None:
         """While the oracle waits for its LLM, the call's state and its reply so far (twice a second)."""
-        if self.dashboard is None:
-            return
+        from csro_tui.tui.screens.llm_call import LLMCallScreen
+
         activity = None
         if self.live is not None and self._busy():
             try:
                 activity = self.live.llm_activity()
             except Exception:  # noqa: BLE001 - a display nicety; never break the app for it
                 activity = None
-        if activity is None and not self._llm_shown:
+        if isinstance(self.screen, LLMCallScreen):
+            self.screen.show(activity)
+        if self.dashboard is None or (activity is None and not self._llm_shown):
             return
         self._llm_shown = activity is not None
         self.dashboard.show_llm(activity)
+
+    def action_llm_call(self) -> None:
+        """`l`: the LLM call in flight, whole (its reply as it streams in)."""
+        from csro_tui.tui.screens.llm_call import LLMCallScreen
+
+        activity = self.live.llm_activity() if self.live is not None and self._busy() else None
+        if activity is None:
+            self.notify("No LLM call in flight (l shows one while the oracle waits for its model).", timeout=4)
+            return
+        self.push_screen(LLMCallScreen(activity))
 
     def _set_work(self, text: str) -> None:
         self._work_text = text
@@ -274,7 +286,11 @@ class CsroApp(App[None]):
         self.call_from_thread(self._show_review, info)
 
     def _show_review(self, info) -> None:
+        from csro_tui.tui.screens.llm_call import LLMCallScreen
+
         self._set_work(f"waiting for your review of {info.name}")
+        if isinstance(self.screen, LLMCallScreen):  # the call it showed is over: the review replaces it
+            self.pop_screen()
 
         def decided(decision: ReviewDecision | None) -> None:
             decision = decision or ReviewDecision("cancel")

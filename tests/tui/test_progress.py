@@ -94,7 +94,7 @@ async def test_an_llm_call_in_flight_shows_its_state_and_its_reply_as_it_streams
         reply = app.screen.query_one("#llm-reply", Static)
         await wait_until(pilot, lambda: "LLM call 1 of ≤3: reading ~" in str(status.render()), "the call, before its first token")
         assert reply.display and "nothing yet" in str(reply.render())
-        assert app.screen.query_one("#panel-log").border_title.startswith("LLM reply, call 1")
+        assert app.screen.query_one("#panel-log").border_title == "LLM reply 1 · l: full view"
         await wait_until(pilot, lambda: re.search(r"LLM call 1 of ≤3: \d+ tokens", str(status.render())), "tokens counted as they stream")
         await wait_until(pilot, lambda: "class Policy:" in str(reply.render()), "the reply as it streams")
         assert "c cancels" in str(status.render())
@@ -277,3 +277,37 @@ async def test_a_refinement_chain_shows_the_step_and_the_scores_of_earlier_repli
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: any("stopped during iteration 1" in n for n in notifications(app)), "the engine stopped")
         assert len(llm_server.chat_requests) == 2
+
+
+async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    from textual.widgets import Static
+
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+    from csro_tui.tui.screens.llm_call import LLMCallScreen
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import notifications, wait_until
+    from tests.tui.test_live_llm import KUHN_POLICY
+
+    _no_llm_env(monkeypatch)
+    reply = f"Bet with the king.\n\n```python\n{KUHN_POLICY}```\n"
+    # 4 characters every 0.4 s: the reply takes about 30 s, and the cancel comes well before its end
+    llm_server.script(ScriptedReply(reply, chunk_delay_s=0.4, chunk_chars=4))
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _llm_session(pilot, app, llm_server)
+        await pilot.press("l")
+        assert any("No LLM call in flight" in n for n in notifications(app))  # nothing runs yet
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.live.llm_activity() is not None, "the call")
+        await pilot.press("l")
+        await wait_until(pilot, lambda: isinstance(app.screen, LLMCallScreen), "the call's screen")
+        shown = app.screen.query_one("#llm-call-text", Static)
+        await wait_until(pilot, lambda: "def act(self, obs):" in str(shown.render()), "the reply, whole")
+        text = str(shown.render())
+        assert text.startswith("llm: LLM call 1 of ≤3 (best response): ") and "Bet with the king." in text
+        await pilot.press("c")
+        await wait_until(pilot, lambda: "No LLM call in flight now" in str(shown.render()), "the call cancelled")
+        assert "def act(self, obs):" in str(shown.render())  # the last reply seen stays readable
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)

@@ -33,6 +33,8 @@ class DashboardScreen(Screen[None]):
         Binding("n", "app.next_iteration", "Next iteration", id="dashboard.next"),
         Binding("N", "app.run_iterations(5)", "Run 5", id="dashboard.run5", show=False),
         Binding("c", "app.cancel_work", "Cancel work", id="dashboard.cancel", show=False),  # the status line says "c cancels" while work runs
+        # the reply panel's title says "l: full view" while a call runs
+        Binding("l", "app.llm_call", "LLM call", id="dashboard.llm_call", show=False, tooltip="LLM call in flight (full view)"),
         Binding("i", "inspect", "Inspect", id="dashboard.inspect"),
         Binding("p", "play", "Play", id="dashboard.play"),
         Binding("s", "app.sessions", "Sessions", id="dashboard.sessions"),

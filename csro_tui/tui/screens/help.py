@@ -27,6 +27,7 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | start | `ctrl+l` | list the LLM server's models |
 | dashboard | `n` | run the next iteration (or `N` for 5) |
 | dashboard | `c` | cancel the work in progress |
+| dashboard | `l` | the LLM call in flight, whole: its state, earlier replies' scores, the reply as it streams in |
 | dashboard | `i` | inspect the selected policy (also `enter`) |
 | dashboard | `p` | play against a population member or a bot |
 | dashboard | `s` | recorded sessions and their timelines |
@@ -37,6 +38,7 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | review | `g` | regenerate: ask the oracle again |
 | review | `1`…`5` | code, diff, rationale, LLM exchange, checks |
 | review | `c` | stop the run (the proposal is not decided) |
+| LLM call | `c` | cancel the call (and the oracle's work); `esc` back to the dashboard |
 | editor | `ctrl+s` | send the edited code (validated and previewed again) |
 | editor | `esc` | discard the edit |
 | timeline | `←` `→` | step back / forward through the session's events |

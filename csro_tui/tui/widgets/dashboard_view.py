@@ -84,7 +84,7 @@ class DashboardView(Grid):
                 panel.border_title = "Events"
             return
         call = activity.calls[0]
-        panel.border_title = f"LLM reply, call {call.number}, as it is written"
+        panel.border_title = f"LLM reply {call.number} · l: full view"
         reply.display, log.display = True, False
         reply.update(reply_tail(activity.reply, max(reply.size.height, 1), reply.size.width, streamed=call.streamed, scored=activity.scored))
 

@@ -21,7 +21,8 @@ The host in layers, one file each, each readable alone:
 Protocol: one JSON object per line, both ways, over the stdin/stdout pipes,
 which are moved to private descriptors at once so the policy's prints can
 neither flood nor corrupt the channel.  The first request is `init`; then
-`new` (construct episodes), `act` (one batch of observations) and `end`.
+`new` (construct episodes), `act` (one batch of observations, one object
+each), `cols` (one batch sent by column: see `act_columns`) and `end`.
 Every reply echoes the request's `seq`.  A failure reply has `ok: false`,
 a category (crash, memory, forbidden, timeout), a one-line message, the
 policy's traceback and the tail of what it printed; the parent then kills us.

@@ -322,7 +322,8 @@ class LLMWatch:
         self._lock = threading.Lock()
         self._in_flight: list[CallInFlight] = []
         self._made = 0  # calls started since the last engine event (this proposal's)
-        self._scored: list[str] = []  # the oracle's scores of this proposal's candidates so far
+        # this proposal's replies so far: [label, note]; a note of None waits for the oracle's score
+        self._replies: list[list[Any]] = []
         complete = backend.complete
 
         def watched(messages: Any, *, purpose: str, on_text: Callable[[str], None] | None = None, cancel: Any = None, **kwargs: Any) -> Any:
@@ -337,11 +338,12 @@ class LLMWatch:
                     on_text(text)
 
             try:
-                return complete(messages, purpose=purpose, on_text=seen, cancel=cancel, **kwargs)
-            finally:
-                with self._lock:
-                    if call in self._in_flight:
-                        self._in_flight.remove(call)
+                result = complete(messages, purpose=purpose, on_text=seen, cancel=cancel, **kwargs)
+            except Exception as error:
+                self._ended(call, f"the call failed: {error}")
+                raise
+            self._ended(call, None)
+            return result
 
         backend.complete = watched
 
@@ -364,10 +366,23 @@ class LLMWatch:
         except (AttributeError, TypeError):
             prompt = 0
         with self._lock:
+            if not self._in_flight:  # a serial oracle asks again: what it did not score, it will not
+                for reply in self._replies:
+                    if reply[1] is None:
+                        reply[1] = "no new code to score (none usable, or scored before)"
             self._made += 1
             call = CallInFlight(self._made, purpose, time.monotonic(), prompt, self._streamed)
             self._in_flight.append(call)
         return call
+
+    def _ended(self, call: CallInFlight, failure: str | None) -> None:
+        from csro_tui.text import one_line
+
+        with self._lock:
+            if call in self._in_flight:
+                self._in_flight.remove(call)
+            if call.purpose != "summarize":  # an opponent summary is no candidate
+                self._replies.append([f"reply {call.number}", one_line(failure, 80) if failure else None])
 
     @property
     def made(self) -> int:
@@ -379,13 +394,18 @@ class LLMWatch:
         """An engine event came: the oracle's next calls belong to a new proposal."""
         with self._lock:
             self._made = len(self._in_flight)
-            self._scored = []
+            self._replies = []
 
     def scored(self, preview: Any) -> None:
-        """The oracle scored a candidate (`context.preview`): remembered for this proposal."""
+        """The oracle scored a candidate (`context.preview`): the oldest reply waiting for
+        its score gets it (a refinement chain scores each reply before it asks again);
+        a score before any reply is the chain's start (a population member)."""
         with self._lock:
-            # numbered by the calls made so far: the reply it came from in a serial chain (llm-refine)
-            self._scored.append(f"reply {self._made}: {score_note(preview)}" if self._made else f"start: {score_note(preview)}")
+            waiting = next((reply for reply in self._replies if reply[1] is None), None)
+            if waiting is None:
+                self._replies.append(["start", score_note(preview)])
+            else:
+                waiting[1] = score_note(preview)
 
     def activity(self) -> LLMActivity | None:
         """The calls in flight (copies), or None when the oracle is not waiting for the LLM."""
@@ -393,7 +413,7 @@ class LLMWatch:
             if not self._in_flight:
                 return None
             calls = tuple(CallInFlight(**vars(call)) for call in self._in_flight)
-            scored = tuple(self._scored)
+            scored = tuple(f"{label}: {note or 'being scored'}" for label, note in self._replies)
         return LLMActivity(self.oracle, self.budget, calls, scored)
 
 

@@ -311,3 +311,51 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
         assert "def act(self, obs):" in str(shown.render())  # the last reply seen stays readable
         await pilot.press("escape")
         assert isinstance(app.screen, DashboardScreen)
+
+
+def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
+    from csro_tui.oracles.base import Preview
+    from csro_tui.oracles.llm.client import LLMError
+    from csro_tui.tui.backend import LLMWatch
+
+    class FakeBackend:
+        def __init__(self) -> None:
+            self.fail = False
+
+        def complete(self, messages, *, purpose, on_text=None, cancel=None):
+            if self.fail:
+                raise LLMError("server", "HTTP 500 from the server")
+            on_text("```python\n...")
+            return "call"
+
+    class FakeOracle:
+        name, budget = "llm-refine", 10
+
+        def __init__(self) -> None:
+            self.backend = FakeBackend()
+
+    oracle = FakeOracle()
+    watch = LLMWatch.attach(oracle)
+    messages = [{"role": "user", "content": "x"}]
+    notes = []
+
+    def ask() -> None:
+        oracle.backend.complete(messages, purpose="refine", on_text=lambda text: notes.append(watch.activity().scored))
+
+    ask()
+    watch.scored(Preview(expected_payoff=-0.25, per_member={}))  # reply 1 scored
+    ask()  # reply 2: no preview (no usable code, or the same code again)
+    ask()
+    assert notes[-1] == ("reply 1: -0.250 vs meta", "reply 2: no new code to score (none usable, or scored before)")
+    oracle.backend.fail = True
+    try:
+        ask()
+    except LLMError:
+        pass
+    oracle.backend.fail = False
+    ask()
+    assert notes[-1][2:] == ("reply 3: no new code to score (none usable, or scored before)",
+                             "reply 4: the call failed: HTTP 500 from the server")
+    watch.new_proposal()  # an engine event: the next proposal starts with no replies
+    ask()
+    assert notes[-1] == ()

@@ -143,3 +143,23 @@ async def test_a_proposal_from_the_timeline_has_the_review_screens_tab_order(tmp
             tabs = app.screen.query_one(TabbedContent)
             titles[name] = [str(tab.label.plain) for tab in tabs.query("ContentTab")]
     assert titles["proposal"] == ["Decision", *titles["review"]]
+
+
+def test_the_llm_exchange_shows_each_reply_first_and_names_a_prompt_sent_before():
+    from csro_tui.tui.model import ReviewInfo
+    from csro_tui.tui.screens.review import exchange_text
+
+    system = {"role": "system", "content": "You write policies.\nRules follow.\n"}
+    calls = [
+        {"purpose": "best_response", "messages": [system, {"role": "user", "content": "Beat the mixture."}],
+         "response": "```python\nclass Policy: ...\n```"},
+        {"purpose": "refine", "messages": [system, {"role": "user", "content": "It scored -0.25; improve it."}],
+         "response": "second reply", "error": "stream cut", "error_kind": "truncated"},
+    ]
+    text = exchange_text(ReviewInfo(name="refine-1", oracle="llm-refine", source="", llm_calls=calls)).plain
+    second = text.index("── call 2 of 2")
+    assert text.index("[reply]") < text.index("[system]") < second  # the reply before the prompt
+    assert text.count("You write policies.") == 1  # sent again in call 2: named, not repeated
+    assert "[system] the same as in call 1 (2 lines)" in text[second:]
+    assert "It scored -0.25; improve it." in text[second:]
+    assert text.index("second reply") < text.index("error (truncated): stream cut") < text.index("[system] the same")

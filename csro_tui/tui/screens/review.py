@@ -121,10 +121,13 @@ def checks_text(info: ReviewInfo) -> Text:
 
 
 def exchange_text(info: ReviewInfo) -> Text:
-    """Every LLM call of the proposal: the prompt messages and the raw reply."""
+    """Every LLM call of the proposal: its reply first (what a person reviews), then the
+    prompt, where a message sent in an earlier call is named, not repeated (a refinement
+    chain resends the same ~2,000-token system prompt with every call)."""
     if not info.llm_calls:
         return Text("This oracle made no LLM calls.", style="dim")
     text = Text()
+    sent: dict[tuple[str, str], int] = {}  # (role, content) -> the call that first sent it
     for n, call in enumerate(info.llm_calls, 1):
         facts = [one_line(call[k]) for k in ("purpose", "model") if call.get(k)]
         tokens = call_tokens(call)
@@ -136,17 +139,10 @@ def exchange_text(info: ReviewInfo) -> Text:
             facts.append(f"{call['attempts']} attempts")
         if call.get("cost_usd") is not None:
             facts.append(f"${call['cost_usd']:.4f}")
-        text.append(f"── call {n}", style="bold")
+        text.append(f"── call {n} of {len(info.llm_calls)}", style="bold")
         if facts:
             text.append("  " + " · ".join(facts), style="dim")
         text.append("\n")
-        for message in call.get("messages", []):
-            role = message.get("role", "?") if isinstance(message, dict) else "?"
-            content = message.get("content", "") if isinstance(message, dict) else str(message)
-            if not isinstance(content, str):
-                content = json.dumps(content, indent=1)
-            text.append(f"[{one_line(role)}]\n", style="bold cyan")
-            text.append(clean_text(content).rstrip() + "\n\n")
         reply = call.get("response", "")
         if not isinstance(reply, str):
             reply = json.dumps(reply, indent=1)
@@ -155,6 +151,19 @@ def exchange_text(info: ReviewInfo) -> Text:
         if call.get("error"):
             kind = one_line(call.get("error_kind") or "failed")
             text.append(f"error ({kind}): {clean_text(call['error'])}\n\n", style="red")
+        for message in call.get("messages", []):
+            role = message.get("role", "?") if isinstance(message, dict) else "?"
+            content = message.get("content", "") if isinstance(message, dict) else str(message)
+            if not isinstance(content, str):
+                content = json.dumps(content, indent=1)
+            role = one_line(role)
+            first = sent.setdefault((role, content), n)
+            if first != n:
+                text.append(f"[{role}] ", style="bold cyan")
+                text.append(f"the same as in call {first} ({len(content.splitlines())} lines)\n\n", style="dim")
+                continue
+            text.append(f"[{role}]\n", style="bold cyan")
+            text.append(clean_text(content).rstrip() + "\n\n")
     return text
 
 

@@ -101,7 +101,7 @@ def test_each_small_model_mistake_is_fed_back_specifically_until_a_policy_clears
     assert "REJECTED AS A COPY: same code as member always_bet (p0)" in prompts[1]
     # What lost, exactly: always-bet bets a Jack into the mixture, which costs it most.
     assert "Where your policy loses value against the mixture (computed exactly" in prompts[1]
-    assert "card J, betting so far: none: you play Bet 1.00; Pass would gain" in prompts[1]
+    assert "card J, betting so far: none: you play Bet 1.00; Pass (0) would gain" in prompts[1]
     assert "`act` returned text" in prompts[2] and "'Bet' is 1" in prompts[2]
     assert "`act` returned None" in prompts[3] and 'return obs["legal_actions"][0]' in prompts[3]
     assert "The `game` dict has no key 'obs'" in prompts[4] and "Observations are not in `game`" in prompts[4]
@@ -157,12 +157,26 @@ def test_refining_from_the_example_edits_working_code_and_never_proposes_the_exa
     assert "# Task: improve a policy" in first["messages"][-1]["content"]
     assert '("K", "Pass, Bet"): 1' in first["messages"][-1]["content"].split("## The policy", 1)[1]
     assert "Expected payoff against the meta-strategy" in first["messages"][-1]["content"]
-    # The unchanged copy is answered in the same conversation.
-    assert second["messages"][:2] == first["messages"][:2]
-    assert "it is the example policy unchanged" in second["messages"][-1]["content"]
+    # The unchanged copy is not scored; the next prompt, a new conversation, says what happened.
+    assert len(second["messages"]) == 2 and second["messages"][0] == first["messages"][0]
+    assert "YOUR LAST ANSWER RETURNED THIS POLICY UNCHANGED" in second["messages"][-1]["content"]
     assert "Linear refinement from the game's example policy" in proposal.rationale
-    assert "1. root: " in proposal.rationale and "2. refines 1: failed: it is the example policy unchanged" \
-        in proposal.rationale
+    assert "1. root: " in proposal.rationale \
+        and "2. refines 1: failed: the policy it was asked to improve, unchanged" in proposal.rationale
+
+
+def test_losses_name_the_entry_of_a_plan_keyed_like_the_example():
+    from csro_tui.oracles.llm.mixture import situation_losses
+
+    example = PromptLibrary().example_policy(KUHN)
+    always_bet = PolicyRecord("p0", "always_bet", SEEDS["always_bet"], "seed")
+    text = situation_losses(KUHN, example, [(always_bet, 1.0)])
+    # Against always-bet, calling with a Queen wins the pot the example gives away by folding.
+    assert ('- seat 0, card Q, betting so far: Pass, Bet (your entry ("Q", "Pass, Bet")): you play Pass 1.00; '
+            'Bet (1) would gain +1.00 each time') in text
+    # Code without such a table gets the situation alone.
+    plain = situation_losses(KUHN, SEEDS["always_bet"], [(PolicyRecord("p1", "c", example, "seed"), 1.0)])
+    assert "your entry" not in plain and "card " in plain
 
 
 def test_a_refine_chain_from_the_example_with_no_usable_reply_proposes_nothing(llm_server):

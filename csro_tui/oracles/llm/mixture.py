@@ -288,8 +288,9 @@ def situation_losses(
             if entry[2] is None:
                 shown = ", ".join(f"{names[a]} {float(mine.get(a, 0.0)):.2f}" for a in sorted(values) if mine.get(a, 0.0) > 0)
                 worth = ", ".join(f"{names[a]} {v:+.2f}" for a, v in sorted(values.items()))
-                entry[2] = (f"{_situation(seat_table.seat, point.obs, True)}: you play {shown}; "
-                            f"{names[best]} would gain {gap:+.2f} each time (action values: {worth})")
+                entry[2] = (f"{_situation(seat_table.seat, point.obs, True)}{_entry_in(source, point.obs)}: "
+                            f"you play {shown}; {names[best]} ({best}) would gain {gap:+.2f} each time "
+                            f"(action values: {worth})")
     ranked = sorted((item for item in found.values() if item[0] > _GAIN_TOLERANCE), key=lambda item: -item[0])
     if not ranked:
         return ""
@@ -299,6 +300,17 @@ def situation_losses(
         lines.append(f"- ({more} more situations costing less)")
     return ("Where your policy loses value against the mixture (computed exactly, most costly first):\n"
             + "\n".join(lines))
+
+
+def _entry_in(source: str, obs: dict) -> str:
+    """' (your entry ("Q", "Pass, Bet"))' when the code keys a table by (card, betting so far) as the
+    example policy does and has this situation's key; "" otherwise.  A small model told "card Q,
+    betting so far: Pass, Bet" did not find the line to change; told the key, it has it verbatim."""
+    if "card" not in obs or "betting" not in obs or "public_card" in obs:
+        return ""
+    moves = [move for round_moves in obs["betting"] for move in round_moves]
+    key = f'("{obs["card"]}", "{", ".join(moves) or "none"}")'
+    return f" (your entry {key})" if key in source else ""
 
 
 def _reach(game: Any, seat: int, candidate: Any, mixture: Any) -> dict[str, float]:

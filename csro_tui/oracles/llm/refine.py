@@ -21,9 +21,11 @@ improvements are kept: an attempt becomes the new best only if it ranks
 higher (clears the gate, then is not a copy, then scores higher).  What
 the model is asked to improve is the best attempt so far, except right
 after an attempt that failed to run, which is sent back with its failure
-so the model can fix it.  The proposal is the best attempt the model
-wrote (the example root, and a reply that returns it unchanged, are never
-proposed: hand-written code is not the oracle's work);
+so the model can fix it.  A reply that returns the code it was asked to
+improve (or the example) unchanged is not scored; the next prompt says so
+in capitals.  The proposal is the best attempt the model wrote (the
+example root is never proposed: hand-written code is not the oracle's
+work);
 its parent is the population member the chain started from (None for a
 zero-shot root, which is not a population member; the rationale shows the
 whole chain).
@@ -71,6 +73,8 @@ from csro_tui.oracles.llm.common import (
 )
 
 DEFAULT_BUDGET = 10
+UNCHANGED_NOTE = ("YOUR LAST ANSWER RETURNED THIS POLICY UNCHANGED, which cannot improve anything: "
+                  "change the decisions the evaluation lists below.")
 DEFAULT_THRESHOLD = 0.0
 STARTS = ("zero-shot", "member", "example")
 
@@ -87,6 +91,7 @@ class Attempt:
     reason: str | None = None  # why it has no score
     reply: str = ""
     kept: bool = False
+    unchanged: bool = False  # the reply was the code it was asked to improve (or the example), as it was
 
     def describe(self) -> str:
         origin = "root" if self.basis is None else f"refines {self.basis}"
@@ -154,9 +159,9 @@ class RefineOracle:
                 stop = f"budget of {self.budget} calls used"
                 break
             basis = self._basis(attempts, best)
-            messages = self._messages(context, briefs, basis, mixture)
             last = attempts[-1] if attempts else None
-            if last is not None and last.source is None:
+            messages = self._messages(context, briefs, basis, mixture, unchanged=last is not None and last.unchanged)
+            if last is not None and last.source is None and not last.unchanged:
                 # The last reply held no usable code: say why, in the same conversation.
                 messages = follow_up(messages, last.reply, RETRY_MESSAGE.format(reason=last.reason))
             try:
@@ -170,9 +175,11 @@ class RefineOracle:
             calls.append(call.to_dict())
             source, reason = code_from_reply(call.response, call.finish_reason, context.spec)
             attempt = Attempt(len(attempts) + 1, basis.number if basis else None, source, reason=reason, reply=call.response)
-            if source is not None and example is not None and _same_code(source, example):
-                attempt.source = None  # sent back in the same conversation, like a reply without code
-                attempt.reason = "it is the example policy unchanged: change what the evaluation says costs most"
+            if source is not None and any(_same_code(source, given) for given in (example, basis and basis.source) if given):
+                # Not scored (nothing new) and never proposed; the next prompt says so. Asked again in a
+                # new conversation, not a follow-up: in one, the 1.5B model repeated its reply verbatim.
+                attempt.source, attempt.unchanged = None, True
+                attempt.reason = "the policy it was asked to improve, unchanged"
             if attempt.source is not None:
                 self._score(attempt, preview)
             attempts.append(attempt)
@@ -230,7 +237,7 @@ class RefineOracle:
         return best
 
     def _messages(
-        self, context: OracleContext, briefs: list, basis: Attempt | None, mixture: str = ""
+        self, context: OracleContext, briefs: list, basis: Attempt | None, mixture: str = "", *, unchanged: bool = False
     ) -> list[dict[str, str]]:
         options = self.prompts.context_options(context.spec)
         rejections = rejection_pairs(context)
@@ -243,6 +250,8 @@ class RefineOracle:
         losses = ""
         if basis.score is not None and basis.preview.shortfall(self.threshold) is not None:
             losses = self.mixture.losses(context.spec, context.population, context.meta_strategy, basis.source)
+        if unchanged:
+            losses = (UNCHANGED_NOTE + "\n" + losses).strip()
         feedback = preview_feedback(
             basis.preview, member_names(context), losses, spec=context.spec, weights=member_weights(context),
             threshold=self.threshold if basis.score is not None else None,

@@ -300,7 +300,8 @@ async def test_kuhn_against_a_population_member_in_its_sandbox_is_recorded(tmp_p
         assert screen.session.host is None  # closed at the end
         assert live.records[0]["policy_id"] == "p0" and live.records[0]["seat"] == 0
         assert "showdown: you" in _text(app, "#play-board")  # both called: the cards are shown
-        assert "What p0 saw and did" in _text(app, "#play-log")
+        assert "What p0 always_bet saw and did" in _text(app, "#play-log")  # a member by id and name
+        assert "vs p0 always_bet · you seat 0" in _text(app, "#play-match")
         assert re.search(r"held [JQK], pot \d", _text(app, "#play-log"))  # in poker terms, not the raw observation
         assert "1 recorded in the session" in _text(app, "#play-status")
 

@@ -255,10 +255,17 @@ class PlayScreen(Screen[None]):
         self.query_one("#play-log", Static).update(self._history(session))
         self._status()
 
+    def _opponent_label(self, session: PlaySession) -> str:
+        """A member as `p1 br-1` (its id and name), a bot by its name."""
+        entry = self.opponents.get(self.opponent_key or "")
+        if session.policy_id and entry is not None and entry[0] == session.policy_id and entry[1] != session.policy_id:
+            return one_line(f"{session.policy_id} {entry[1]}", 40)
+        return one_line(session.opponent_name, 40)
+
     def _match_line(self, session: PlaySession) -> Text:
         text = Text()
         text.append("vs ", style="dim")
-        text.append(one_line(session.opponent_name, 40), style="bold magenta")
+        text.append(self._opponent_label(session), style="bold magenta")
         text.append(f" · you seat {session.seat}\n", style="dim")
         if self.match is not None and self.match.games:
             total = self.match.total
@@ -320,7 +327,7 @@ class PlayScreen(Screen[None]):
                 text.append(f"  {game.summary}\n")
             text.append("\n")
         if session.finished and session.kind not in (RRPS, REPEATED_LEDUC):
-            text.append(f"What {one_line(session.opponent_name, 40)} saw and did\n", style="bold underline")
+            text.append(f"What {self._opponent_label(session)} saw and did\n", style="bold underline")
             for decision in opponent_decisions(session)[-SEEN_SHOWN:]:
                 text.append(plain(f"{decision.saw}\n", style="dim"))
                 text.append(plain(f"  → {decision.did}"))

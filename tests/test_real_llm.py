@@ -107,9 +107,9 @@ def assert_accepted_ones_beat_the_meta_strategy(state) -> None:
 
 
 def assert_outcome_recorded(code: int, state, calls: list[dict]) -> bool:
-    """The run either completed with a decided proposal, or, when no usable policy came within the
-    budget, failed its one attempt with the reasons recorded and ended with that error (exit 1).
-    True when a proposal was made."""
+    """The run completed either with a decided proposal, or, when no usable policy came within the
+    budget, with its one attempt failed, the reasons recorded and the iteration ended without a
+    policy (the model's failure ends the iteration, not the run).  True when a proposal was made."""
     if state.proposals:
         assert code == 0 and state.closed.reason == "completed"
         (proposal,) = state.proposals.values()
@@ -118,10 +118,10 @@ def assert_outcome_recorded(code: int, state, calls: list[dict]) -> bool:
             assert proposal.validation.issues or proposal.validation.failure is not None
         assert_accepted_ones_beat_the_meta_strategy(state)
         return True
-    assert code != 0
+    assert code == 0 and state.closed.reason == "completed"
     (failure,) = state.oracle_failures
-    assert failure.error.strip() and len(failure.llm_calls) == len(calls)
-    assert state.closed.reason == "error" and failure.error.split(":")[0] in state.closed.message
+    assert failure.error.startswith("NoUsableCandidate: ") and len(failure.llm_calls) == len(calls)
+    assert state.iterations[1].accepted is None
     return False
 
 
@@ -147,8 +147,9 @@ def test_zero_shot_reply_becomes_checked_code_or_a_specific_reason(tmp_path, cap
 
 def test_llm_refine_run_on_kuhn_completes_with_metrics_and_recorded_tokens(tmp_path, capsys):
     budget = 2
+    # From the example, as README advises for small models: every call edits working code.
     code, state = run_with_model(tmp_path, "--game", "kuhn_poker", "--oracle", "llm-refine", "--iterations", "1",
-                                 "--llm-budget", str(budget))
+                                 "--llm-budget", str(budget), "--oracle-option", "start=example")
     calls = recorded_calls(state)
     assert_real_calls(calls, budget)
     proposed = assert_outcome_recorded(code, state, calls)

@@ -219,3 +219,27 @@ def test_a_list_changed_in_place_must_be_sent_whole_next():
         assert send(host, [1], 3, 2, [0], [(0, "history", [2, 1, 0])])
         assert host.receive_act() == [0]
         assert host.dropped_lists == {(1, "history")}  # reversed again
+
+
+SLOW = code("slow", "total = 0\nfor i in range(400000):\n    total += i\nreturn total % 3")
+
+
+def test_the_time_limit_blames_the_slow_side_as_in_openspiel(monkeypatch):
+    jobs = [MatchJob(SLOW, FREQUENCY, 2, 31)]
+    results = {}
+    for path, applies in (("fast", rrps_lockstep.applies), ("general", lambda spec, jobs: False)):
+        monkeypatch.setattr(rrps_lockstep, "applies", applies)
+        results[path] = play_matches(SPEC, jobs, match_seconds=0.2)[0]
+    for result in results.values():
+        assert result.failure is not None and result.failure.category is FailureCategory.TIMEOUT
+        assert result.failure.policy == "slow" and "overran its limit of 0.2 s" in result.failure.message
+        assert result.episodes == 0
+
+
+def test_progress_reaches_every_match():
+    seen = []
+    play_matches(SPEC, [MatchJob(FREQUENCY, MARKOV, 2, 41), MatchJob(MARKOV, EVERYTHING, 2, 42)],
+                 progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (2.0, 2)
+    assert all(total == 2 for _, total in seen)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)

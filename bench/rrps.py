@@ -14,6 +14,7 @@ boundary.
 from __future__ import annotations
 
 import random
+import statistics
 
 import numpy as np
 import pyspiel
@@ -188,6 +189,8 @@ def code_vs_code(table: Table, quick: bool) -> None:
               f"{ratio(bare_rate, ours_rate):.2f}x slower", "<= 3x slower",
               ratio(bare_rate, ours_rate) <= 3,
               note=f"bare: two act() calls per throw in one process, {bare_episodes} episodes, {bare.describe()}; "
+                   f"ratio within each turn (ours and bare timed back to back): median "
+                   f"{statistics.median(o / ours_episodes / (b / bare_episodes) for o, b in zip(ours.runs, bare.runs)):.2f}x; "
                    f"the referee's general path (an OpenSpiel state and a view per episode, a dict per request), "
                    f"same match: {ours_episodes / general.best:.1f} eps/s, "
                    f"{ratio(bare_rate, ours_episodes / general.best):.2f}x slower than bare, {general.describe()}")

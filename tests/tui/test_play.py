@@ -339,3 +339,17 @@ async def test_the_session_id_the_games_go_to_is_never_cut(tmp_path):
         await pilot.resize_terminal(160, 48)
         await pilot.pause()
         assert screen.sub_title == f"Play {RRPS} · records to {long_id}"
+
+
+async def test_each_opponent_takes_one_row_of_the_list_at_80_columns(tmp_path):
+    spec = get_game("kuhn_poker")
+    source = spec.seed_policies()["always_bet"]
+    data = DashboardData(game="kuhn_poker", members=[Member("p1", "fold_exploiter_long_name", "seed", source=source)])
+    screen = PlayScreen(Backend(tmp_path), "kuhn_poker", data)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        await pilot.pause()
+        shot = app.export_screenshot().replace("&#160;", " ")
+        assert "p1 fold_exploit" in shot and "…" in shot  # cut on its row, not wrapped under 'p1'
+        assert "long_name" not in shot

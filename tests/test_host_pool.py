@@ -161,7 +161,7 @@ def test_closing_the_pool_leaves_no_process_and_no_directory(mode):
     pool = HostPool(3)
     assert pool.wait_ready(timeout=READY_TIMEOUT)
     pids = pool.ready_pids()
-    temp_dirs = [started.temp_dir for started in pool._ready]  # noqa: SLF001 - what close must remove
+    temp_dirs = [started.temp_dir for started in pool._state.ready]  # noqa: SLF001 - what close must remove
     assert len(temp_dirs) == 3 and all(os.path.isdir(path) for path in temp_dirs)
     assert len(pids) == 3 and all(alive(pid) for pid in pids)
     host = pool(COUNTING, GAME, name="in-use", limits=LIMITS)
@@ -170,7 +170,7 @@ def test_closing_the_pool_leaves_no_process_and_no_directory(mode):
     pool.close()  # idempotent
     assert not any(alive(pid) for pid in pids if pid != host.pid)
     assert not any(os.path.exists(path) for path in temp_dirs if path != host._temp_dir)  # noqa: SLF001
-    assert not pool._filler.is_alive()  # noqa: SLF001
+    assert not pool._state.filler.is_alive()  # noqa: SLF001
     assert pool.take() is None  # closed: nothing handed out any more
     host.close()  # the host handed out is its owner's to close
     assert descendants() <= before
@@ -213,3 +213,16 @@ def test_a_retired_host_is_killed_at_once_and_reaped_by_the_pool(mode):
     pool.close()  # waits for the reaper
     assert not alive(pid)
     assert not os.path.exists(temp_dir)
+
+
+def test_a_pool_nobody_closed_is_closed_when_it_is_collected(mode):
+    import gc
+
+    pool = HostPool(2)
+    assert pool.wait_ready(timeout=READY_TIMEOUT)
+    pids = pool.ready_pids()
+    state = pool._state  # noqa: SLF001 - what the threads keep (not the pool)
+    del pool
+    gc.collect()
+    assert state.closed and not state.filler.is_alive()
+    assert not any(alive(pid) for pid in pids)

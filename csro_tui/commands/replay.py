@@ -10,6 +10,7 @@ meta-solver, and reports whether they reproduce (exit 1 if not).
 from __future__ import annotations
 
 import argparse
+import os
 
 from csro_tui.commands.sessions import add_sessions_dir_argument
 
@@ -169,11 +170,23 @@ def verify_state(console, state) -> int:
     from csro_tui.meta.solvers import solve
     from csro_tui.sessions.verify import verify
 
+    from csro_tui.evaluation import table_cache
+
     config = recorded_config(state)
     spec = get_game(config.game)
+    # A verification asks the policies again: no exact table from the disk cache.
+    cache_setting = os.environ.get(table_cache.CACHE_DIR_ENV_VAR)
+    os.environ[table_cache.CACHE_DIR_ENV_VAR] = "off"
     evaluator = GameEvaluator(spec, workers=config.workers)
-    result = verify(state, spec=spec, evaluator=evaluator, meta_solve=solve,
-                    progress=lambda message: console.print(f"[dim]{message}[/]", highlight=False))
+    try:
+        result = verify(state, spec=spec, evaluator=evaluator, meta_solve=solve,
+                        progress=lambda message: console.print(f"[dim]{message}[/]", highlight=False))
+    finally:
+        evaluator.close()
+        if cache_setting is None:
+            os.environ.pop(table_cache.CACHE_DIR_ENV_VAR, None)
+        else:
+            os.environ[table_cache.CACHE_DIR_ENV_VAR] = cache_setting
     for check in result.failures:
         console.print(
             f"[red]differs[/]: {check.what}: recorded {_number(check.recorded)}, now {_number(check.recomputed)}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections import deque
 
 from csro_tui.errors import ConfigError
@@ -39,7 +40,13 @@ DEFAULT_POOL_SIZE = 3
 
 
 class HostPool:
-    """A few sandbox processes started in the background, handed out once each."""
+    """A few sandbox processes started in the background, handed out once each.
+
+    The work is done by a `_PoolState` that the pool's threads share; the
+    pool itself is only a handle, so a pool its owner forgot to close is
+    closed when it is garbage-collected (weakref.finalize): its processes
+    never outlive it.
+    """
 
     def __init__(self, size: int = DEFAULT_POOL_SIZE, *, mode: str | None = None) -> None:
         """`mode`: the isolation mode to start hosts in; None follows
@@ -47,22 +54,15 @@ class HostPool:
         than its policy's is discarded by `PolicyHost.launch`)."""
         if not (isinstance(size, int) and size >= 0):
             raise ValueError(f"pool size must be a non-negative integer, not {size!r}")
-        self.size = size
-        self.mode = mode
-        self._ready: deque[StartedProcess] = deque()
-        self._changed = threading.Condition()
-        self._closed = False
-        self.started = 0  # processes spawned by the pool (for tests and the bench)
-        self.handed_out = 0
-        self.replaced = 0  # pooled processes found dead and dropped
-        self._filler: threading.Thread | None = None
-        self._reaper: threading.Thread | None = None
-        self._dead: deque = deque()  # the rest of retired hosts' close, for the reaper
-        if size:
-            self._filler = threading.Thread(target=self._fill, name="csro-host-pool", daemon=True)
-            self._filler.start()
+        self._state = _PoolState(size, mode)
+        self._finalizer = weakref.finalize(self, self._state.close)
+        self._state.start()
 
-    # -- the factory -----------------------------------------------------------
+    size = property(lambda self: self._state.size)
+    mode = property(lambda self: self._state.mode)
+    started = property(lambda self: self._state.started, doc="processes spawned by the pool")
+    handed_out = property(lambda self: self._state.handed_out)
+    replaced = property(lambda self: self._state.replaced, doc="pooled processes found dead and dropped")
 
     def __call__(
         self, source: str, game_info: dict, *, name: str = "policy", limits: SandboxLimits | None = None
@@ -74,75 +74,31 @@ class HostPool:
             host.adopt(started)
         return host
 
+    def take(self) -> StartedProcess | None:
+        """A live pre-started process (the caller owns it from here), or None."""
+        return self._state.take()
+
     def retire(self, host: PolicyHost) -> None:
         """Close a host handed out by this pool: killed now, reaped on the
         pool's reaper thread (off the caller's path); `close` waits for it."""
-        finish = host.close_later()
-        with self._changed:
-            if not self._closed:
-                if self._reaper is None:
-                    self._reaper = threading.Thread(target=self._reap, name="csro-host-reaper", daemon=True)
-                    self._reaper.start()
-                self._dead.append(finish)
-                self._changed.notify_all()
-                return
-        finish()
-
-    def _reap(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._dead or self._closed)
-                if not self._dead:
-                    return
-                finish = self._dead.popleft()
-            finish()
-
-    def take(self) -> StartedProcess | None:
-        """A live pre-started process (the caller owns it from here), or None."""
-        with self._changed:
-            while self._ready:
-                started = self._ready.popleft()
-                self._changed.notify_all()  # the filler starts a replacement
-                if started.process.poll() is None:
-                    self.handed_out += 1
-                    return started
-                self.replaced += 1
-                log.info("a pre-started policy host had died (exit %s); replacing it", started.process.returncode)
-                started.discard()
-            self._changed.notify_all()
-        return None
+        self._state.retire(host.close_later())
 
     def ready_pids(self) -> list[int]:
         """Process ids of the pre-started processes waiting now (bwrap's in bubblewrap mode)."""
-        with self._changed:
-            return [started.process.pid for started in self._ready]
+        with self._state.changed:
+            return [started.process.pid for started in self._state.ready]
 
     def wait_ready(self, count: int | None = None, timeout: float = 30.0) -> bool:
         """Block until `count` (default: the pool's size) processes are ready (tests, benches)."""
-        wanted = self.size if count is None else count
-        with self._changed:
-            return self._changed.wait_for(lambda: self._closed or len(self._ready) >= wanted, timeout)
-
-    # -- lifecycle -------------------------------------------------------------
+        state = self._state
+        wanted = state.size if count is None else count
+        with state.changed:
+            return state.changed.wait_for(lambda: state.closed or len(state.ready) >= wanted, timeout)
 
     def close(self) -> None:
         """Stop starting hosts, kill every pre-started one and finish reaping
         retired ones (idempotent)."""
-        with self._changed:
-            self._closed = True
-            self._changed.notify_all()
-        for thread in (self._filler, self._reaper):
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(timeout=30)
-        with self._changed:
-            leftovers = list(self._ready)
-            self._ready.clear()
-            unreaped = list(self._dead)
-            self._dead.clear()
-        for started in leftovers:
-            started.discard()
-        for finish in unreaped:  # the reaper did not get to them (it never started, or timed out)
-            finish()
+        self._finalizer()
 
     def __enter__(self) -> HostPool:
         return self
@@ -150,12 +106,68 @@ class HostPool:
     def __exit__(self, *_exc) -> None:
         self.close()
 
-    def _fill(self) -> None:
-        """The background thread: keep `size` processes started until closed."""
+
+class _PoolState:
+    """What the pool's filler and reaper threads share (never the pool itself)."""
+
+    def __init__(self, size: int, mode: str | None) -> None:
+        self.size = size
+        self.mode = mode
+        self.ready: deque[StartedProcess] = deque()
+        self.changed = threading.Condition()
+        self.closed = False
+        self.started = 0
+        self.handed_out = 0
+        self.replaced = 0
+        self.dead: deque = deque()  # the rest of retired hosts' close, for the reaper
+        self.filler: threading.Thread | None = None
+        self.reaper: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.size:
+            self.filler = threading.Thread(target=self.fill, name="csro-host-pool", daemon=True)
+            self.filler.start()
+
+    def take(self) -> StartedProcess | None:
+        with self.changed:
+            while self.ready:
+                started = self.ready.popleft()
+                self.changed.notify_all()  # the filler starts a replacement
+                if started.process.poll() is None:
+                    self.handed_out += 1
+                    return started
+                self.replaced += 1
+                log.info("a pre-started policy host had died (exit %s); replacing it", started.process.returncode)
+                started.discard()
+        return None
+
+    def retire(self, finish) -> None:
+        with self.changed:
+            if not self.closed:
+                if self.reaper is None:
+                    self.reaper = threading.Thread(target=self.reap, name="csro-host-reaper", daemon=True)
+                    self.reaper.start()
+                self.dead.append(finish)
+                self.changed.notify_all()
+                return
+        finish()
+
+    def reap(self) -> None:
+        """The reaper thread: finish closing retired hosts until closed."""
         while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._closed or len(self._ready) < self.size)
-                if self._closed:
+            with self.changed:
+                self.changed.wait_for(lambda: self.dead or self.closed)
+                if not self.dead:
+                    return
+                finish = self.dead.popleft()
+            finish()
+
+    def fill(self) -> None:
+        """The filler thread: keep `size` processes started until closed."""
+        while True:
+            with self.changed:
+                self.changed.wait_for(lambda: self.closed or len(self.ready) < self.size)
+                if self.closed:
                     return
             try:
                 started = start_host_process(self.mode or isolation_mode())
@@ -163,10 +175,27 @@ class HostPool:
                 # Hosts then start on demand, as without a pool (and say why there).
                 log.warning("could not pre-start a policy host: %s", error)
                 return
-            with self._changed:
+            with self.changed:
                 self.started += 1
-                if self._closed:
+                if self.closed:
                     started.discard()
                     return
-                self._ready.append(started)
-                self._changed.notify_all()
+                self.ready.append(started)
+                self.changed.notify_all()
+
+    def close(self) -> None:
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+        for thread in (self.filler, self.reaper):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout=30)
+        with self.changed:
+            leftovers = list(self.ready)
+            self.ready.clear()
+            unreaped = list(self.dead)
+            self.dead.clear()
+        for started in leftovers:
+            started.discard()
+        for finish in unreaped:  # the reaper did not get to them (it never started, or timed out)
+            finish()

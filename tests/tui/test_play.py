@@ -353,3 +353,24 @@ async def test_each_opponent_takes_one_row_of_the_list_at_80_columns(tmp_path):
         shot = app.export_screenshot().replace("&#160;", " ")
         assert "p1 fold_exploit" in shot and "…" in shot  # cut on its row, not wrapped under 'p1'
         assert "long_name" not in shot
+
+
+async def test_repeated_leduc_hands_keep_one_row_each_at_80_columns_result_first(tmp_path):
+    game = "repeated_leduc(num_hands=6)"
+    screen = PlayScreen(Backend(tmp_path), game, DashboardData(game=game))
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:always_fold")
+        await wait_until(pilot, lambda: screen.session is not None, "the match")
+        for hand in range(3):  # bet each hand: always_fold folds, which the row says last
+            await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) > 0, "our turn")
+            before = len(rounds(screen.session))
+            await pilot.press(str(len(screen.session.legal_actions())))  # the last button: Bet
+            await wait_until(pilot, lambda: len(rounds(screen.session)) > before, "the hand over")
+        await pilot.pause()
+        rows = [line for line in _text(app, "#play-log").splitlines() if re.match(r"\s+\d+  (won|lost|tied)", line)]
+        assert len(rows) == 3, _text(app, "#play-log")
+        width = screen.query_one("#play-log", Static).size.width
+        for row in rows:
+            assert len(row) <= width and re.search(r"(won|lost|tied)\s+[+-]?\d+  total [ +-]*\d+  you [JQK] them", row), row

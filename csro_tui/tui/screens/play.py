@@ -308,15 +308,23 @@ class PlayScreen(Screen[None]):
         if done:
             unit = "Hands" if session.kind == REPEATED_LEDUC else "Rounds"
             text.append(f"{unit} of this game ({len(done)} of {rounds_total(session)}), newest first\n", style="bold underline")
+            width = self.query_one("#play-log", Static).size.width or 200
             for row in reversed(done[-ROUNDS_SHOWN:]):
                 word = outcome_word(row.result)
                 style = "green" if row.result > 0 else "red" if row.result < 0 else "dim"
+                line = Text()
                 if session.kind == RRPS:
-                    text.append(f"{row.number:>4}  you {row.mine:<8} them {row.theirs:<8} ")
-                else:
-                    text.append(f"{row.number:>4}  you {row.mine} them {row.theirs}  board {row.board or '-'}  {row.detail:<11} ")
-                text.append(f"{word:<4} {signed(row.result):>3}", style=style)
-                text.append(f"   total {signed(row.total)}\n", style="dim")
+                    line.append(f"{row.number:>4}  you {row.mine:<8} them {row.theirs:<8} ")
+                    line.append(f"{word:<4} {signed(row.result):>3}", style=style)
+                    line.append(f"   total {signed(row.total)}", style="dim")
+                else:  # the result first: a narrow screen cuts how the hand ended, not what it made
+                    line.append(f"{row.number:>4}  ")
+                    line.append(f"{word:<4} {signed(row.result):>3}", style=style)
+                    line.append(f"  total {signed(row.total):>3}", style="dim")
+                    line.append(f"  you {row.mine} them {row.theirs}  board {row.board or '-'}  {row.detail}")
+                line.truncate(width, overflow="ellipsis")  # one row per round, never wrapped under it
+                text.append_text(line)
+                text.append("\n")
             text.append("\n")
         if self.match is not None and self.match.games:
             text.append("Games of this match, newest first\n", style="bold underline")

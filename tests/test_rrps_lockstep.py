@@ -121,6 +121,13 @@ def test_the_fast_path_plays_exactly_as_openspiel(monkeypatch):
     assert mixed_moves == {0, 1, 2}
 
 
+def test_a_long_lockstep_of_the_seed_policies_plays_as_openspiel(monkeypatch):
+    jobs = [MatchJob(FREQUENCY, MARKOV, 40, 51), MatchJob(MARKOV, MIXED, 20, 52)]
+    fast, fast_throws, slow, slow_throws = play_both(jobs, monkeypatch)
+    assert [summary(r) for r in fast] == [summary(r) for r in slow]
+    assert fast_throws == slow_throws and len(fast_throws) == 60
+
+
 def test_a_failure_ends_only_its_matches_as_in_openspiel(monkeypatch):
     jobs = [MatchJob(CRASHES_LATE, MARKOV, 2, 21), MatchJob(FREQUENCY, MARKOV, 2, 22)]
     fast, fast_throws, slow, slow_throws = play_both(jobs, monkeypatch)

@@ -163,3 +163,15 @@ def test_the_llm_exchange_shows_each_reply_first_and_names_a_prompt_sent_before(
     assert "[system] the same as in call 1 (2 lines)" in text[second:]
     assert "It scored -0.25; improve it." in text[second:]
     assert text.index("second reply") < text.index("error (truncated): stream cut") < text.index("[system] the same")
+
+
+def test_regenerate_says_what_the_proposal_cost_in_llm_calls_and_time():
+    from csro_tui.tui.model import ReviewInfo
+    from csro_tui.tui.screens.review import regenerate_cost
+
+    calls = [{"latency_s": 95.0}, {"latency_s": 130.5}, {"latency_s": 140.0}]
+    info = ReviewInfo(name="refine-1", oracle="llm-refine", source="", llm_calls=calls, attempt=1, max_attempts=3)
+    assert regenerate_cost(info) == ("Regenerate rejects this proposal and asks the oracle again (this proposal took "
+                                     "3 LLM calls, 6m06s; the next may take as many): uses attempt 2 of 3. g again to confirm.")
+    offline = ReviewInfo(name="br-1", oracle="best-response", source="", attempt=1, max_attempts=3)
+    assert "LLM" not in regenerate_cost(offline)

@@ -92,7 +92,14 @@ def edit_note(info: ReviewInfo) -> Text:
 
 def regenerate_cost(info: ReviewInfo) -> str:
     """What `g` costs, said before it costs it."""
-    llm = " (one more LLM call)" if info.llm_calls else ""
+    llm = ""
+    if info.llm_calls:  # the best guess of what asking again costs: what this proposal cost
+        from csro_tui.commands._output import duration
+        from csro_tui.numbers import counted
+
+        seconds = sum(float(call.get("latency_s") or 0) for call in info.llm_calls)
+        took = counted(len(info.llm_calls), "LLM call") + (f", {duration(seconds)}" if seconds >= 1 else "")
+        llm = f" (this proposal took {took}; the next may take as many)"
     if info.max_attempts and info.attempt >= info.max_attempts:
         return (f"Regenerate rejects this proposal; it is attempt {info.attempt} of {info.max_attempts}, "
                 f"so iteration {info.iteration} then ends with nothing accepted. g again to confirm.")

@@ -124,6 +124,9 @@ class Backend:
         kind = getattr(event, "TYPE", "")
         if kind == "progress":
             return event.text
+        if kind == "proposal_decided" and getattr(event, "action", "") in ("reject", "edit"):
+            # a rejection goes back to the oracle (unless the attempts are used up); an edit is checked again
+            return "rejected: oracle working…" if event.action == "reject" else "validating the edit (sandboxed smoke run)…"
         return {
             "iteration_started": "oracle working…",
             "proposal_created": "validating the proposal (sandboxed smoke run)…",

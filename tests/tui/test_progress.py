@@ -359,3 +359,14 @@ def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
     watch.new_proposal()  # an engine event: the next proposal starts with no replies
     ask()
     assert notes[-1] == ()
+
+
+def test_after_a_rejection_the_status_says_the_oracle_works_again():
+    from csro_tui.sessions.events import ProposalDecided
+
+    def decided(action: str) -> str:
+        return Backend.describe_activity(ProposalDecided(proposal_id="i1.1", action=action, decided_by="tui"))
+
+    assert decided("reject") == "rejected: oracle working…"
+    assert decided("edit") == "validating the edit (sandboxed smoke run)…"
+    assert decided("accept") == "engine working…"

@@ -284,6 +284,8 @@ class LLMActivity:
     budget: int | None  # calls a proposal may use (None: unknown)
     calls: tuple[CallInFlight, ...]  # oldest first
     scored: tuple[str, ...] = ()  # how the oracle scored this proposal's earlier replies ("reply 1: +0.125 vs meta")
+    attempt: int = 1  # the iteration's proposal the oracle is making (the engine allows max_attempts)
+    max_attempts: int | None = None
 
     @property
     def reply(self) -> str:
@@ -295,6 +297,8 @@ class LLMActivity:
         call = self.calls[0]
         of = f" of ≤{self.budget}" if self.budget else ""
         label = f"LLM call {call.number}{of}" if short else f"{self.oracle}: LLM call {call.number}{of} ({LLM_PURPOSES.get(call.purpose, call.purpose)})"
+        if self.attempt > 1 and not short:  # after a rejection: which of the iteration's proposals this is
+            label = f"proposal {self.attempt}" + (f" of {self.max_attempts}" if self.max_attempts else "") + f", {label}"
         if len(self.calls) > 1:
             label += f" +{len(self.calls) - 1} more"
         elapsed = int(now - call.started)
@@ -593,8 +597,17 @@ class LiveRun:
         self._on_event(event, data)
 
     def llm_activity(self) -> LLMActivity | None:
-        """The oracle's LLM calls in flight (None when there are none); cheap, in memory."""
-        return self.llm_watch.activity() if self.llm_watch is not None else None
+        """The oracle's LLM calls in flight (None when there are none), with the proposal of the
+        iteration they are for; cheap, in memory."""
+        activity = self.llm_watch.activity() if self.llm_watch is not None else None
+        if activity is None:
+            return None
+        with self._lock:
+            iteration = self._state.open_iteration
+            attempt = iteration.attempts + 1 if iteration is not None else 1
+        from dataclasses import replace
+
+        return replace(activity, attempt=attempt, max_attempts=getattr(self.engine.config, "max_attempts", None))
 
     def data(self) -> DashboardData:
         with self._lock:

@@ -223,6 +223,11 @@ def test_an_llm_call_line_counts_tokens_and_their_rate_once_writing_started():
     assert activity.line(15.0) == "llm-refine: LLM call 2 of ≤10 (refinement): 30 tokens · 3.0/s · 15 s"
     assert activity.line(15.0, short=True) == "LLM call 2 of ≤10: 30 tokens · 3.0/s · 15 s"
     assert activity.line(6.0) == "llm-refine: LLM call 2 of ≤10 (refinement): 30 tokens · 6 s"  # no rate in the first 2 s
+    from dataclasses import replace
+
+    second = replace(activity, attempt=2, max_attempts=3)  # the oracle's second proposal of the iteration
+    assert second.line(15.0) == "proposal 2 of 3, llm-refine: LLM call 2 of ≤10 (refinement): 30 tokens · 3.0/s · 15 s"
+    assert second.line(15.0, short=True) == activity.line(15.0, short=True)
     waiting = CallInFlight(number=1, purpose="best_response", started=0.0, prompt_tokens=2000, streamed=False)
     assert LLMActivity("llm", None, (waiting,)).line(70.0) == \
         "llm: LLM call 1 (best response): waiting for the reply (not streamed) · 70 s"

@@ -27,7 +27,7 @@ async def test_review_shows_code_diff_rationale_exchange_and_checks():
         assert "Bluff less often" in _text(app, "#review-rationale")
         exchange = _text(app, "#review-llm")
         assert "Beat the mixture." in exchange and "class Policy: ..." in exchange
-        assert "propose · test-model · 19 tokens · 1.5 s · $0.0021" in exchange
+        assert "propose · test-model · 19 tokens (12 prompt + 7 reply) · 1.5 s · $0.0021" in exchange
         checks = _text(app, "#review-checks")
         assert "smoke run" in checks and "vs p1" in checks and "-0.1250" in checks
 
@@ -152,12 +152,13 @@ def test_the_llm_exchange_shows_each_reply_first_and_names_a_prompt_sent_before(
     system = {"role": "system", "content": "You write policies.\nRules follow.\n"}
     calls = [
         {"purpose": "best_response", "messages": [system, {"role": "user", "content": "Beat the mixture."}],
-         "response": "```python\nclass Policy: ...\n```"},
+         "response": "```python\nclass Policy: ...\n```", "prompt_tokens": 1930, "completion_tokens": 71, "latency_s": 95.2},
         {"purpose": "refine", "messages": [system, {"role": "user", "content": "It scored -0.25; improve it."}],
          "response": "second reply", "error": "stream cut", "error_kind": "truncated"},
     ]
     text = exchange_text(ReviewInfo(name="refine-1", oracle="llm-refine", source="", llm_calls=calls)).plain
     second = text.index("── call 2 of 2")
+    assert text.startswith("── call 1 of 2  best_response · 2,001 tokens (1,930 prompt + 71 reply) · 95.2 s\n")
     assert text.index("[reply]") < text.index("[system]") < second  # the reply before the prompt
     assert text.count("You write policies.") == 1  # sent again in call 2: named, not repeated
     assert "[system] the same as in call 1 (2 lines)" in text[second:]

@@ -139,7 +139,9 @@ def exchange_text(info: ReviewInfo) -> Text:
         facts = [one_line(call[k]) for k in ("purpose", "model") if call.get(k)]
         tokens = call_tokens(call)
         if tokens:
-            facts.append(f"{tokens} tokens" + (" (estimated)" if call.get("usage_estimated") else ""))
+            prompt, written = call.get("prompt_tokens"), call.get("completion_tokens")
+            split = f" ({prompt:,} prompt + {written:,} reply)" if isinstance(prompt, int) and isinstance(written, int) else ""
+            facts.append(f"{tokens:,} tokens{split}" + (" (estimated)" if call.get("usage_estimated") else ""))
         if call.get("latency_s"):
             facts.append(f"{call['latency_s']:.1f} s")
         if call.get("attempts", 1) and call.get("attempts", 1) > 1:

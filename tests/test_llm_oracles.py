@@ -216,6 +216,40 @@ def test_an_iteration_whose_candidates_all_fail_ends_alone_and_the_run_goes_on(l
     assert [strength(m.source) for m in state.population][-1] == 0.9
 
 
+def test_a_call_cancelled_by_a_stop_is_recorded_without_costing_the_attempt(tmp_path):
+    import threading
+    import time
+
+    store = SessionStore(tmp_path)
+    writer = store.create("stopped")
+    with ScriptedLLMServer([ScriptedReply(hang=True)]) as server:
+        engine = Engine(
+            config=RunConfig(game="toy", oracle="llm", iterations=1, max_attempts=1),
+            spec=ToySpec(),
+            oracle=ZeroShotOracle(client(server.base_url, max_retries=0)),
+            reviewer=AutoReviewer(),
+            evaluator=ToyEvaluator(),
+            meta_solve=best_member_solve,
+            writer=writer,
+            versions={"csro_tui": "test"},
+        )
+        worker = threading.Thread(target=engine.run)
+        worker.start()
+        deadline = time.monotonic() + 30
+        while not server.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        engine.request_stop()  # ctrl+q / ctrl+c while the model is still reading the prompt
+        worker.join(timeout=30)
+        assert not worker.is_alive()
+    writer.close()
+
+    state = fold(store.read("stopped").events)
+    (failure,) = state.oracle_failures
+    assert failure.cancelled and failure.llm_calls and failure.llm_calls[0]["error_kind"] == "cancelled"
+    assert state.iterations[1].attempts == 0  # a resumed run asks again within its one attempt
+    assert state.closed.reason == "stopped"
+
+
 def test_the_engine_records_llm_failures_and_stops_the_session_cleanly(tmp_path):
     store = SessionStore(tmp_path)
     writer = store.create("down")

@@ -423,6 +423,11 @@ class Engine:
             raise
         except Exception as error:
             if self._stop.is_set():
+                # Stopped mid-work (a cancelled LLM call): not an attempt, but its calls are recorded.
+                calls = list(getattr(error, "llm_calls", None) or [])
+                if calls:
+                    self._emit(OracleFailed(iteration=number, attempt=attempt, error=f"{type(error).__name__}: {error}",
+                                            llm_calls=calls, cancelled=True))
                 return None
             self._emit(
                 OracleFailed(

@@ -100,7 +100,9 @@ class IterationStarted(Event):
 
 @dataclass(kw_only=True)
 class OracleFailed(Event):
-    """The oracle raised instead of proposing; counts as a failed attempt."""
+    """The oracle raised instead of proposing; counts as a failed attempt,
+    unless `cancelled` (the run was stopped while the oracle worked: the
+    attempt is made again on resume, and this records the calls it made)."""
 
     TYPE: ClassVar[str] = "oracle_failed"
     iteration: int
@@ -110,6 +112,7 @@ class OracleFailed(Event):
     # LLM calls the oracle made before it failed (LLMCall.to_dict()), so the
     # log holds every call and a recorded session replays in order.
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
+    cancelled: bool = False
 
 
 @dataclass(kw_only=True)

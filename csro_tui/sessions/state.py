@@ -136,7 +136,8 @@ class SessionState:
 
     def _on_oracle_failed(self, event: OracleFailed) -> None:
         self.oracle_failures.append(event)
-        self._iteration(event.iteration).oracle_failures += 1
+        if not event.cancelled:
+            self._iteration(event.iteration).oracle_failures += 1
 
     def _on_proposal_created(self, event: ProposalCreated) -> None:
         self.proposals[event.proposal_id] = ProposalState(

@@ -145,7 +145,8 @@ def event_line(event: Any) -> str:
         else:
             body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
     elif kind == "oracle_failed":
-        body = f"attempt {event.attempt}: {event.error.splitlines()[0] if event.error else ''}"
+        body = (f"attempt {event.attempt}" + (" cancelled by the stop (asked again on resume)" if event.cancelled else "")
+                + f": {event.error.splitlines()[0] if event.error else ''}")
     elif kind == "proposal_created":
         body = f"{event.proposal_id} {event.proposal.name} by {event.proposal.oracle}"
         if event.edited_from:

@@ -135,7 +135,9 @@ class ZeroShotOracle:
         tasks = [lambda c=c: self._run_candidate(c, messages, context, preview) for c in candidates]
         for candidate, outcome in zip(candidates, run_in_parallel(tasks, backend_concurrency(self.backend))):
             if isinstance(outcome, BaseException):
-                raise attach_calls(outcome, summary_calls + [c for k in candidates for c in k.calls])
+                # A cancelled request carries its own calls, not yet counted in its candidate's.
+                own = list(getattr(outcome, "llm_calls", None) or [])
+                raise attach_calls(outcome, summary_calls + [c for k in candidates for c in k.calls] + own)
         calls = summary_calls + [call for c in candidates for call in c.calls]
         return self._choose(context, candidates, calls, preview is not None)
 

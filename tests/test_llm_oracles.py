@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 
 import pytest
 
@@ -383,6 +385,83 @@ def test_refinement_with_no_working_attempt_fails_with_the_chain(llm_server):
     with pytest.raises(NoUsableCandidate, match="no attempt ran successfully .*budget of 2 calls used") as raised:
         oracle.propose(toy_context())
     assert len(raised.value.llm_calls) == 2
+
+
+def _finish_when(server: ScriptedLLMServer, requests: int, context: OracleContext) -> threading.Thread:
+    """Set finish (and cancel, as the engine's finish_oracle does) once `requests` calls have reached the server."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 30
+        while len(server.chat_requests) < requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        context.finish.set()
+        context.cancel.set()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    return watcher
+
+
+def test_finishing_refinement_early_proposes_the_best_so_far_and_cancels_the_call_in_flight(llm_server):
+    # A person tired of waiting on a slow model: the second call never answers; finish takes the first reply.
+    llm_server.script(code_reply(0.2), ScriptedReply(hang=True))
+    oracle = make_oracle("llm-refine", options(llm_server, timeout=60.0, threshold=5.0))  # nothing clears 5.0
+    context = toy_context()
+    watcher = _finish_when(llm_server, 2, context)
+    started = time.monotonic()
+
+    proposal = oracle.propose(context)
+
+    watcher.join()
+    assert time.monotonic() - started < 20  # not the 60 s timeout of the call in flight
+    assert strength(proposal.source) == 0.2
+    assert len(proposal.llm_calls) == 2 and proposal.llm_calls[-1]["error_kind"] == "cancelled"
+    assert "Stopped: finished early on request (the call in flight was cancelled)" in proposal.rationale
+
+
+def test_the_engine_s_finish_oracle_ends_the_wait_and_the_run_goes_on(llm_server, tmp_path):
+    llm_server.script(code_reply(0.2), ScriptedReply(hang=True))
+    store = SessionStore(tmp_path)
+    writer = store.create("finish")
+    engine = Engine(
+        config=RunConfig(game="toy", oracle="llm-refine", iterations=1, max_attempts=1),
+        spec=ToySpec(),
+        oracle=make_oracle("llm-refine", options(llm_server, timeout=60.0, threshold=5.0)),
+        reviewer=AutoReviewer(),
+        evaluator=ToyEvaluator(),
+        meta_solve=best_member_solve,
+        writer=writer,
+        versions={"csro_tui": "test"},
+    )
+    worker = threading.Thread(target=engine.run)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while len(llm_server.chat_requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    engine.finish_oracle()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    writer.close()
+
+    state = fold(store.read("finish").events)
+    assert state.closed.reason == "completed" and not engine.stop_requested
+    (proposal,) = state.proposals.values()
+    assert strength(proposal.proposal.source) == 0.2 and proposal.decision.action == "accept"
+
+
+def test_finishing_a_zero_shot_candidate_early_with_nothing_usable_says_so_at_once(llm_server):
+    llm_server.script(code_reply(0.0, extra="CRASH = 1\n"), ScriptedReply(hang=True))
+    oracle = make_oracle("llm", options(llm_server, timeout=60.0, budget=3))
+    context = toy_context()
+    watcher = _finish_when(llm_server, 2, context)
+    started = time.monotonic()
+
+    with pytest.raises(NoUsableCandidate, match="finished early on request") as raised:
+        oracle.propose(context)
+
+    watcher.join()
+    assert time.monotonic() - started < 20
+    assert [c.get("error_kind") for c in raised.value.llm_calls] == [None, "cancelled"]
 
 
 # ------------------------------------------------------------------ evolution (LLM operator)

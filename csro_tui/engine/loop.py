@@ -154,6 +154,9 @@ class Engine:
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._stop = threading.Event()
+        # The working oracle's: set by a stop, or by `finish_oracle` (with `_oracle_finish`).
+        self._oracle_cancel = threading.Event()
+        self._oracle_finish = threading.Event()
         self._resumed_torn_line = False
         self._opened = False  # this engine has recorded session_started/resumed
 
@@ -174,6 +177,13 @@ class Engine:
     def request_stop(self) -> None:
         """Stop at the next step boundary; the oracle and a blocking reviewer see `cancel` set."""
         self._stop.set()
+        self._oracle_cancel.set()
+
+    def finish_oracle(self) -> None:
+        """Ask the working oracle to make no more LLM calls (the one in flight is cancelled) and
+        propose its best candidate so far; the run goes on. Nothing happens between oracle calls."""
+        self._oracle_finish.set()
+        self._oracle_cancel.set()
 
     @property
     def stop_requested(self) -> bool:
@@ -414,6 +424,10 @@ class Engine:
 
     def _ask_oracle(self, number: int, attempt: int) -> str | _OracleDone | None:
         """A new proposal's id; None after a failed attempt; `_OracleDone` when it has finished."""
+        self._oracle_finish.clear()
+        self._oracle_cancel.clear()
+        if self._stop.is_set():  # a stop that came just before the clear still cancels
+            self._oracle_cancel.set()
         context = self._context(number, attempt)
         try:
             proposal = self.oracle.propose(context)
@@ -472,7 +486,8 @@ class Engine:
             preview=lambda source: self.gate.check(
                 source, population, weights, key=f"oracle-{number}.{attempt}", known=known
             ),
-            cancel=self._stop,
+            cancel=self._oracle_cancel,
+            finish=self._oracle_finish,
             seed=derive_seed(self.config.seed, "oracle", number, attempt),
             play_candidate=self._play_candidate,
         )

@@ -108,6 +108,9 @@ class OracleContext:
     play_candidate: Callable[[str, list[tuple[PolicyRecord, int]], int], list[Any]] | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     seed: int = 0
+    # Set, together with `cancel`, when a person asks the oracle to stop calling the LLM and
+    # propose the best candidate it has so far (oracles without such a loop ignore it).
+    finish: threading.Event = field(default_factory=threading.Event)
 
 
 class Oracle(Protocol):

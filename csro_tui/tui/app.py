@@ -275,6 +275,14 @@ class CsroApp(App[None]):
             return
         self.push_screen(LLMCallScreen(activity))
 
+    def action_finish_oracle(self) -> None:
+        """`f`: the LLM oracle makes no more calls (the one in flight is cancelled) and proposes its best so far."""
+        if self.live is None or not self._busy() or self.live.llm_activity() is None:
+            self.notify("Nothing to finish (f works while an LLM oracle waits for its model).", timeout=4)
+            return
+        self.live.finish_oracle()
+        self.notify("Finishing: the oracle proposes its best reply so far (none usable: the iteration ends).")
+
     def _set_work(self, text: str) -> None:
         self._work_text = text
         if self.dashboard is not None:

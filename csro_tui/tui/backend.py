@@ -520,6 +520,10 @@ class LiveRun:
     def cancel(self) -> None:
         self.engine.request_stop()
 
+    def finish_oracle(self) -> None:
+        """No more LLM calls for this proposal: the oracle proposes its best reply so far."""
+        self.engine.finish_oracle()
+
     def close(self) -> None:
         """Record the session as closed (the person leaves it, or the app quits): "completed"
         only once the requested iterations are done (or the oracle had nothing more),

@@ -284,6 +284,32 @@ async def test_a_refinement_chain_shows_the_step_and_the_scores_of_earlier_repli
         assert len(llm_server.chat_requests) == 2
 
 
+async def test_f_ends_a_refinement_chain_with_its_best_reply_and_the_review_follows(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    from textual.widgets import Static
+
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.screens.review import ReviewScreen
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import notifications, wait_until
+    from tests.tui.test_live_llm import KUHN_POLICY
+
+    _no_llm_env(monkeypatch)
+    # the first reply ties the seed, so llm-refine asks again; the second would take ten minutes
+    llm_server.script(f"```python\n{KUHN_POLICY}```\n", ScriptedReply("never sent", delay_s=600.0))
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _llm_session(pilot, app, llm_server, oracle="llm-refine")
+        await pilot.press("n")
+        status = app.screen.query_one("#status", Static)
+        await wait_until(pilot, lambda: "LLM call 2 of ≤10" in str(status.render()), "the second step of the chain")
+        assert "f finishes" in str(status.render())
+        await pilot.press("f")
+        # the call in flight is dropped and the first reply goes to review; the session is not stopped
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review of the best reply so far")
+        assert any("Finishing" in n for n in notifications(app)) and not app.live.cancelled
+        assert len(llm_server.chat_requests) == 2
+
+
 async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_path, llm_server, monkeypatch):  # noqa: F811
     from textual.widgets import Static
 

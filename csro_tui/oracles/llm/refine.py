@@ -152,6 +152,9 @@ class RefineOracle:
             if chosen is not None and self._clears(chosen):
                 stop = f"threshold {self.threshold:+.3f} reached"
                 break
+            if context.finish.is_set():
+                stop = "finished early on request"
+                break
             if context.cancel.is_set():
                 stop = "cancelled"
                 break
@@ -168,6 +171,9 @@ class RefineOracle:
                 call = self.backend.complete(messages, purpose="refine" if basis else "best_response", cancel=context.cancel)
             except LLMError as error:
                 calls.extend(call_record(error.call))
+                if error.kind == "cancelled" and context.finish.is_set():
+                    stop = "finished early on request (the call in flight was cancelled)"
+                    break
                 if chosen is None or error.kind == "cancelled":
                     raise attach_calls(error, calls)
                 stop = f"LLM error: {error}"

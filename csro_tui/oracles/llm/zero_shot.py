@@ -153,11 +153,18 @@ class ZeroShotOracle:
         """
         budget = CallBudget(candidate.budget)
         conversation = list(messages)
-        while budget.left > 0:
-            request = request_code(
-                self.backend, conversation, purpose="best_response", budget=budget, cancel=context.cancel,
-                spec=context.spec,
-            )
+        while budget.left > 0 and not context.finish.is_set():
+            try:
+                request = request_code(
+                    self.backend, conversation, purpose="best_response", budget=budget, cancel=context.cancel,
+                    spec=context.spec,
+                )
+            except LLMError as error:
+                if error.kind != "cancelled" or not context.finish.is_set():
+                    raise
+                candidate.calls += list(getattr(error, "llm_calls", None) or [])
+                candidate.failures.append("finished early on request (the call in flight was cancelled)")
+                return
             candidate.calls += request.calls
             candidate.failures += request.failures
             if request.error is not None:

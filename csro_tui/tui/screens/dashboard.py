@@ -35,6 +35,8 @@ class DashboardScreen(Screen[None]):
         Binding("c", "app.cancel_work", "Cancel work", id="dashboard.cancel", show=False),  # the status line says "c cancels" while work runs
         # the reply panel's title says "l: full view" while a call runs
         Binding("l", "app.llm_call", "LLM call", id="dashboard.llm_call", show=False, tooltip="LLM call in flight (full view)"),
+        Binding("f", "app.finish_oracle", "Finish", id="dashboard.finish", show=False,
+                tooltip="LLM oracle: no more calls; propose the best reply so far"),
         Binding("i", "inspect", "Inspect", id="dashboard.inspect"),
         Binding("p", "play", "Play", id="dashboard.play"),
         Binding("s", "app.sessions", "Sessions", id="dashboard.sessions"),

@@ -65,7 +65,9 @@ class StatusLine(Static):
         width = self.size.width or 80
         if self._since is not None and self.llm is not None:
             spinner, now = SPINNER[self._frame % len(SPINNER)], time.monotonic()
-            head = f"{spinner} {self.llm.line(now)} (c cancels)"
+            head = f"{spinner} {self.llm.line(now)} (c cancels, f finishes)"
+            if len(head) > width - 36:
+                head = f"{spinner} {self.llm.line(now)} (c cancels)"
             if len(head) > width - 36:  # room for the session's figures
                 head = f"{spinner} {self.llm.line(now, short=True)} (c cancels)"
         elif self._since is not None:

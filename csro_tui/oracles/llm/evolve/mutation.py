@@ -139,7 +139,7 @@ class LLMMutation:
             call = self.backend.complete(messages, purpose="mutate", cancel=context.cancel)
         except LLMError as error:
             calls = [error.call.to_dict()] if error.call is not None else []
-            if error.kind == "cancelled":
+            if error.kind == "cancelled" and not context.finish.is_set():
                 raise attach_calls(error, calls)
             return MutationResult(None, "edit", failure=f"LLM error: {error}", llm_calls=calls, error=error)
         result = child_from_reply(parent.source, call.response)

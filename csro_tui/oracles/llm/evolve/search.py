@@ -209,7 +209,7 @@ class EvolutionOracle:
         for label, source in self._carried:
             sources.append((f"earlier:{label}", f"best of an earlier search ({label})", source, None))
         for program_id, origin, source, member_id in sources:
-            if context.cancel.is_set():
+            if context.cancel.is_set() and not context.finish.is_set():  # finishing early still seeds: no LLM
                 return
             if database.find(source) is not None or program_id in database.programs:
                 continue
@@ -263,7 +263,7 @@ class EvolutionOracle:
                 if database.find(result.source) is not None:
                     log.duplicates += 1
                     continue
-                if context.cancel.is_set():
+                if context.cancel.is_set() and not context.finish.is_set():  # finishing: score what came
                     return
                 screening = fitness.screen(result.source)
                 log.evaluated += 1

@@ -55,3 +55,51 @@ def test_referee_pool_starts_when_stderr_has_no_real_fd(fileno):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "played 3"
+
+
+ORPHANING_PARENT = textwrap.dedent(
+    """
+    import multiprocessing, os, sys, time
+    from csro_tui.evaluation.participants import BotPolicy
+    from csro_tui.evaluation.runner import MatchJob, RefereePool
+
+    from csro_tui.games.registry import get_game
+
+    pool = RefereePool(get_game("rrps(num_repetitions=10)"), 2)
+    pool.run([MatchJob(BotPolicy("rockbot"), BotPolicy("copybot"), 2, 7)], [[0]], None, None)
+    print(" ".join(str(child.pid) for child in multiprocessing.active_children()), flush=True)
+    time.sleep(600)  # killed by the test
+    """
+)
+
+
+def test_referee_workers_end_when_their_parent_is_killed():
+    """A Ray actor (or the app) killed with SIGKILL must not leave its referee workers waiting
+    forever (multiprocessing's pool workers see their task pipe close)."""
+    import os
+    import signal
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", ORPHANING_PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        line = parent.stdout.readline()
+        workers = [int(pid) for pid in line.split()]
+        assert workers, "the pool started workers"
+    finally:
+        parent.kill()
+        parent.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                return stat.read().split(")")[-1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [pid for pid in workers if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} outlived their parent"

@@ -244,8 +244,14 @@ class _RefereeActor:
     """
 
     def __init__(self, spec: "GameSpec") -> None:
+        from csro_tui.evaluation.runner import RefereePool
+
         self.spec = spec
         spec.load()
+        # Matches play in a child process, not in this one: a Ray worker's own
+        # threads call libc random(), which most RRPS bots draw from, so a bot
+        # stepped here would not replay its seed (see games/rrps.py).
+        self._referee = RefereePool(spec, 1)
         self.done = 0.0
         self.description: dict[str, Any] = {
             "node": socket.gethostname(),
@@ -267,8 +273,6 @@ class _RefereeActor:
 
     def play(self, indexed_jobs: list[tuple[int, MatchJob]], limits: Any, required_isolation: str, fingerprint: str):
         """("ok", [(job index, result dict)]) or ("refused", reason)."""
-        from csro_tui.evaluation.referee import play_matches
-
         reason = refusal(self.describe(), required_isolation, fingerprint)
         if reason:
             return ("refused", reason)
@@ -277,7 +281,8 @@ class _RefereeActor:
         def on_progress(done: float, _total: int) -> None:
             self.done = done
 
-        results = play_matches(self.spec, [job for _, job in indexed_jobs], limits=limits, progress=on_progress)
+        jobs = [job for _, job in indexed_jobs]
+        results = self._referee.run(jobs, [list(range(len(jobs)))], on_progress, limits)
         # Dicts cross back: PolicyFailure does not survive pickling on its own.
         return ("ok", [(index, result.to_dict()) for (index, _), result in zip(indexed_jobs, results)])
 

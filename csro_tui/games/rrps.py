@@ -21,7 +21,10 @@ Programming Competition, as shipped in the open_spiel wheel
   lockstep).  `RoshamboAgent` therefore gives each agent its own glibc
   random state (`initstate` seeded with the episode seed) and installs it
   around every `bot.step` (`setstate`), under a lock: with that, every bot is
-  deterministic given (opponent's moves, seed), whatever else runs.  Where
+  deterministic given (opponent's moves, seed), whatever else of ours runs.
+  The lock cannot hold off foreign C threads: a Ray worker's own threads
+  call random() (measured), so the Ray backend plays matches in a child
+  process of its actor, never in the actor itself.  Where
   the C library lacks `initstate`/`setstate` (not glibc/BSD), the bots run
   unseeded and `SEEDABLE_BOTS` is False.
 - `make_roshambo_bot(player, name, num_throws)` accepts num_throws != 1000

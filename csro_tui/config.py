@@ -120,8 +120,11 @@ REDACTED = "<redacted>"
 
 def _secret_name(name: object) -> bool:
     text = str(name).lower()
-    # "api_key_env" names the variable that holds the key, not the key itself.
-    return any(word in text for word in _SECRET_WORDS) and not text.endswith("_env")
+    # "api_key_env" names the variable that holds the key, not the key itself;
+    # "max_tokens" and the like count tokens (resume needs them), "author" is a name.
+    if text.endswith(("_env", "tokens")) or text.startswith("author"):
+        return False
+    return any(word in text for word in _SECRET_WORDS)
 
 
 def redact(value: Any) -> Any:

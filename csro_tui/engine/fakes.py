@@ -111,6 +111,9 @@ class ToyEvaluator:
     def bots(self) -> list[str]:
         return list(self._bots)
 
+    def close(self) -> None:
+        """Nothing to end: the toy plays in this process."""
+
     @staticmethod
     def bot_strength(name: str) -> float:
         return float(len(name)) / 10

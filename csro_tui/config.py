@@ -122,7 +122,7 @@ def _secret_name(name: object) -> bool:
     text = str(name).lower()
     # "api_key_env" names the variable that holds the key, not the key itself;
     # "max_tokens" and the like count tokens (resume needs them), "author" is a name.
-    if text.endswith(("_env", "tokens")) or text.startswith("author"):
+    if text.endswith(("_env", "tokens")) or text == "author":
         return False
     return any(word in text for word in _SECRET_WORDS)
 

@@ -9,6 +9,7 @@ def test_credentials_are_redacted_and_token_counts_are_kept():
     options = {
         "api_key": "sk-live-123",
         "auth_header": "Bearer abc",
+        "authorization": "Bearer def",
         "token": "t-1",
         "client_secret": "s",
         "api_key_env": "OPENAI_API_KEY",
@@ -18,7 +19,8 @@ def test_credentials_are_redacted_and_token_counts_are_kept():
         "temperature": 0.3,
     }
     recorded = RunConfig(game="kuhn_poker", oracle="llm", oracle_options=options).to_record()["oracle_options"]
-    assert {k for k, v in recorded.items() if v == REDACTED} == {"api_key", "auth_header", "token", "client_secret"}
+    assert {k for k, v in recorded.items() if v == REDACTED} == {
+        "api_key", "auth_header", "authorization", "token", "client_secret"}
     assert {k: recorded[k] for k in ("api_key_env", "max_tokens", "max_completion_tokens", "author", "temperature")} == {
         "api_key_env": "OPENAI_API_KEY",
         "max_tokens": 300,

@@ -250,3 +250,26 @@ def test_progress_note_waits_for_a_best_value_to_stand(monkeypatch):
     note = gate.progress_note(state, 7)
     assert note.startswith("not improving: exploitability 0.1000; the best, 0.0700")
     assert "3 iterations ago" in note
+
+
+def test_a_sampled_preview_measures_its_own_noise_by_default():
+    """The default sampled preview plays five seat-swapped pairs, not the smoke run's one.
+
+    Found with the local model: a uniform-random RRPS policy scored +7.0 on
+    one smoke pair against beat_last, with no standard error to doubt it, and
+    was accepted; twenty episodes gave -0.5.  Uniform random has expected
+    payoff 0 against anything, so the gate must never call it an improvement.
+    """
+    from csro_tui.engine.gate import DEFAULT_SAMPLED_PREVIEW_EPISODES, Gate, GateSettings
+    from csro_tui.oracles.base import PolicyRecord
+
+    spec = get_game("rrps(num_repetitions=100)")
+    seeds = spec.seed_policies()
+    population = [PolicyRecord("p0", "beat_last", seeds["beat_last"], "seed")]
+    gate = Gate(GameEvaluator(spec, workers=1), GateSettings(seed=1))
+    assert gate.preview_episodes(2) == DEFAULT_SAMPLED_PREVIEW_EPISODES == 10
+    assert Gate(gate.evaluator, GateSettings(preview_episodes=4)).preview_episodes(2) == 4
+    for key in ("a", "b", "c"):
+        preview = gate.check(seeds["uniform_random"], population, {"p0": 1.0}, key=key)
+        assert preview.stderr["p0"] > 0, "ten episodes of a random policy measure their noise"
+        assert preview.shortfall() is not None, (preview.expected_payoff, preview.expected_stderr)

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--seed", type=int, help="session seed; every evaluation seed derives from it (default: a fresh secret one, recorded in the session)")
     add("--episodes", type=_positive, help="episodes per payoff entry in sampled games (default: the game's)")
     add("--smoke-episodes", type=_positive, help="episodes of the validation match against each member (default 2)")
-    add("--preview-episodes", type=_positive, help="episodes of the preview against each member (default: reuse the smoke run)")
+    add("--preview-episodes", type=_positive, help="episodes of the preview against each member in sampled games (default 10, five seat-swapped pairs)")
     add("--benchmark", choices=("auto", "on", "off"), help="score against the game's benchmark bots (default auto: sampled games)")
     add("--benchmark-episodes", type=_positive,
         help="episodes per benchmark bot (default 20, as csro eval plays; fewer is faster and noisier)")

@@ -44,13 +44,19 @@ if TYPE_CHECKING:
 # Rejected proposals a candidate is compared with, newest first (each one may
 # cost a tabularisation in exact games after a resume).
 MAX_REJECTED_COMPARED = 20
+# Episodes per member of a sampled preview unless `preview_episodes` says
+# otherwise: five seat-swapped pairs, so the preview measures its own noise
+# (one pair has no standard error, and the gate accepted a uniform-random
+# RRPS policy on one lucky pair: +7.0 "± 0" where 20 episodes gave -0.5).
+DEFAULT_SAMPLED_PREVIEW_EPISODES = 10
 
 
 @dataclass(frozen=True)
 class GateSettings:
     seed: int = 0
     smoke_episodes: int = 2
-    preview_episodes: int | None = None  # None: reuse the smoke matches
+    # None: DEFAULT_SAMPLED_PREVIEW_EPISODES, or the smoke matches if they have at least as many
+    preview_episodes: int | None = None
     benchmark: bool = False  # score candidates against the benchmark bots
     benchmark_episodes: int = 2
 
@@ -119,9 +125,9 @@ class Gate:
         """
         candidate = candidate_record(source)
         exact = self.evaluator.exact
-        episodes = 0 if exact else (self.settings.preview_episodes or validation.smoke_episodes)
+        episodes = 0 if exact else self.preview_episodes(validation.smoke_episodes)
         failure: PolicyFailure | None = None
-        if exact or self.settings.preview_episodes is None:
+        if exact or (self.settings.preview_episodes is None and episodes == validation.smoke_episodes):
             per_member = dict(validation.smoke)
             stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in per_member}
         else:
@@ -151,6 +157,12 @@ class Gate:
         else:  # no behaviour to compare, but the same code needs no run
             self.mark_duplicate(result, source, known, exact, code_only=True)
         return result, exact, episodes
+
+    def preview_episodes(self, smoke_episodes: int) -> int:
+        """Episodes per member of a sampled preview (see `GateSettings.preview_episodes`)."""
+        if self.settings.preview_episodes:
+            return self.settings.preview_episodes
+        return max(smoke_episodes, DEFAULT_SAMPLED_PREVIEW_EPISODES)
 
     def repeated_code(self, validation: ValidationResult, source: str,
                       known: Sequence[KnownPolicy]) -> ValidationResult:

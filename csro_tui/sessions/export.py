@@ -153,7 +153,7 @@ def iterations_text(state: SessionState) -> str:
 # What a setting left unset (None or empty) means, as `csro run --help` says.
 _UNSET_SETTINGS = {
     "smoke_episodes": "2 (default)",
-    "preview_episodes": "reuses the smoke run (default)",
+    "preview_episodes": "default: 10 in sampled games (sessions before 2026-12-03: the smoke run's)",
     "workers": "CPU count (default)",
     "seed_policies": "the game's first (default)",
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,122 @@ def test_a_pool_nobody_closed_is_closed_when_it_is_collected(mode):
     gc.collect()
     assert state.closed and not state.filler.is_alive()
     assert not any(alive(pid) for pid in pids)
+
+
+def host_process_pid(started) -> int:
+    """The interpreter's pid: the process itself, or under bubblewrap the
+    descendant of bwrap that runs the interpreter."""
+    if started.mode != "bubblewrap":
+        return started.process.pid
+    import time
+
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:  # bwrap may not have started the interpreter yet
+        pid = _interpreter_below(started.process.pid)
+        if pid is not None:
+            return pid
+        time.sleep(0.02)
+    raise AssertionError("no interpreter below the host's bwrap")
+
+
+def _interpreter_below(bwrap_pid: int) -> int | None:
+    for pid in sorted(descendants()):
+        try:
+            argv0 = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")[0]
+            if argv0.decode() == sys.executable and pid != os.getpid():
+                ancestors = pid
+                # below this host's bwrap, not another one
+                while ancestors > 1 and ancestors != bwrap_pid:
+                    ancestors = int((Path("/proc") / str(ancestors) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if ancestors == bwrap_pid:
+                    return pid
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def process_status(pid: int) -> dict:
+    fields = {}
+    for line in (Path("/proc") / str(pid) / "status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        fields[name] = value.split()
+    return fields
+
+
+def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(mode):
+    """The host's set-up comes in two parts: the kernel layers are applied as
+    soon as it starts (a pooled host waits with them in place), the policy's
+    own limits and the drop of root when its module arrives; the module's
+    top-level code, the first time it runs, meets every layer."""
+    import time
+
+    from csro_tui.policies.sandbox import kernel_layers
+
+    layers = kernel_layers()
+    started = start_host_process(mode)
+    host = PolicyHost(source_of_fixture("load_facts.py"), GAME, name="facts", limits=LIMITS)
+    host.adopt(started)
+    try:
+        pid = host_process_pid(started)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            status = process_status(pid)
+            if not layers["seccomp"] or status.get("Seccomp") == ["2"]:
+                break
+            time.sleep(0.02)
+        assert status.get("NoNewPrivs") == ["1"]
+        if layers["seccomp"]:
+            assert status.get("Seccomp") == ["2"], status.get("Seccomp")
+        host.new_episodes([(1, 0, 0)])
+        nobody = 65534 if os.geteuid() == 0 else os.geteuid()
+        expected = {
+            "uid": nobody, "euid": nobody, "memory": LIMITS.memory_mb << 20, "cpu": LIMITS.cpu_seconds,
+            "processes": LIMITS.max_processes, "file_bytes": LIMITS.max_file_bytes,
+            "open_files": LIMITS.max_open_files, "core": 0, "recursion": LIMITS.recursion_limit,
+            "stdout_captured": True,
+        }
+        if os.geteuid() == 0:
+            expected["gid"] = 65534
+        for fact, value in expected.items():
+            answer = host.act([(1, {"legal_actions": [0, 1], "fact": fact, "expected": value})])[0]
+            assert answer == 1, (fact, value)
+        assert process_status(pid)["Uid"][:2] == [str(nobody)] * 2
+        assert bool(host.layers["landlock"]) == bool(layers["landlock"])
+    finally:
+        host.close()
+
+
+def source_of_fixture(name: str) -> str:
+    return (Path(__file__).parent / "sandbox_policies" / name).read_text()
+
+
+@pytest.mark.parametrize("part", ["prepare", "load"])
+def test_a_host_whose_set_up_fails_says_so_in_one_line(mode, monkeypatch, part):
+    """A failure in either part of the host's set-up reaches the caller of
+    `start` as one line plus the host's traceback, and the host is gone."""
+    from csro_tui.policies import sandbox
+
+    real = sandbox._prepare_message  # noqa: SLF001
+
+    def broken(mode_name):
+        message = real(mode_name)
+        if part == "prepare":
+            message["site_dirs"] = 7  # sys.path.extend(7): TypeError while preparing
+        else:
+            message["drop_to"] = ["nobody", "nogroup"]  # int("nobody"): ValueError when the module arrives
+        return message
+
+    monkeypatch.setattr(sandbox, "_prepare_message", broken)
+    if part == "load" and os.geteuid() != 0:
+        pytest.skip("root is only dropped when running as root")
+    host = PolicyHost(COUNTING, GAME, name="broken", limits=LIMITS)
+    with pytest.raises(PolicyFailure) as caught:
+        host.start()
+    failure = caught.value
+    assert failure.category is FailureCategory.CRASH
+    expected = "TypeError" if part == "prepare" else "ValueError"
+    assert failure.message.startswith(f"sandbox setup failed: {expected}"), failure.message
+    assert "\n" not in failure.message
+    assert "Traceback" in failure.traceback and ("_prepare" if part == "prepare" else "_load_limits") in failure.traceback
+    assert host.pid is None or not alive(host.pid)
+    host.close()

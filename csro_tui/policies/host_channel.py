@@ -84,9 +84,7 @@ class _CallTimer:
 
     def __init__(self, channel: "_Channel", limit: float, grace: float) -> None:
         self.channel = channel
-        self.limit = max(limit, 0.001)
-        self.grace = max(grace, 0.0)
-        self.tick = max(0.01, min(0.25, self.limit / 4))
+        self.set_limits(limit, grace)
         self.what = ""
         self.episode = None
         self.current_limit = self.limit
@@ -97,6 +95,12 @@ class _CallTimer:
         self.seq = None
         self._setitimer = signal.setitimer
         self._monotonic = time.monotonic
+
+    def set_limits(self, limit: float, grace: float) -> None:
+        """Each call's limit and grace (the policy's, set when its module arrives)."""
+        self.limit = max(limit, 0.001)
+        self.grace = max(grace, 0.0)
+        self.tick = max(0.01, min(0.25, self.limit / 4))
 
     def install(self) -> None:
         signal.signal(signal.SIGALRM, self._on_alarm)

@@ -1,8 +1,9 @@
 """Policy host, isolation layer: the kernel-enforced boundary (Landlock + seccomp).
 
 STDLIB ONLY (imported by `host_main.py` inside the sandbox, and by the
-parent to probe what the kernel offers).  Applied by the host after its
-start-up (imports done, root dropped, no-new-privs set) and before any
+parent to probe what the kernel offers).  Applied by the host in the first
+part of its set-up (its own imports done, no-new-privs set; root is dropped
+in the second part, which seccomp and Landlock both allow), before any
 policy code exists, so everything below holds even if the Python-level
 guard is defeated (a CPython bug, a gadget we missed):
 
@@ -336,7 +337,7 @@ def load_ctypes():
 def set_parent_death_signal(ctypes) -> None:
     """Die with the parent even while the policy spins (Linux prctl).
 
-    Must run after dropping privileges: changing credentials clears it.
+    Set again after dropping privileges: changing credentials clears it.
     """
     if ctypes is None:
         return

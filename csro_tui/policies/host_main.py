@@ -20,17 +20,23 @@ The host in layers, one file each, each readable alone:
 
 Protocol: one JSON object per line, both ways, over the stdin/stdout pipes,
 which are moved to private descriptors at once so the policy's prints can
-neither flood nor corrupt the channel.  The first request is `init`; then
-`new` (construct episodes), `act` (one batch of observations, one object
-each), `cols` (one batch sent by column: see `act_columns`) and `end`.
-Every reply echoes the request's `seq`.  A failure reply has `ok: false`,
-a category (crash, memory, forbidden, timeout), a one-line message, the
-policy's traceback and the tail of what it printed; the parent then kills us.
+neither flood nor corrupt the channel.  The first request is `prepare`
+(sent as soon as the host is spawned, no reply unless it fails), the second
+`load` (the policy's module); then `new` (construct episodes), `act` (one
+batch of observations, one object each), `cols` (one batch sent by column:
+see `act_columns`) and `end`.  Every reply echoes the request's `seq`.  A
+failure reply has `ok: false`, a category (crash, memory, forbidden,
+timeout), a one-line message, the policy's traceback and the tail of what it
+printed; the parent then kills us.
 
-Before the policy loads, in this order: resource limits, imports of the
-modules the policy names, dropping root to nobody, the parent-death signal
-and no-new-privs, captured output, the call timer's signal handlers, the
-guard's patches, Landlock, seccomp; then the audit hook, and the policy.
+The set-up comes in two parts, so a pre-started (pooled) host waits for its
+policy with the kernel layers already in place.  `prepare`, in this order:
+the core-dump limit, modules allowed modules import lazily (rlimits mode as
+root), no-new-privs and the parent-death signal, the call timer's signal
+handlers, Landlock, seccomp.  `load`, before the module runs: the policy's
+resource limits, the modules it imports, dropping root to nobody (and the
+parent-death signal again), captured output, the guard's patches; then the
+audit hook, and the policy.  No policy code exists before all of it holds.
 """
 
 import sys
@@ -676,40 +682,32 @@ def main() -> None:
     os.dup2(devnull, 1)
     os.close(devnull)
     channel = _Channel(in_fd, out_fd)
+    prepare = channel.receive()
+    if prepare is None:
+        return
+    # Part one, before any policy exists (a pooled host does it while it
+    # waits): the kernel layers and everything that does not depend on the
+    # policy.  A failure is reported against the next request, the load.
+    try:
+        if prepare.get("op") != "prepare":
+            raise _ProtocolError(f"the first request must be prepare, not {prepare.get('op')!r}")
+        guard, timer, layers, ctypes = _prepare(channel, prepare)
+    except Exception as error:  # the host could not even be set up
+        _setup_failed(channel, error, None)
     config = channel.receive()
     if config is None:
         return
     seq = config.get("seq")
+    # Part two, when the policy's module arrives: its limits, its imports,
+    # dropping root, the guard's patches and hook; then the module.
     try:
-        sys.path.extend(config.get("site_dirs", []))
-        host_kernel.apply_limits(config["limits"])
-        for name in config.get("preimport", []):
-            try:
-                __import__(name)
-            except Exception:
-                pass  # the policy's own import reports the problem
-        if config["limits"].get("max_processes"):
-            host_kernel.set_limit(resource.RLIMIT_NPROC, int(config["limits"]["max_processes"]))
-        ctypes = host_kernel.load_ctypes()
-        drop = config.get("drop_to")
-        if drop and os.geteuid() == 0:
-            host_kernel.drop_privileges(int(drop[0]), int(drop[1]))
-        host_kernel.set_parent_death_signal(ctypes)
+        if config.get("op") != "load":
+            raise _ProtocolError(f"the second request must be load, not {config.get('op')!r}")
+        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"))
         del ctypes
-        output = _OutputTail(int(config.get("output_tail_chars", 2000)))
-        sys.stdout = sys.stderr = output
-        guard = _Guard(config)
-        timer = _CallTimer(channel, float(config["limits"].get("call_seconds", 1.0)),
-                           float(config["limits"].get("call_grace_seconds", 2.0)))
-        timer.install()  # before patch_modules stubs signal.signal
-        guard.patch_modules()
-        layers = _apply_kernel_layers(config.get("kernel", {}), guard)
         host = _Host(channel, config, guard, output, timer, layers)
-    except Exception as error:  # the host could not even be set up
-        channel.send({"seq": seq, "ok": False, "category": "crash",
-                      "message": f"sandbox setup failed: {type(error).__name__}: {error}",
-                      "traceback": traceback.format_exc(), "output": ""})
-        os._exit(_EXIT_AFTER_FAILURE)
+    except Exception as error:
+        _setup_failed(channel, error, seq)
     reply = host.load(seq, config["source"])
     channel.send(reply)
     if not reply["ok"]:
@@ -718,6 +716,72 @@ def main() -> None:
         host.serve()
     except BaseException as error:  # noqa: BLE001 - e.g. the policy broke builtins the host relies on
         _last_words(channel, host, guard, error)
+
+
+def _prepare(channel: _Channel, config: dict) -> tuple:
+    """Part one of the set-up: every layer that does not depend on the policy.
+
+    In this order: modules the parent asks for (what allowed modules import
+    lazily, while the installation is readable), ctypes, no-new-privs and
+    the parent-death signal, the call timer's signal handlers, the guard
+    (not armed yet), Landlock and seccomp.  Returns (guard, timer, layers,
+    ctypes)."""
+    sys.path.extend(config.get("site_dirs", []))
+    host_kernel.set_limit(resource.RLIMIT_CORE, 0)
+    _preimport(config.get("preimport", []))
+    ctypes = host_kernel.load_ctypes()
+    host_kernel.set_parent_death_signal(ctypes)  # also no-new-privs, which Landlock needs
+    guard = _Guard(config)
+    timer = _CallTimer(channel, 1.0, 2.0)  # its limits come with the policy (_load_limits)
+    timer.install()  # before patch_modules stubs signal.signal, and before seccomp freezes the handlers
+    layers = _apply_kernel_layers(config.get("kernel", {}), guard)
+    return guard, timer, layers, ctypes
+
+
+def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop) -> "_OutputTail":
+    """Part two of the set-up, before the policy's module runs: its resource
+    limits, the modules it imports (still as root where the installation is
+    root's), dropping root (the parent-death signal set again: changing
+    credentials clears it), captured output, its call limits, the guard's
+    patches.  Returns the captured output."""
+    limits = config["limits"]
+    host_kernel.apply_limits(limits)
+    _preimport(config.get("preimport", []))
+    if limits.get("max_processes"):
+        host_kernel.set_limit(resource.RLIMIT_NPROC, int(limits["max_processes"]))
+    if drop and os.geteuid() == 0:
+        host_kernel.drop_privileges(int(drop[0]), int(drop[1]))
+        host_kernel.set_parent_death_signal(ctypes)
+    output = _OutputTail(int(config.get("output_tail_chars", 2000)))
+    sys.stdout = sys.stderr = output
+    timer.set_limits(float(limits.get("call_seconds", 1.0)), float(limits.get("call_grace_seconds", 2.0)))
+    guard.recursion_cap = int(config.get("recursion_limit", guard.recursion_cap))
+    guard.patch_modules()
+    return output
+
+
+def _preimport(names) -> None:
+    for name in names:
+        try:
+            __import__(name)
+        except Exception:
+            pass  # the policy's own import reports the problem
+
+
+def _setup_failed(channel: _Channel, error: BaseException, seq) -> None:
+    """Report a failure of the host's own set-up (against the load request), then exit."""
+    if seq is None:  # failed while preparing: the reply goes to the next request
+        try:
+            message = channel.receive()
+        except BaseException:  # noqa: BLE001
+            message = None
+        if message is None:
+            os._exit(_EXIT_AFTER_FAILURE)
+        seq = message.get("seq") if type(message) is dict else None
+    channel.send({"seq": seq, "ok": False, "category": "crash",
+                  "message": f"sandbox setup failed: {type(error).__name__}: {error}",
+                  "traceback": traceback.format_exc(), "output": ""})
+    os._exit(_EXIT_AFTER_FAILURE)
 
 
 def _apply_kernel_layers(wanted: dict, guard: "_Guard") -> dict:

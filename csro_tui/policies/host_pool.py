@@ -1,19 +1,22 @@
 """Warm policy hosts: sandbox processes started ahead of need, each used once.
 
 Starting a host (bubblewrap's namespaces, the interpreter, the host's own
-modules) is ~0.1 s; giving a started host its module, limits and kernel
-layers is ~0.01 s.  A `HostPool` keeps `size` hosts started in the
-background, so a new policy pays the second cost only.
+modules, then the first part of its set-up: no-new-privs, Landlock,
+seccomp) is tens of milliseconds of CPU; giving a started host its module
+(its limits, dropping root, the guard's patches and hook, compiling and
+running the module) is ~1-2 ms.  A `HostPool` keeps `size` hosts started
+in the background, so a new policy pays the second cost only.
 
 Isolation is unchanged: a pooled process has run nothing but the host's
-own start-up and is waiting for its first message; that message (the
-policy's module with the limits) makes it apply rlimits, drop root and
-apply the guard, Landlock and seccomp before the policy's code runs, as
-every host does.  A process is handed to exactly one `PolicyHost`
-(`PolicyHost.adopt`, which refuses a process adopted before) and dies with
-it: never reused for another policy.  A pooled process that died while
-waiting is dropped and replaced; one started under another isolation mode
-is discarded by the host that takes it.
+own start-up and the policy-independent part of its set-up (its kernel
+layers are in place while it waits); the second message (the policy's
+module with its limits) makes it apply the policy's rlimits, drop root and
+arm the guard before the policy's code runs, as every host does.  A
+process is handed to exactly one `PolicyHost` (`PolicyHost.adopt`, which
+refuses a process adopted before) and dies with it: never reused for
+another policy.  A pooled process that died while waiting is dropped and
+replaced; one started under another isolation mode is discarded by the
+host that takes it.
 
 Use the pool as a host factory (`pool(source, game_info, name=..., limits=...)`
 returns a `PolicyHost`), and `close()` it when the session ends: the

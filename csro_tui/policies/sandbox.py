@@ -191,8 +191,9 @@ def _spawn(*args, **kwargs) -> subprocess.Popen:
 
 @dataclass
 class StartedProcess:
-    """A host process spawned and waiting for its first message (the policy's
-    module and the limits); it has run nothing but the host's own start-up.
+    """A host process spawned, sent the policy-independent part of its
+    set-up (`_prepare_message`), and waiting for the policy's module and
+    limits; it has run nothing but the host's own code.
     `host_pool.HostPool` keeps a few ready; `PolicyHost.adopt` takes one, once."""
 
     process: subprocess.Popen
@@ -218,8 +219,9 @@ class StartedProcess:
 
 def start_host_process(mode: str) -> StartedProcess:
     """Spawn a host (`python -s -S -P host_main.py`, in bubblewrap in that
-    mode) in a fresh temporary directory; it waits for its first message.
-    OSError if it cannot be started."""
+    mode) in a fresh temporary directory and send it the first part of its
+    set-up; it then waits for the policy's module.  OSError if it cannot be
+    started."""
     temp_dir = tempfile.mkdtemp(prefix="csro-host-")
     try:
         work_dir = os.path.join(temp_dir, "work")
@@ -250,7 +252,36 @@ def start_host_process(mode: str) -> StartedProcess:
     except BaseException:
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
-    return StartedProcess(process, temp_dir, mode)
+    started = StartedProcess(process, temp_dir, mode)
+    # Part one of the host's set-up goes at once, so a pooled host has its
+    # kernel layers in place before any policy is given to it.
+    try:
+        process.stdin.write(_encode_message(_prepare_message(mode), "the host's set-up"))
+        process.stdin.flush()
+    except OSError:  # died at once: whoever loads a policy into it reports why
+        pass
+    return started
+
+
+def _prepare_message(mode: str) -> dict:
+    """The host's first request: the part of its set-up that does not depend
+    on the policy (host_main._prepare).  The same for every host of a mode."""
+    layers = kernel_layers()
+    drop_to = list(_NOBODY) if os.geteuid() == 0 else None
+    return {
+        "seq": 0,
+        "op": "prepare",
+        # What allowed modules import lazily, loaded while the installation
+        # is readable: after the drop to nobody it may not be (pyenv under /root).
+        "preimport": list(_LAZY_STDLIB) if drop_to and mode == "rlimits" else [],
+        "site_dirs": list(_site_dirs()),
+        "drop_to": drop_to,
+        "allowed_imports": sorted(ALLOWED_IMPORTS),
+        "forbidden_builtins": sorted(FORBIDDEN_BUILTINS),
+        "forbidden_attributes": sorted(FORBIDDEN_ATTRIBUTES),
+        "allowed_dunder_attributes": sorted(ALLOWED_DUNDER_ATTRIBUTES),
+        "kernel": {"landlock": bool(layers["landlock"]), "seccomp": bool(layers["seccomp"])},
+    }
 
 
 def _signal_kill(process: subprocess.Popen | None) -> None:
@@ -406,29 +437,22 @@ class PolicyHost:
                 self.close()
                 raise self.failure from None
         self._process, self._temp_dir = started.process, started.temp_dir
-        drop_to = list(_NOBODY) if os.geteuid() == 0 else None
         os.set_blocking(self._process.stdin.fileno(), False)
         self._poll_in = select.poll()
         self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
         self._poll_out = select.poll()
         self._poll_out.register(self._process.stdin.fileno(), select.POLLOUT)
+        # Imported by the host before it drops root (the rest of its set-up
+        # came with `start_host_process`: _prepare_message).
         preimport = ["__future__"] + sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
-        if drop_to and self.mode == "rlimits":
-            preimport = list(_LAZY_STDLIB) + preimport
-            if "numpy" in preimport:
-                preimport += list(_NUMPY_SUBMODULES)
+        if "numpy" in preimport and os.geteuid() == 0 and self.mode == "rlimits":
+            preimport += list(_NUMPY_SUBMODULES)
         config = {
-            "op": "init",
+            "op": "load",
             "source": self.source,
             "game_info": self.game_info,
             "policy_filename": POLICY_FILENAME,
-            "allowed_imports": sorted(ALLOWED_IMPORTS),
-            "forbidden_builtins": sorted(FORBIDDEN_BUILTINS),
-            "forbidden_attributes": sorted(FORBIDDEN_ATTRIBUTES),
-            "allowed_dunder_attributes": sorted(ALLOWED_DUNDER_ATTRIBUTES),
             "preimport": preimport,
-            "site_dirs": list(_site_dirs()),
-            "drop_to": drop_to,
             "recursion_limit": self.limits.recursion_limit,
             "output_tail_chars": self.limits.output_tail_chars,
             "kernel": {"landlock": bool(layers["landlock"]), "seccomp": bool(layers["seccomp"])},

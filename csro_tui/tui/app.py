@@ -7,6 +7,9 @@ engine's events come back through `call_from_thread`.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import threading
 import traceback
 from functools import partial
@@ -91,6 +94,7 @@ class CsroApp(App[None]):
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
         self.set_interval(0.5, self._show_oracle_activity)
+        self._watch_terminal_signals()
         if self.open_session_id:
             self.open_recorded(self.open_session_id)
         elif self.options is not None and not self.show_start:
@@ -532,6 +536,61 @@ class CsroApp(App[None]):
         self.notify(f"Quitting once {now}; the session is recorded closed.", timeout=10)
         self._close_live()
 
+    # ------------------------------------------------------------------ the terminal goes away
+    TERMINAL_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+
+    def _watch_terminal_signals(self) -> None:
+        """Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as ctrl+q does: the live
+        session is recorded closed (resumable), not left open by a dead process."""
+        try:
+            loop = asyncio.get_running_loop()
+            for signum in self.TERMINAL_SIGNALS:
+                loop.add_signal_handler(signum, self._terminal_signal, signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            return  # not the main thread (an app run inside a test) or no such signals here
+
+    def _unwatch_terminal_signals(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            for signum in self.TERMINAL_SIGNALS:
+                loop.remove_signal_handler(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+
+    def _terminal_signal(self, signum: int) -> None:
+        if signum == signal.SIGHUP:
+            self._detach_from_terminal()
+        if not self._quitting:  # a second signal must not cut the close short (ctrl+q twice does)
+            self.call_later(self.action_quit)
+
+    def _detach_from_terminal(self) -> None:
+        """The terminal hung up: writing to it fails (EIO) and reading it returns nothing at once.
+        The descriptors go to /dev/null and Textual's input thread is told to end, so that neither
+        its writer thread (dead, its queue would fill and block the event loop) nor its input
+        thread (spinning on end-of-file) stands in the way of closing the session."""
+        try:
+            quiet = os.open(os.devnull, os.O_RDWR)
+            for descriptor in (0, 1, 2):
+                os.dup2(quiet, descriptor)
+            os.close(quiet)
+        except OSError:
+            return
+        driver = getattr(self, "_driver", None)
+        stop_input = getattr(driver, "exit_event", None)
+        if isinstance(stop_input, threading.Event):
+            stop_input.set()  # no key will ever come; the driver's shutdown then skips waiting for input
+        # a frame written between the hang-up and now killed the writer thread: start another
+        writer = getattr(driver, "_writer_thread", None)
+        if writer is not None and not writer.is_alive():
+            try:
+                from textual.drivers._writer_thread import WriterThread
+
+                fresh = WriterThread(writer._file)  # noqa: SLF001 - the stream now writes to /dev/null
+                fresh.start()
+                driver._writer_thread = fresh  # noqa: SLF001
+            except Exception:  # noqa: BLE001 - best effort; the session is closed in a thread regardless
+                pass
+
     @work(thread=True, group="close")
     def _close_live(self) -> None:
         self._idle.wait(timeout=60)
@@ -553,6 +612,7 @@ class CsroApp(App[None]):
         # the app is going (quit above, or torn down): release the engine thread
         self._quitting = True
         self._torn_down = True
+        self._unwatch_terminal_signals()
         if self.live is not None:
             self.live.cancel()
             if self._idle.is_set():

@@ -58,8 +58,11 @@ class PopulationTable(DataTable):
         scores = [
             number(member.scores[name], 3, signed=True) if name in member.scores else "–" for name in score_names
         ]
-        if narrow:
-            return [plain(one_line(member.id)), plain(one_line(member.name, NARROW_NAME)), f"{member.weight:.3f}", *scores]
+        if narrow:  # a person's edit still shows, after the name: "br-2 ✎" (the inspector names who)
+            name = plain(one_line(member.name, NARROW_NAME))
+            if member.edited_by:
+                name.append(" ✎", style="bold magenta")
+            return [plain(one_line(member.id)), name, f"{member.weight:.3f}", *scores]
         return [
             plain(one_line(member.id)),
             plain(one_line(member.name)),

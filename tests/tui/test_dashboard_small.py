@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from csro_tui.tui.screens.dashboard import DashboardScreen
+from csro_tui.tui.widgets.event_log import EventLog
+from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
 from tests.tui.sample import ScreenApp, sample_data
 
@@ -19,6 +21,37 @@ def _busy_session():
     ]
     data.members[2] = replace(data.members[2], edited_by="tui")
     return data
+
+
+def _visible_log(log: EventLog) -> list[str]:
+    top = int(log.scroll_offset.y)
+    return [strip.text.rstrip() for strip in log.lines[top : top + log.scrollable_content_region.height]]
+
+
+async def test_at_80x24_the_events_panel_shows_several_events_whole():
+    app = ScreenApp(lambda: DashboardScreen(_busy_session()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        log = app.screen.query_one(EventLog)
+        shown = _visible_log(log)
+        # more than the 2 lines a shared grid row left the panel
+        assert len([line for line in shown if line]) >= 5, shown
+        # the newest event is on screen, and a long one wraps instead of being cut
+        assert shown[-1].startswith("iteration 3: nothing") or "#13 iteration_finished" in " ".join(shown[-3:]), shown
+        assert " ".join(" ".join(shown).split()).find(REASON) >= 0, shown
+        assert all(len(line) <= log.scrollable_content_region.width for line in shown)
+
+
+async def test_at_80x24_each_member_takes_one_line_of_the_meta_strategy():
+    app = ScreenApp(lambda: DashboardScreen(_busy_session()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        bars = app.screen.query_one(MetaBars)
+        lines = bars.render_bars(bars._data).plain.splitlines()  # noqa: SLF001 - what the panel shows
+        assert len(lines) == 3 and bars.size.height == 3
+        assert [line.endswith(weight) for line, weight in zip(lines, ("25.0%", "50.0%", "25.0%"))] == [True] * 3
+        assert all(len(line) <= bars.size.width for line in lines)
 
 
 async def test_at_80x24_a_member_a_person_edited_shows_it_in_the_population():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Grid, Vertical
+from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
@@ -34,28 +34,34 @@ def reply_tail(reply: str, lines: int, width: int, *, streamed: bool = True, sco
     return text
 
 
-class DashboardView(Grid):
+class DashboardView(Horizontal):
+    """Two columns that size their panels independently (app.tcss): population and payoff
+    matrix on the left; meta-strategy (as tall as it needs, up to a cap), metric and events on
+    the right, the events taking what is left (at 80x24 a shared grid row left them 2 lines)."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.data = DashboardData()
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="panel-population", classes="panel") as panel:
-            panel.border_title = "Population"
-            yield PopulationTable(id="population")
-        with Vertical(id="panel-meta", classes="panel") as panel:
-            panel.border_title = "Meta-strategy"
-            yield MetaBars(id="meta-bars")
-        with Vertical(id="panel-payoffs", classes="panel") as panel:
-            panel.border_title = "Payoff matrix (row vs column, seat-averaged)"
-            yield PayoffHeatmap(id="payoffs")
-        with Vertical(id="panel-metric", classes="panel") as panel:
-            panel.border_title = "Metric"
-            yield MetricCurve(id="metric")
-        with Vertical(id="panel-log", classes="panel") as panel:
-            panel.border_title = "Events"
-            yield EventLog(id="event-log")
-            yield Static(id="llm-reply")  # while an LLM call runs: its reply as it streams in
+        with Vertical(id="dashboard-left"):
+            with Vertical(id="panel-population", classes="panel") as panel:
+                panel.border_title = "Population"
+                yield PopulationTable(id="population")
+            with Vertical(id="panel-payoffs", classes="panel") as panel:
+                panel.border_title = "Payoff matrix (row vs column, seat-averaged)"
+                yield PayoffHeatmap(id="payoffs")
+        with Vertical(id="dashboard-right"):
+            with Vertical(id="panel-meta", classes="panel") as panel:
+                panel.border_title = "Meta-strategy"
+                yield MetaBars(id="meta-bars")
+            with Vertical(id="panel-metric", classes="panel") as panel:
+                panel.border_title = "Metric"
+                yield MetricCurve(id="metric")
+            with Vertical(id="panel-log", classes="panel") as panel:
+                panel.border_title = "Events"
+                yield EventLog(id="event-log")
+                yield Static(id="llm-reply")  # while an LLM call runs: its reply as it streams in
 
     def on_mount(self) -> None:
         # an update that came before the panels were mounted (the newest, read when it runs)

@@ -1,23 +1,38 @@
-"""The event log: one line per engine event, newest at the bottom."""
+"""The event log: one entry per engine event, newest at the bottom."""
 
 from __future__ import annotations
 
+from textual.events import Resize
 from textual.widgets import RichLog
 
 
 class EventLog(RichLog):
+    """Entries wrap onto the next line instead of being cut: at 80 columns the panel is ~28
+    characters wide and a cut line ("#25 proposal_decided: i2.1 r") hid the decision."""
+
     def __init__(self, **kwargs) -> None:
-        super().__init__(max_lines=2000, wrap=False, markup=False, **kwargs)
+        super().__init__(max_lines=2000, wrap=True, min_width=1, markup=False, **kwargs)
+        self._lines: list[str] = []
         self._shown = 0
+        self._width = 0
 
     def show(self, lines: list[str]) -> None:
         """Append what is new; rewrite if the list shrank (timeline stepped back)."""
         if len(lines) < self._shown:
             self.clear()
-            self._shown = 0
+        self._lines = list(lines)
         for line in lines[self._shown :]:
             self.write(line)
         self._shown = len(lines)
+
+    def on_resize(self, event: Resize) -> None:
+        """Wrapped at the old width: wrap again at the new one (RichLog's own handler runs too)."""
+        width = event.size.width
+        if width != self._width and self._width and self._lines:
+            lines = self._lines
+            self.clear()
+            self.show(lines)
+        self._width = width
 
     def clear(self) -> "EventLog":
         self._shown = 0

@@ -346,3 +346,42 @@ def test_a_host_whose_set_up_fails_says_so_in_one_line(mode, monkeypatch, part):
     assert "Traceback" in failure.traceback and ("_prepare" if part == "prepare" else "_load_limits") in failure.traceback
     assert host.pid is None or not alive(host.pid)
     host.close()
+
+
+def test_host_modules_start_from_bytecode_that_matches_their_source(tmp_path, monkeypatch):
+    """The host's modules are imported from bytecode the parent keeps current
+    (a script would be compiled at every start); a stale file is compiled
+    again, and a module whose bytecode cannot be written is left to the host."""
+    import importlib.util
+
+    from csro_tui.policies import isolation
+
+    isolation.host_bytecode.cache_clear()
+    found = isolation.host_bytecode()
+    assert set(found) == {str(module) for module in isolation.HOST_MODULES}
+    assert all(isolation._bytecode_current(Path(module), bytecode) for module, bytecode in found.items())  # noqa: SLF001
+    args = isolation._bubblewrap_command("/usr/bin/bwrap", "/tmp/host-work")  # noqa: SLF001
+    for module, bytecode in found.items():
+        at = args.index(bytecode)
+        assert args[at - 1] == "--ro-bind"
+        assert args[at + 1] == f"/csro-host/__pycache__/{Path(bytecode).name}"
+        assert Path(bytecode).name.startswith(Path(module).stem + ".")
+
+    writable, blocked = tmp_path / "writable", tmp_path / "blocked"
+    writable.mkdir()
+    blocked.mkdir()
+    (blocked / "__pycache__").write_text("not a directory")  # bytecode cannot be written here
+    good, bad = writable / "host_main.py", blocked / "host_kernel.py"
+    good.write_text("VALUE = 1\n")
+    bad.write_text("VALUE = 2\n")
+    monkeypatch.setattr(isolation, "HOST_MODULES", (good, bad))
+    isolation.host_bytecode.cache_clear()
+    try:
+        assert isolation.host_bytecode() == {str(good): importlib.util.cache_from_source(str(good))}
+        good.write_text("VALUE = 100\n")  # a new size: the bytecode no longer matches
+        assert not isolation._bytecode_current(good, importlib.util.cache_from_source(str(good)))  # noqa: SLF001
+        isolation.host_bytecode.cache_clear()
+        assert str(good) in isolation.host_bytecode()
+        assert isolation._bytecode_current(good, importlib.util.cache_from_source(str(good)))  # noqa: SLF001
+    finally:
+        isolation.host_bytecode.cache_clear()

@@ -542,7 +542,7 @@ def test_isolation_mode_follows_the_environment(monkeypatch):
 
 
 def test_host_script_never_imports_the_application():
-    for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py"):
+    for name in ("host_start.py", "host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py"):
         text = (Path(__file__).parent.parent / "csro_tui" / "policies" / name).read_text()
         assert "import csro_tui" not in text and "from csro_tui" not in text, name
 

@@ -21,16 +21,21 @@ from pathlib import Path
 
 from csro_tui.errors import ConfigError
 
-HOST_SCRIPT = Path(__file__).with_name("host_main.py")
-# The host's other layers, imported by host_main.py from its own directory.
-HOST_MODULES = tuple(Path(__file__).with_name(name) for name in ("host_kernel.py", "host_channel.py", "host_guard.py"))
+# The script a host runs: a few lines that import host_main (a module's
+# bytecode is cached, a script is compiled at every start).
+HOST_SCRIPT = Path(__file__).with_name("host_start.py")
+# The host's modules, imported from the script's directory: the episode
+# runner and its layers.
+HOST_MODULES = tuple(
+    Path(__file__).with_name(name) for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py")
+)
 # Set to 1 to run untrusted policies where the kernel offers neither
 # Landlock nor seccomp (the Python guard is then the only boundary).
 WEAK_SANDBOX_ENV_VAR = "CSRO_ALLOW_WEAK_SANDBOX"
 SANDBOX_ENV_VAR = "CSRO_SANDBOX"
 # Where the host script is mounted inside bubblewrap: the directory holding
 # our own code is never visible to the policy.
-_SANDBOX_SCRIPT = "/csro-host/host_main.py"
+_SANDBOX_SCRIPT = "/csro-host/host_start.py"
 _NOBODY = (65534, 65534)
 # Environment variables passed through when set: some CPUs need them for
 # OpenBLAS (inside numpy) not to crash.
@@ -225,8 +230,62 @@ def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
         made_dirs.add(root)
     ensure_parents(_SANDBOX_SCRIPT)
     args += ["--ro-bind", str(HOST_SCRIPT), _SANDBOX_SCRIPT]
+    inside = os.path.dirname(_SANDBOX_SCRIPT)
     for module in HOST_MODULES:
-        args += ["--ro-bind", str(module), os.path.join(os.path.dirname(_SANDBOX_SCRIPT), module.name)]
+        args += ["--ro-bind", str(module), os.path.join(inside, module.name)]
+    # Their bytecode, where the import system looks for it (only files that
+    # match their source: a stale one would be compiled again anyway).
+    for module, bytecode in host_bytecode().items():
+        target = os.path.join(inside, "__pycache__", os.path.basename(bytecode))
+        ensure_parents(target)
+        args += ["--ro-bind", bytecode, target]
     ensure_parents(work_dir)
     args += ["--bind", work_dir, work_dir, "--chdir", work_dir, sys.executable]
     return args
+
+
+@lru_cache(maxsize=1)
+def host_bytecode() -> dict[str, str]:
+    """{host module path: its current bytecode file}, compiled here if missing
+    or stale (once per process), where the import system looks for it
+    (`__pycache__` beside the module).  Where that directory cannot be
+    written, a module is left out and the host compiles it at start, as it
+    would without this."""
+    import importlib.util
+    import py_compile
+
+    found = {}
+    for module in HOST_MODULES:
+        try:
+            bytecode = importlib.util.cache_from_source(str(module))
+        except (NotImplementedError, ValueError):  # no bytecode caching here (sys.implementation.cache_tag None)
+            return {}
+        if not _bytecode_current(module, bytecode):
+            try:
+                py_compile.compile(str(module), cfile=bytecode, doraise=True)
+            except (OSError, py_compile.PyCompileError):
+                continue
+            if not _bytecode_current(module, bytecode):
+                continue
+        found[str(module)] = bytecode
+    return found
+
+
+def _bytecode_current(source: Path, bytecode: str) -> bool:
+    """The file is timestamp-checked bytecode of this interpreter for the
+    source as it is now (what importlib checks before using it)."""
+    import importlib.util
+
+    try:
+        with open(bytecode, "rb") as stream:
+            header = stream.read(16)
+        info = os.stat(source)
+    except OSError:
+        return False
+    return (
+        len(header) == 16
+        and header[:4] == importlib.util.MAGIC_NUMBER
+        and int.from_bytes(header[4:8], "little") == 0  # timestamp-based, not hash-based
+        and int.from_bytes(header[8:12], "little") == int(info.st_mtime) & 0xFFFFFFFF
+        and int.from_bytes(header[12:16], "little") == info.st_size & 0xFFFFFFFF
+    )

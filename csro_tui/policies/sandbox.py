@@ -75,6 +75,7 @@ from csro_tui.policies.isolation import (  # noqa: F401 - re-exported: callers i
     _site_dirs,
     _python_roots,
     _bubblewrap_command,
+    host_bytecode,
 )
 from csro_tui.policies.validation import (
     ALLOWED_DUNDER_ATTRIBUTES,
@@ -218,10 +219,11 @@ class StartedProcess:
 
 
 def start_host_process(mode: str) -> StartedProcess:
-    """Spawn a host (`python -s -S -P host_main.py`, in bubblewrap in that
+    """Spawn a host (`python -s -S -P host_start.py`, in bubblewrap in that
     mode) in a fresh temporary directory and send it the first part of its
     set-up; it then waits for the policy's module.  OSError if it cannot be
     started."""
+    host_bytecode()  # the host's modules compiled once, not at every start
     temp_dir = tempfile.mkdtemp(prefix="csro-host-")
     try:
         work_dir = os.path.join(temp_dir, "work")
@@ -273,7 +275,7 @@ def _prepare_message(mode: str) -> dict:
         "op": "prepare",
         # What allowed modules import lazily, loaded while the installation
         # is readable: after the drop to nobody it may not be (pyenv under /root).
-        "preimport": list(_LAZY_STDLIB) if drop_to and mode == "rlimits" else [],
+        "preimport": ["__future__"] + (list(_LAZY_STDLIB) if drop_to and mode == "rlimits" else []),
         "site_dirs": list(_site_dirs()),
         "drop_to": drop_to,
         "allowed_imports": sorted(ALLOWED_IMPORTS),
@@ -444,7 +446,7 @@ class PolicyHost:
         self._poll_out.register(self._process.stdin.fileno(), select.POLLOUT)
         # Imported by the host before it drops root (the rest of its set-up
         # came with `start_host_process`: _prepare_message).
-        preimport = ["__future__"] + sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
+        preimport = sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
         if "numpy" in preimport and os.geteuid() == 0 and self.mode == "rlimits":
             preimport += list(_NUMPY_SUBMODULES)
         config = {

@@ -85,6 +85,7 @@ class CsroApp(App[None]):
         self._idle = threading.Event()  # set whenever no engine work runs
         self._idle.set()
         self._quitting = False
+        self._quit_armed: object | None = None  # the editor whose unsent edit ctrl+q warned about
         self._torn_down = False
         self._closing = False  # a session is being closed to go back to the start screen
         self._close_armed = False  # esc once more closes a session whose work is running
@@ -523,6 +524,17 @@ class CsroApp(App[None]):
                 yield SystemCommand(title, help_text, callback)
 
     async def action_quit(self) -> None:
+        """ctrl+q. An edit not yet sent is not dropped on the first press."""
+        from csro_tui.tui.screens.editor import EditorScreen
+
+        editor = self.screen
+        if isinstance(editor, EditorScreen) and editor.unsent and not self._quitting and self._quit_armed is not editor:
+            self._quit_armed = editor
+            self.notify("Your edit is not sent: ctrl+q again quits without it; ctrl+s sends it.", severity="warning")
+            return
+        await self._quit()
+
+    async def _quit(self) -> None:
         """Stop the engine, record the session as closed (off the event loop), then exit."""
         if self.live is None or self._quitting:
             self.exit()
@@ -561,7 +573,7 @@ class CsroApp(App[None]):
         if signum == signal.SIGHUP:
             self._detach_from_terminal()
         if not self._quitting:  # a second signal must not cut the close short (ctrl+q twice does)
-            self.call_later(self.action_quit)
+            self.call_later(self._quit)
 
     def _detach_from_terminal(self) -> None:
         """The terminal hung up: writing to it fails (EIO) and reading it returns nothing at once.

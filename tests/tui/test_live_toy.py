@@ -161,3 +161,29 @@ async def test_leaving_after_the_requested_iterations_records_completed(tmp_path
         session_id = await leave_after_one_accepted(pilot, app, "escape")
     closed = fold(Backend(tmp_path).read_events(session_id)).closed
     assert closed is not None and closed.reason == "completed"
+
+
+async def test_ctrl_q_with_an_edit_not_sent_warns_first_then_quits_and_records_the_session(tmp_path):
+    from textual.widgets import TextArea
+
+    from csro_tui.tui.screens.editor import EditorScreen
+
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_and_review_first_proposal(pilot, app)
+        session_id = app.live.session_id
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), "the editor")
+        app.screen.query_one(TextArea).insert("# my change\n", (0, 0))
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, EditorScreen) and app.return_code is None
+        assert any("not sent" in n for n in notifications(app))
+        await pilot.press("ctrl+q")  # the person means it
+        for _ in range(MAX_WAIT_STEPS):
+            if app.return_code is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert app.return_code is not None
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert state.closed is not None and state.closed.reason == "stopped"

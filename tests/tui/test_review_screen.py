@@ -176,3 +176,29 @@ def test_regenerate_says_what_the_proposal_cost_in_llm_calls_and_time():
                                      "3 LLM calls, 6m06s; the next may take as many): uses attempt 2 of 3. g again to confirm.")
     offline = ReviewInfo(name="br-1", oracle="best-response", source="", attempt=1, max_attempts=3)
     assert "LLM" not in regenerate_cost(offline)
+
+
+async def test_escape_in_the_editor_with_changes_warns_before_discarding_them():
+    from csro_tui.tui.screens.editor import EditorScreen
+
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        area.move_cursor((0, 0))
+        await pilot.press(*"# mine", "enter")
+        await pilot.press("escape")  # from habit: the edit stays
+        await pilot.pause()
+        assert isinstance(app.screen, EditorScreen)
+        assert app.screen.query_one(TextArea).text.startswith("# mine\n")
+        assert any("not sent" in n.message for n in app._notifications)  # noqa: SLF001
+        await pilot.press("escape")  # twice: discarded, back to the review, nothing decided
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("escape")  # nothing changed: one esc goes back
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+    assert app.results == []

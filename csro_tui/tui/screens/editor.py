@@ -25,13 +25,15 @@ class EditorScreen(Screen[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "submit", "Send edit", id="editor.submit"),
-        Binding("escape", "discard", "Discard", id="editor.discard"),
+        # priority: the code area takes a plain esc for itself (it moves focus), so esc never discarded
+        Binding("escape", "discard", "Discard", id="editor.discard", priority=True),
     ]
 
     def __init__(self, source: str, title: str = "") -> None:
         super().__init__()
         self.original = source
         self.title_text = title
+        self._discard_armed = False  # esc once more discards changes that were not sent
 
     def compose(self) -> ComposeResult:
         yield Label(
@@ -52,5 +54,19 @@ class EditorScreen(Screen[str | None]):
             return
         self.dismiss(text)
 
+    @property
+    def unsent(self) -> bool:
+        """The code differs from what the editor opened with and has not been sent."""
+        return self.query_one(TextArea).text != self.original
+
+    def on_text_area_changed(self, _event: TextArea.Changed) -> None:
+        self._discard_armed = False
+
     def action_discard(self) -> None:
+        """Esc: back to the review. With changes, the first esc only warns (an esc from habit
+        threw away a whole edit)."""
+        if self.unsent and not self._discard_armed:
+            self._discard_armed = True
+            self.notify("Your changes are not sent: esc again discards them, ctrl+s sends them.", severity="warning")
+            return
         self.dismiss(None)

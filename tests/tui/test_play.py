@@ -374,3 +374,32 @@ async def test_repeated_leduc_hands_keep_one_row_each_at_80_columns_result_first
         width = screen.query_one("#play-log", Static).size.width
         for row in rows:
             assert len(row) <= width and re.search(r"(won|lost|tied)\s+[+-]?\d+  total [ +-]*\d+  you [JQK] them", row), row
+
+
+async def test_a_generic_games_board_keeps_its_lines_and_every_move_shows_at_80_columns(tmp_path):
+    """Tic-tac-toe through the generic adapter: nine moves, the board on three lines."""
+    screen = PlayScreen(Backend(tmp_path), "tic_tac_toe", DashboardData(game="tic_tac_toe"))
+    app = ScreenApp(lambda: screen)
+
+    def board_rows() -> list[str]:
+        lines = _text(app, "#play-board").splitlines()
+        first = next(i for i, line in enumerate(lines) if line.strip().startswith("observation"))
+        return [lines[first].split()[-1], lines[first + 1].strip(), lines[first + 2].strip()]
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:uniform_random")
+        await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 9, "our first move")
+        await pilot.pause()
+        table_panel = screen.query_one("#play-table").content_region
+        buttons = list(screen.query("#play-actions Button"))
+        # every move is on screen (one row ran the last four off the panel at 80 columns)
+        for button in buttons:
+            region = button.region
+            assert region.width > 0 and table_panel.x <= region.x and region.right <= table_panel.right, (button.label, region)
+        assert len({button.region.y for button in buttons}) == 2  # wrapped onto a second row
+        assert board_rows() == ["...", "...", "..."]  # not "... ... ..." on one line
+        await pilot.press("5")  # the fifth move, x(1,1): the centre
+        await wait_until(pilot, lambda: any(m.who == "you" for m in screen.session.moves), "the move")
+        await wait_until(pilot, lambda: screen.session.finished or len(screen.query("#play-actions Button")) == 7, "their reply")
+        assert board_rows()[1][1] == "x"

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, OptionList, Static
 from textual.widgets.option_list import Option
@@ -38,7 +38,7 @@ from csro_tui.play import (
     signed,
     table,
 )
-from csro_tui.text import one_line, plain
+from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.model import DashboardData
 from csro_tui.tui.widgets.title_header import TitleHeader
 
@@ -95,7 +95,7 @@ class PlayScreen(Screen[None]):
                 board.border_title = "Table"
                 yield Static("Pick an opponent and press enter.", id="play-match")
                 yield Static("", id="play-board")
-                yield Horizontal(id="play-actions")
+                yield Grid(id="play-actions")  # wraps onto more rows: a row cut moves off at 80 columns
                 with VerticalScroll(id="play-history"):
                     yield Static("", id="play-log")
         yield Static("", id="play-status")
@@ -201,7 +201,7 @@ class PlayScreen(Screen[None]):
 
     def _started(self, session: PlaySession) -> None:
         self.session = session
-        self.query_one("#play-actions", Horizontal).display = True
+        self.query_one("#play-actions", Grid).display = True
         self._render_game()
 
     def play(self, action: int) -> None:
@@ -297,7 +297,13 @@ class PlayScreen(Screen[None]):
         text = Text()
         for label, value in rows:
             text.append(label.ljust(width), style="bold")
-            text.append(plain(one_line(value)))
+            # a value of several lines (a generic game's board: tic-tac-toe's "x.o\n.x.\n...")
+            # keeps them, under one another, instead of running into one line
+            lines = clean_text(value).splitlines() or [""]
+            text.append(plain(lines[0]))
+            for line in lines[1:]:
+                text.append("\n" + " " * width)
+                text.append(plain(line))
             text.append("\n")
         text.rstrip()
         return text
@@ -350,17 +356,32 @@ class PlayScreen(Screen[None]):
         return text
 
     def _set_actions(self, legal: list[tuple[int, str]]) -> None:
-        bar = self.query_one("#play-actions", Horizontal)
+        bar = self.query_one("#play-actions", Grid)
         bar.remove_children()
+        labels = [(f"{name} ({name[0].lower()})" if self.kind == RRPS else f"{i} {name}") for i, (_, name) in enumerate(legal, 1)]
         buttons = [
-            Button(f"{name} ({name[0].lower()})" if self.kind == RRPS else f"{i} {name}", id=f"action-{action}", compact=True)
-            for i, (action, name) in enumerate(legal, 1)
+            Button(plain(label), id=f"action-{action}", compact=True) for label, (action, _) in zip(labels, legal)
         ]
+        self._action_labels = labels
+        self._lay_out_actions()
         if buttons:
             bar.mount_all(buttons)
 
+    def _lay_out_actions(self) -> None:
+        """As many equal columns as the table's width holds; the moves wrap onto more rows."""
+        labels = getattr(self, "_action_labels", [])
+        if not labels:
+            return
+        bar = self.query_one("#play-actions", Grid)
+        width = bar.content_region.width or max(self.query_one("#play-table").content_region.width - 2, 20)
+        column = max(8, max(len(label) for label in labels) + 2)
+        columns = max(1, min(len(labels), (width + 1) // (column + 1)))
+        bar.styles.grid_size_columns = columns
+        bar.styles.grid_columns = str(column)
+
     def on_resize(self) -> None:
         self._title()
+        self._lay_out_actions()
 
     def _title(self) -> None:
         """The game and the session the games are recorded in; where both do not fit the
@@ -375,6 +396,8 @@ class PlayScreen(Screen[None]):
 
     def _status(self) -> None:
         keys = "r/p/s or 1-3 throw" if self.kind == RRPS else "1-9 move"
+        if self.kind != RRPS and len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
+            keys = "1-9 move; beyond 9: tab to it, enter"
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
         self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}  │  {recorded}")
 

@@ -23,13 +23,13 @@ The host in layers, one file each, each readable alone:
 Protocol: one JSON object per line, both ways, over the stdin/stdout pipes,
 which are moved to private descriptors at once so the policy's prints can
 neither flood nor corrupt the channel.  The first request is `prepare`
-(sent as soon as the host is spawned, no reply unless it fails), the second
-`load` (the policy's module); then `new` (construct episodes), `act` (one
-batch of observations, one object each), `cols` (one batch sent by column:
-see `act_columns`) and `end`.  Every reply echoes the request's `seq`.  A
-failure reply has `ok: false`, a category (crash, memory, forbidden,
-timeout), a one-line message, the policy's traceback and the tail of what it
-printed; the parent then kills us.
+(sent as soon as the host is spawned; the parent reads its reply when it
+gives the host a policy), the second `load` (the policy's module); then
+`new` (construct episodes), `act` (one batch of observations, one object
+each), `cols` (one batch sent by column: see `act_columns`) and `end`.
+Every reply echoes the request's `seq`.  A failure reply has `ok: false`, a
+category (crash, memory, forbidden, timeout), a one-line message, the
+policy's traceback and the tail of what it printed; the parent then kills us.
 
 The set-up comes in two parts, so a pre-started (pooled) host waits for its
 policy with the kernel layers already in place.  `prepare`, in this order:
@@ -695,7 +695,8 @@ def main() -> None:
             raise _ProtocolError(f"the first request must be prepare, not {prepare.get('op')!r}")
         guard, timer, layers, ctypes, reserve = _prepare(channel, prepare)
     except Exception as error:  # the host could not even be set up
-        _setup_failed(channel, error, None)
+        _setup_failed(channel, error, prepare.get("seq") if type(prepare) is dict else None)
+    channel.send({"seq": prepare.get("seq"), "ok": True})
     config = channel.receive()
     if config is None:
         return
@@ -777,15 +778,7 @@ def _preimport(names) -> None:
 
 
 def _setup_failed(channel: _Channel, error: BaseException, seq) -> None:
-    """Report a failure of the host's own set-up (against the load request), then exit."""
-    if seq is None:  # failed while preparing: the reply goes to the next request
-        try:
-            message = channel.receive()
-        except BaseException:  # noqa: BLE001
-            message = None
-        if message is None:
-            os._exit(_EXIT_AFTER_FAILURE)
-        seq = message.get("seq") if type(message) is dict else None
+    """Report a failure of the host's own set-up as the reply to `seq`, then exit."""
     channel.send({"seq": seq, "ok": False, "category": "crash",
                   "message": f"sandbox setup failed: {type(error).__name__}: {error}",
                   "traceback": traceback.format_exc(), "output": ""})

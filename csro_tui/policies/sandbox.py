@@ -385,6 +385,8 @@ class PolicyHost:
         if self._launching is not None:
             deadline = self._launching
             self._launching = None
+            # The reply to `prepare` (start_host_process), then to the load.
+            self._receive(deadline, "setting up the sandbox", expected_seq=0)
             reply = self._receive(deadline, "loading the module")
             self._check_layers(reply.get("layers"))
 
@@ -740,7 +742,7 @@ class PolicyHost:
         except _HostDied:
             self._fail(*self._death_report(what))
 
-    def _receive(self, deadline: float, what: str) -> dict:
+    def _receive(self, deadline: float, what: str, expected_seq: int | None = None) -> dict:
         try:
             line = self._read_line(deadline)
         except _HostSilent:
@@ -751,7 +753,8 @@ class PolicyHost:
             reply = _decode_reply(line)
         except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             self._fail(FailureCategory.MALFORMED, f"host sent a reply that is not JSON while {what}")
-        if not isinstance(reply, dict) or reply.get("seq") != self._seq or not isinstance(reply.get("ok"), bool):
+        seq = self._seq if expected_seq is None else expected_seq
+        if not isinstance(reply, dict) or reply.get("seq") != seq or not isinstance(reply.get("ok"), bool):
             self._fail(FailureCategory.MALFORMED, f"host sent a reply out of protocol while {what}")
         if not reply["ok"]:
             self._fail(*self._child_failure(reply))

@@ -149,9 +149,14 @@ class PlaySession:
         return self.view.observe(self.state)
 
     def action_name(self, action: int, player: int | None = None) -> str:
-        if 0 <= action < len(self.names):
+        if 0 <= action < len(self.names) and str(self.names[action]) != str(action):
             return str(self.names[action])
-        return self.state.action_to_string(self.seat if player is None else player, action)
+        # a generic game whose actions are named only in a state (liars_dice's bids "1-1", "2-6"):
+        # the table held the bare ids, which told a person nothing
+        try:
+            return str(self.state.action_to_string(self.seat if player is None else player, action))
+        except Exception:  # noqa: BLE001 - pyspiel raises SpielError for a name it cannot give
+            return str(action)
 
     def legal_actions(self) -> list[tuple[int, str]]:
         """(action, label) of the person's legal moves, labelled in poker terms where it applies."""

@@ -403,3 +403,15 @@ async def test_a_generic_games_board_keeps_its_lines_and_every_move_shows_at_80_
         await wait_until(pilot, lambda: any(m.who == "you" for m in screen.session.moves), "the move")
         await wait_until(pilot, lambda: screen.session.finished or len(screen.query("#play-actions Button")) == 7, "their reply")
         assert board_rows()[1][1] == "x"
+
+
+def test_a_generic_games_moves_are_named_as_the_game_names_them_not_by_id(tmp_path):
+    """liars_dice names its bids only in a state ("1-1" ... "2-6"); the play table named them 0..11."""
+    session = PlaySession(get_game("liars_dice"), BotPolicy("uniform_random"), seat=0, seed=3)
+    try:
+        legal = session.legal_actions()
+        assert len(legal) > 9
+        assert [name for _, name in legal][:3] == ["1-1", "1-2", "1-3"]
+        assert all(not name.isdigit() for _, name in legal)
+    finally:
+        session.close()

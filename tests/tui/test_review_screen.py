@@ -202,3 +202,18 @@ async def test_escape_in_the_editor_with_changes_warns_before_discarding_them():
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen)
     assert app.results == []
+
+
+async def test_the_reason_box_says_whether_the_oracle_reads_the_reason():
+    from dataclasses import replace
+
+    from csro_tui.tui.screens.reject import RejectReasonScreen
+
+    for oracle, says in (("best-response", "the best-response oracle does not read reasons"),
+                         ("llm-refine", "The oracle gets this reason in its next prompt")):
+        app = ScreenApp(lambda: ReviewScreen(replace(sample_review(), oracle=oracle)))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("r")
+            await pilot.pause()
+            assert isinstance(app.screen, RejectReasonScreen)
+            assert says in str(app.screen.query_one("#reject-note").render())

@@ -263,7 +263,7 @@ class ReviewScreen(Screen[ReviewDecision]):
             if reason:
                 self.dismiss(ReviewDecision("reject", reason=reason))
 
-        self.app.push_screen(RejectReasonScreen(), done)
+        self.app.push_screen(RejectReasonScreen(self.info.oracle), done)
 
     def action_regenerate(self) -> None:
         """First g says what it costs; a second g does it."""

@@ -227,6 +227,10 @@ def test_code_left_at_the_top_level_gets_its_own_advice():
     # Key errors are advised on whether the sandbox quotes the key or not.
     for line in ("crash: KeyError: 'hand' in act (episode 0)", "crash: KeyError: hand in act (episode 0)"):
         assert "`obs` has no key 'hand'; its keys are: card, round" in failure_hint(line, KUHN)
+    # A module used without its import is told to import it, a name of its own to define it.
+    missing_import = "crash: NameError: name 'random' is not defined in Policy.__init__ (episode 0)"
+    assert "make `import random` the first line" in failure_hint(missing_import, KUHN)
+    assert "define it" in failure_hint("crash: NameError: name 'PLAN' is not defined in act (episode 0)", KUHN)
 
 
 def test_csro_run_says_when_copies_keep_the_run_from_improving(llm_server, tmp_path, capsys):

@@ -61,3 +61,17 @@ async def test_at_80x24_a_member_a_person_edited_shows_it_in_the_population():
         table = app.screen.query_one(PopulationTable)
         names = [str(table.get_cell_at((row, 1))) for row in range(table.row_count)]
         assert names == ["always_call", "br_1", "br_2 ✎"]  # the inspector names who edited it
+
+
+async def test_events_wrap_again_on_resize_with_the_newest_still_in_view():
+    app = ScreenApp(lambda: DashboardScreen(_busy_session()))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        log = app.screen.query_one(EventLog)
+        wide = len(log.lines)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert len(log.lines) > wide  # wrapped again at the new width
+        shown = _visible_log(log)
+        assert " ".join(shown[-3:]).split()[-2:] == ["nothing", "accepted"], shown  # the newest event's end

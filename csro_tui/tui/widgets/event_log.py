@@ -32,6 +32,8 @@ class EventLog(RichLog):
             lines = self._lines
             self.clear()
             self.show(lines)
+            if self.auto_scroll:  # the newest event stays in view once the lines are laid out again
+                self.call_after_refresh(self.scroll_end, animate=False)
         self._width = width
 
     def clear(self) -> "EventLog":

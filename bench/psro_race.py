@@ -175,6 +175,7 @@ def psro_race(table: Table, quick: bool) -> None:
                     _clear_memory_caches()
                     again = race_ours(game, max_iterations, max_seconds)
                     _report_second_session(table, again, theirs)
+                    _report_host_costs(table, game)
         finally:
             if previous is None:
                 os.environ.pop(table_cache.CACHE_DIR_ENV_VAR, None)
@@ -246,3 +247,39 @@ def _report_second_session(table: Table, again: Race, theirs: Race) -> None:
                    "table comes from the disk cache (table_cache.py), no sandbox is asked; the imports, the "
                    "sandbox probe and the game's own structures are not paid again, as they would be in a new "
                    "process (~0.1-0.2 s)")
+
+
+def _report_host_costs(table: Table, game: str, count: int = 8) -> None:
+    """What one new policy's sandbox host costs, one host at a time: started
+    on demand (spawn, the interpreter, `prepare`, then the module), and
+    loaded into a host started beforehand and left to get ready (a warm
+    pool's case).  The difference is what a pool hides when it has a host
+    ready; each Kuhn iteration needs one new host."""
+    from csro_tui.games.registry import get_game
+    from csro_tui.policies.isolation import isolation_mode
+    from csro_tui.policies.sandbox import PolicyHost, start_host_process
+
+    spec = get_game(game)
+    source, game_info = spec.seed_policies()["uniform"], spec.game_info()
+    mode = isolation_mode()
+    cold, warm = [], []
+    for _ in range(count):
+        host = PolicyHost(source, game_info, name="bench-cold")
+        begun = time.perf_counter()
+        host.start()
+        cold.append(time.perf_counter() - begun)
+        host.close()
+        started = start_host_process(mode)
+        time.sleep(0.3)  # ready by then (~0.05 s here)
+        host = PolicyHost(source, game_info, name="bench-warm")
+        host.adopt(started)
+        begun = time.perf_counter()
+        host.start()
+        warm.append(time.perf_counter() - begun)
+        host.close()
+    table.add("9", f"Kuhn: one policy's sandbox host ({mode}), started on demand / loaded into a started host "
+                   f"(median of {count})",
+              f"{fmt_seconds(statistics.median(cold))} / {fmt_seconds(statistics.median(warm))}", "-", "", "", None,
+              note="started on demand: spawn, interpreter, the host's modules, its kernel layers (prepare), then "
+                   "the module (load); a started host has done all but the load; psro_v2 runs its policies in "
+                   "its own process")

@@ -385,3 +385,24 @@ def test_host_modules_start_from_bytecode_that_matches_their_source(tmp_path, mo
         assert isolation._bytecode_current(good, importlib.util.cache_from_source(str(good)))  # noqa: SLF001
     finally:
         isolation.host_bytecode.cache_clear()
+
+
+def test_replacements_wait_for_a_lull_unless_the_pool_is_empty(mode, monkeypatch):
+    """Hosts taken in quick succession come from the stock; replacements
+    start once takes pause (REFILL_AFTER_SECONDS) or at once when none is left."""
+    import time
+
+    from csro_tui.policies import host_pool
+
+    monkeypatch.setattr(host_pool, "REFILL_AFTER_SECONDS", 60.0)
+    with HostPool(2) as pool:
+        assert pool.wait_ready(timeout=READY_TIMEOUT)
+        first = pool.take()
+        time.sleep(0.5)  # a replacement would have been spawned by now (a Popen: milliseconds)
+        assert pool.started == 2 and len(pool.ready_pids()) == 1
+        second = pool.take()  # the last one: the pool refills at once (one, then waits for the lull)
+        assert pool.wait_ready(1, timeout=READY_TIMEOUT)
+        time.sleep(0.5)
+        assert pool.started == 3
+        for started in (first, second):
+            started.discard()

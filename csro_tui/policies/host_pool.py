@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from collections import deque
 
@@ -37,9 +38,15 @@ from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, StartedProcess,
 log = logging.getLogger(__name__)
 
 # Hosts kept started: an exact-game iteration tabularises one new policy (two
-# when a proposal is edited or retried); a host takes ~0.1 s to boot, longer
-# than a Kuhn iteration, so three absorb a run of quick iterations.
-DEFAULT_POOL_SIZE = 3
+# when a proposal is edited or retried); a host takes ~40-50 ms of wall time
+# and ~30 ms of CPU to get ready, two to three Kuhn iterations, so a run of
+# quick iterations draws on a stock of them (~12-20 MB each while idle).
+DEFAULT_POOL_SIZE = 6
+# While hosts are being taken in quick succession and some are left, the
+# pool waits this long after the last take before starting replacements: a
+# process started during a burst of short iterations shares the CPU with
+# the work that takes the hosts, and the stock is there for that burst.
+REFILL_AFTER_SECONDS = 0.05
 
 
 class HostPool:
@@ -125,6 +132,7 @@ class _PoolState:
         self.dead: deque = deque()  # the rest of retired hosts' close, for the reaper
         self.filler: threading.Thread | None = None
         self.reaper: threading.Thread | None = None
+        self.last_take = float("-inf")
 
     def start(self) -> None:
         if self.size:
@@ -138,6 +146,7 @@ class _PoolState:
                 self.changed.notify_all()  # the filler starts a replacement
                 if started.process.poll() is None:
                     self.handed_out += 1
+                    self.last_take = time.monotonic()
                     return started
                 self.replaced += 1
                 log.info("a pre-started policy host had died (exit %s); replacing it", started.process.returncode)
@@ -170,6 +179,12 @@ class _PoolState:
         while True:
             with self.changed:
                 self.changed.wait_for(lambda: self.closed or len(self.ready) < self.size)
+                # Some left and one taken a moment ago: refill after the burst.
+                while self.ready and not self.closed:
+                    lull = REFILL_AFTER_SECONDS - (time.monotonic() - self.last_take)
+                    if lull <= 0:
+                        break
+                    self.changed.wait(lull)
                 if self.closed:
                     return
             try:

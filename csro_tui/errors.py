@@ -23,3 +23,11 @@ class NoUsableProposal(CsroError):
     """An oracle spent its budget and had no policy to propose (its candidates
     all failed). Ends the iteration, not the run: the next iteration's oracle
     sees a new context and may do better."""
+
+
+class EvaluationInterrupted(Exception):
+    """Raised by an evaluation's progress callback to abandon it (a stop request).
+
+    Every path of `evaluate_matchups` reports progress as it plays and ends
+    its hosts and workers on the way out; nothing of the batch is kept.
+    """

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
+from csro_tui.errors import EvaluationInterrupted
 from csro_tui.oracles.base import PolicyRecord
 from csro_tui.policies.failures import PolicyFailure
 
@@ -139,6 +140,9 @@ class GameEvaluator:
         # on_progress(done, total): matchups of the batch being played, from the
         # evaluating thread while the runner reports (the TUI shows counts and time left)
         self.on_progress = None
+        # Set by the engine to its stop event: a sampled evaluation in progress is then abandoned
+        # at its next progress report (EvaluationInterrupted) instead of playing to its end.
+        self.cancel: threading.Event | None = None
         self._pool = None
         self._pool_lock = threading.Lock()
         # Exact games: sandbox hosts started ahead of need (policies/host_pool.py),
@@ -214,6 +218,8 @@ class GameEvaluator:
         return getattr(self._pool, "last_status", None)
 
     def _progress_report(self, done: float, total: int) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise EvaluationInterrupted("evaluation abandoned: a stop was requested")
         listener = self.on_progress
         if listener is not None:
             listener(done, total)

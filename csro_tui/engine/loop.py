@@ -54,7 +54,7 @@ from csro_tui.engine.evaluator import Evaluator, MatchJob, derive_seed
 from csro_tui.engine.gate import Gate, GateSettings, known_policies, progress_note
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
 from csro_tui.engine.metrics import benchmark_scores, payoff_against
-from csro_tui.errors import ConfigError, CsroError, NoUsableProposal
+from csro_tui.errors import ConfigError, CsroError, EvaluationInterrupted, NoUsableProposal
 from csro_tui.oracles.base import Oracle, OracleContext, PolicyRecord, Proposal
 from csro_tui.reviewers import Decision, ProposalVersion, Reviewer, ReviewRequest
 from csro_tui.sessions.events import (
@@ -154,6 +154,8 @@ class Engine:
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._stop = threading.Event()
+        if hasattr(evaluator, "cancel"):
+            evaluator.cancel = self._stop  # a stop abandons a sampled evaluation mid-way
         # The working oracle's: set by a stop, or by `finish_oracle` (with `_oracle_finish`).
         self._oracle_cancel = threading.Event()
         self._oracle_finish = threading.Event()
@@ -252,9 +254,12 @@ class Engine:
             self._release_evaluator()
             raise
         except BaseException as error:
-            self._close("error", f"{type(error).__name__}: {error}")
-            self._release_evaluator()
-            raise
+            # A stop that cut an evaluation short ends the run like any stop (recorded
+            # below); what was not evaluated is evaluated again on resume.
+            if not (isinstance(error, EvaluationInterrupted) and self._stop.is_set()):
+                self._close("error", f"{type(error).__name__}: {error}")
+                self._release_evaluator()
+                raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
         if reason == "completed" and not message:
             from csro_tui.numbers import counted

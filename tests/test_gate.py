@@ -10,6 +10,7 @@ sandbox and exact evaluation; proposals are fixed test code, no model.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -104,6 +105,12 @@ def test_the_improvement_rule_uses_the_noise_margin():
     assert "noise margin 0.080" in noisy.shortfall(0.0)
     sure = Preview(expected_payoff=0.2, per_member={"p0": 0.2}, stderr={"p0": 0.04}, expected_stderr=0.04)
     assert sure.shortfall(0.0) is None
+    # From five seat-swapped pairs the margin is Student's t (4 degrees of freedom) at the same
+    # one-sided level as z = 2: 2.87 standard errors, so +0.10 is not enough there.
+    few = Preview(expected_payoff=0.10, per_member={"p0": 0.10}, stderr={"p0": 0.04}, expected_stderr=0.04, pairs=5)
+    assert few.standard_errors() == pytest.approx(2.869, abs=1e-3)
+    assert "noise margin 0.115 (2.87 standard errors)" in few.shortfall(0.0)
+    assert dataclasses.replace(few, pairs=50).shortfall(0.0) is None  # 2.05 standard errors: 0.082
     duplicate = Preview(expected_payoff=0.5, per_member={}, duplicate_of="p0", duplicate_reason="same code as p0")
     assert duplicate.shortfall(0.0) == "duplicate: same code as p0"
     # Weighted standard error: weights renormalised over the measured members.
@@ -272,4 +279,15 @@ def test_a_sampled_preview_measures_its_own_noise_by_default():
     for key in ("a", "b", "c"):
         preview = gate.check(seeds["uniform_random"], population, {"p0": 1.0}, key=key)
         assert preview.stderr["p0"] > 0, "ten episodes of a random policy measure their noise"
+        assert preview.pairs == 5
         assert preview.shortfall() is not None, (preview.expected_payoff, preview.expected_stderr)
+
+
+def test_a_preview_keeps_its_pairs_in_the_log():
+    from csro_tui.sessions.events import _preview_from_json, _to_json
+
+    preview = Preview(expected_payoff=0.3, per_member={"p0": 0.3}, stderr={"p0": 0.1}, expected_stderr=0.1, pairs=5)
+    again = _preview_from_json(_to_json(preview))
+    assert again.pairs == 5 and again.improvement_margin() == preview.improvement_margin()
+    older = {k: v for k, v in _to_json(preview).items() if k != "pairs"}  # a log from before pairs were recorded
+    assert _preview_from_json(older).standard_errors() == 2.0

@@ -151,6 +151,7 @@ class Gate:
             failure=failure,
             stderr={} if exact else stderr,
             expected_stderr=0.0 if exact else expected_stderr(stderr, weights),
+            pairs=0 if exact else episodes // 2,
         )
         if failure is None:
             self.mark_duplicate(result, source, known, exact, episodes)

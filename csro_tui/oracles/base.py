@@ -64,10 +64,23 @@ class Preview:
     # per member, and of `expected_payoff` (the weights applied to them).
     stderr: dict[str, float] = field(default_factory=dict)
     expected_stderr: float = 0.0
+    # Seat-swapped pairs of episodes per member behind `stderr` (sampled games); 0 when
+    # exact or not known (older logs).
+    pairs: int = 0
+
+    def standard_errors(self, z: float = IMPROVEMENT_Z) -> float:
+        """How many standard errors the margin is: `z`, or Student's t at the same one-sided
+        level where the standard error comes from few pairs (with five, z = 2 would let ~6%
+        of policies no better than the meta-strategy through instead of ~2.3%)."""
+        if self.pairs < 2:
+            return z
+        from scipy import stats
+
+        return float(stats.t.ppf(stats.norm.cdf(z), self.pairs - 1))
 
     def improvement_margin(self, z: float = IMPROVEMENT_Z) -> float:
         """How far above a threshold the expected payoff must be to count as better (noise)."""
-        return z * self.expected_stderr if self.expected_stderr > 0 else 0.0
+        return self.standard_errors(z) * self.expected_stderr if self.expected_stderr > 0 else 0.0
 
     def shortfall(self, threshold: float = 0.0, z: float = IMPROVEMENT_Z) -> str | None:
         """Why this candidate is not an improvement on the meta-strategy, or None if it is.
@@ -86,7 +99,7 @@ class Preview:
         margin = self.improvement_margin(z)
         if value > threshold + margin + _EXACT_SLACK:
             return None
-        noise = f" + noise margin {margin:.3f} ({z:g} standard errors)" if margin > 0 else ""
+        noise = f" + noise margin {margin:.3f} ({self.standard_errors(z):.3g} standard errors)" if margin > 0 else ""
         return (f"no improvement: expected payoff {value:+.3f} against the meta-strategy "
                 f"does not beat {threshold:+.3f}{noise}")
 

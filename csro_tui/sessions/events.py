@@ -306,6 +306,7 @@ def _to_json(value: Any) -> Any:
             "duplicate_reason": value.duplicate_reason,
             "stderr": {k: _finite(v) for k, v in value.stderr.items()},
             "expected_stderr": _finite(value.expected_stderr),
+            "pairs": value.pairs,
         }
     if isinstance(value, (PolicyRecord, Proposal)):
         return _to_json(dataclasses.asdict(value))
@@ -332,6 +333,7 @@ def _preview_from_json(data: dict) -> Preview:
         duplicate_reason=data.get("duplicate_reason") or "",
         stderr={k: float(v) for k, v in (data.get("stderr") or {}).items() if v is not None},
         expected_stderr=float(data.get("expected_stderr") or 0.0),
+        pairs=int(data.get("pairs") or 0),
     )
 
 

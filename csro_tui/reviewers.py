@@ -127,7 +127,8 @@ class AutoReviewer:
     member and no earlier rejected proposal (same normalized code or same
     behaviour), and its expected payoff against the current meta-strategy is
     above `threshold` (default 0) by more than the noise margin where
-    payoffs are sampled (`z` standard errors of the preview's estimate).
+    payoffs are sampled (`z` standard errors of the preview's estimate, or Student's t at
+    that level for the pairs played: `Preview.standard_errors`).
     Anything else is rejected with that reason, which goes back to the oracle.
 
     `threshold=None` turns the improvement and duplicate rules off: every

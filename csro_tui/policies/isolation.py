@@ -262,7 +262,8 @@ def host_bytecode() -> dict[str, str]:
             return {}
         if not _bytecode_current(module, bytecode):
             try:
-                py_compile.compile(str(module), cfile=bytecode, doraise=True)
+                py_compile.compile(str(module), cfile=bytecode, doraise=True,
+                                   invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
             except (OSError, py_compile.PyCompileError):
                 continue
             if not _bytecode_current(module, bytecode):

@@ -65,6 +65,7 @@ def test_a_closed_terminal_records_the_session_closed_and_resume_goes_on(tmp_pat
         os.execv(sys.executable, command)
     reader = threading.Thread(target=_drain, args=(terminal,), daemon=True)
     reader.start()
+    status = None
     try:
         # the seeds are evaluated, then n asks for a proposal, which waits for the person's review
         _wait_for(lambda: any(e["type"] == "iteration_finished" for e in _events(sessions)), "the seed population")
@@ -82,19 +83,20 @@ def test_a_closed_terminal_records_the_session_closed_and_resume_goes_on(tmp_pat
             os.close(terminal)
             terminal = -1
         deadline = time.monotonic() + WAIT
-        status = None
         while time.monotonic() < deadline:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, waited = os.waitpid(pid, os.WNOHANG)
             if done:
+                status = waited
                 break
             time.sleep(0.2)
         else:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
             raise AssertionError("the app did not exit after the terminal went away")
     finally:
         if terminal >= 0:
             os.close(terminal)
+        if status is None:  # never leave the app running after a failure
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     assert os.WIFEXITED(status), f"killed by signal {os.WTERMSIG(status)}, not a clean exit"
 
     events = _events(sessions)

@@ -235,10 +235,13 @@ def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
         args += ["--ro-bind", str(module), os.path.join(inside, module.name)]
     # Their bytecode, where the import system looks for it (only files that
     # match their source: a stale one would be compiled again anyway).
+    # "-try": bytecode is only a speed-up, and the list is made once per
+    # process; a __pycache__ removed since (a reinstall, a clean) must not
+    # make bwrap refuse to start every later host.
     for module, bytecode in host_bytecode().items():
         target = os.path.join(inside, "__pycache__", os.path.basename(bytecode))
         ensure_parents(target)
-        args += ["--ro-bind", bytecode, target]
+        args += ["--ro-bind-try", bytecode, target]
     ensure_parents(work_dir)
     args += ["--bind", work_dir, work_dir, "--chdir", work_dir, sys.executable]
     return args

@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -156,3 +157,27 @@ def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
     exact.tabularize(KUHN, code, host_factory=counting)
     assert counting.started == 2
     exact._policy_cache.clear()  # noqa: SLF001
+
+
+@pytest.mark.parametrize("shared", ["group-writable", "world-writable"])
+def test_a_cache_directory_others_may_write_is_not_used(cache, caplog, shared):
+    """Whoever can write the directory could plant a table for any code (the key is public)."""
+    code = policy("card_rules", f"\n# table cache test: {shared}\n")
+    exact.tabularize(KUHN, code)  # made and kept while the directory is private
+    assert cache_file(KUHN, code, cache).exists() and (cache.stat().st_mode & 0o077) == 0
+    os.chmod(cache, 0o770 if shared == "group-writable" else 0o777)
+    exact._policy_cache.clear()  # noqa: SLF001 - a new session
+    counting = CountingFactory()
+    with caplog.at_level("WARNING"):
+        exact.tabularize(KUHN, CodePolicy("again", code.source), host_factory=counting)
+    assert counting.started == 1, "the policy was asked again, not read from a directory others may write"
+    assert "others may write to it" in caplog.text
+
+
+def test_what_the_host_guard_forbids_and_the_host_environment_are_part_of_the_key():
+    """A guard tightened after an escape (validation.py) or a new host environment
+    (isolation.py) must not let old tables stand in for running the code again."""
+    from csro_tui.policies import isolation, validation
+
+    files = {path.resolve() for path in table_cache.fingerprinted_files()}
+    assert {Path(validation.__file__).resolve(), Path(isolation.__file__).resolve()} <= files

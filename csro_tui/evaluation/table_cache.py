@@ -17,7 +17,11 @@ Files are `<key>.npz` (numpy, loaded with allow_pickle=False) under
 A file is never trusted blindly: it must hold its own key, and a finite,
 non-negative array of the game's shape whose rows sum to 1 and put nothing
 on illegal actions.  Anything else is ignored with one logged line (the
-policy is asked again and the file rewritten).  Writes are atomic
+policy is asked again and the file rewritten).  Those checks catch
+accidents, not a writer: the key is a hash of public inputs, so whoever can
+write the directory could plant a table for any code.  The cache is
+therefore used only in a directory owned by this user and writable by
+nobody else (made 0700); any other is skipped with one logged line.  Writes are atomic
 (a temporary file, then rename); a cache that cannot be written is skipped.
 """
 
@@ -57,16 +61,23 @@ def cache_dir() -> Path | None:
     return Path(base) / "csro-tui" / "tables"
 
 
-@functools.lru_cache(maxsize=1)
-def _runtime_fingerprint() -> str:
-    """What runs and reads a policy: the host's files and the parent's answer
-    checks (sandbox.py, exact.py), the contract, the interpreter and numpy."""
+def fingerprinted_files() -> list[Path]:
+    """What runs and reads a policy: the host's files, the parent's answer checks
+    (sandbox.py, exact.py), the contract, the names the host's guard forbids
+    (validation.py) and the host's environment (isolation.py)."""
     from csro_tui.evaluation import exact
-    from csro_tui.policies import contract, sandbox
+    from csro_tui.policies import contract, isolation, sandbox, validation
     from csro_tui.policies.isolation import HOST_MODULES, HOST_SCRIPT
 
+    parent_side = (sandbox, exact, contract, validation, isolation)
+    return [Path(HOST_SCRIPT), *HOST_MODULES, *(Path(module.__file__) for module in parent_side)]
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_fingerprint() -> str:
+    """`fingerprinted_files`, the interpreter and numpy."""
     digest = hashlib.sha256()
-    for path in (HOST_SCRIPT, *HOST_MODULES, Path(sandbox.__file__), Path(exact.__file__), Path(contract.__file__)):
+    for path in fingerprinted_files():
         digest.update(path.name.encode())
         digest.update(Path(path).read_bytes())
     digest.update(f"python {sys.version_info[:3]} numpy {np.__version__}".encode())
@@ -98,10 +109,37 @@ def table_key(spec: "GameSpec", source_hash: str, observations: str) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+_refused_dirs: set[str] = set()
+
+
+def _usable_dir() -> Path | None:
+    """`cache_dir()` if it is off-limits to other users (or does not exist yet), else None."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    try:
+        info = directory.stat()
+    except FileNotFoundError:
+        return directory  # made 0700 by `store`
+    except OSError:
+        return None
+    problem = None
+    if info.st_uid != os.getuid():
+        problem = "it belongs to another user"
+    elif info.st_mode & 0o022:
+        problem = "others may write to it"
+    if problem is None:
+        return directory
+    if str(directory) not in _refused_dirs:
+        _refused_dirs.add(str(directory))
+        log.warning("not using the policy table cache %s: %s (a table there could be planted)", directory, problem)
+    return None
+
+
 def load(key: str, legal_mask: np.ndarray) -> np.ndarray | None:
     """The cached probabilities for `key`, checked against the game's legal
     actions (`legal_mask`, rows x actions); None if absent or not usable."""
-    directory = cache_dir()
+    directory = _usable_dir()
     if directory is None:
         return None
     path = directory / f"{key}.npz"
@@ -136,11 +174,11 @@ def table_problem(probabilities: np.ndarray, legal_mask: np.ndarray) -> str | No
 
 def store(key: str, probabilities: np.ndarray) -> None:
     """Keep a table (best effort: a cache that cannot be written is skipped)."""
-    directory = cache_dir()
+    directory = _usable_dir()
     if directory is None:
         return
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".table-", suffix=".npz")
         try:
             with os.fdopen(handle, "wb") as file:

@@ -6,6 +6,8 @@ batch: about 40 s for an RRPS benchmark of 43 bots.
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from csro_tui.config import RunConfig
@@ -31,7 +33,12 @@ def _figures(state):
 
 
 @pytest.mark.parametrize("workers", [1, 2])  # played in this process / in the referee pool
-def test_a_stop_abandons_a_benchmark_mid_way_and_resume_finishes_it_identically(tmp_path, workers):
+def test_a_stop_abandons_a_benchmark_mid_way_and_resume_finishes_it_identically(tmp_path, workers, monkeypatch):
+    # Hosts keep their temporary directories here (this process, and the pool's spawned workers).
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     spec = get_game(GAME)
     store = SessionStore(tmp_path / "stopped")
     evaluator = GameEvaluator(spec, workers=workers)
@@ -51,6 +58,8 @@ def test_a_stop_abandons_a_benchmark_mid_way_and_resume_finishes_it_identically(
     big = [(done, total) for done, total in reports if total >= 40]
     assert big and max(done for done, _ in big) < big[0][1], "the benchmark batch was abandoned, not played out"
     assert fold(store.read("stopped").events).closed.reason == "stopped"
+    # The abandoned matches' hosts are gone with their directories (a pool worker is ended with SIGTERM).
+    assert not list(temporary.glob("csro-host-*"))
 
     assert not [e for e in store.read("stopped").events if e.TYPE == "benchmark_evaluated"]
     # Resumed for iteration 0 only (a whole iteration would cost more benchmarks).

@@ -357,10 +357,18 @@ _worker_messages = None
 
 
 def _worker_init(spec, messages) -> None:
-    """Runs once in each worker: keep the spec and queue, leave Ctrl-C to the parent."""
+    """Runs once in each worker: keep the spec and queue, leave Ctrl-C to the parent,
+    and unwind on the SIGTERM of `Pool.terminate` (a stop, a failure elsewhere), so the
+    matches' `finally` ends their sandbox hosts and removes their temporary directories."""
     global _worker_spec, _worker_messages
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _unwind_on_sigterm)
     _worker_spec, _worker_messages = spec, messages
+
+
+def _unwind_on_sigterm(signum: int, _frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends the worker at once
+    raise SystemExit(128 + signum)
 
 
 def _worker_play(number: int, indexed_jobs: list[tuple[int, MatchJob]], limits) -> None:

@@ -128,9 +128,13 @@ async def test_p_on_a_replayed_sessions_timeline_plays_its_game(tmp_path):
     app, _ = toy_app(tmp_path, session="sample-kuhn")
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.events, "the timeline")
-        await pilot.pause(0.3)
-        footer = [(key.key, key.description) for key in app.screen.query_one(Footer).query("FooterKey")]
-        assert ("p", "Play") in footer
+
+        def footer() -> list[tuple[str, str]]:
+            return [(key.key, key.description) for key in app.screen.query_one(Footer).query("FooterKey")]
+
+        # The footer fills in after the screen's first refresh (slower on a loaded machine).
+        await wait_until(pilot, lambda: bool(footer()), "the footer's keys")
+        assert ("p", "Play") in footer()
         await pilot.press("p")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), "the play screen")
         assert app.screen.game == "kuhn_poker" and app.screen.session_id == "sample-kuhn"

@@ -211,6 +211,9 @@ def test_a_retired_host_is_killed_at_once_and_reaped_by_the_pool(mode):
     pool.retire(host)
     with pytest.raises(RuntimeError, match="closed"):
         play_one(host)  # nothing more reaches it
+    # The process is the reaper's alone: closing the host (as __del__ does) must not reap it here too.
+    assert host.pid is None
+    host.close()
     pool.close()  # waits for the reaper
     assert not alive(pid)
     assert not os.path.exists(temp_dir)

@@ -692,7 +692,9 @@ class PolicyHost:
             self._prestarted = None
         _signal_kill(self._process)
         process, temp_dir = self._process, self._temp_dir
-        self._temp_dir = None
+        # The process is `finish`'s now: a later `close` (or `__del__`) here must not reap it
+        # on this thread too, racing the reaper (found in review).
+        self._process, self._temp_dir = None, None
 
         def finish() -> None:
             _kill_process(process)

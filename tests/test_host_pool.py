@@ -427,3 +427,29 @@ def test_replacements_wait_for_a_lull_unless_the_pool_is_empty(mode, monkeypatch
         assert pool.started == 3
         for started in (first, second):
             started.discard()
+
+
+def test_the_pool_tries_again_after_a_host_failed_to_start(mode, monkeypatch):
+    """A passing shortage (EAGAIN, too many open files) must not leave the rest of the session
+    without warm hosts (found in review: the filler thread gave up after one failure)."""
+    from csro_tui.policies import host_pool
+
+    failures = []
+    real_start = host_pool.start_host_process
+
+    def start_once_failing(isolation):
+        if not failures:
+            failures.append(isolation)
+            raise OSError(11, "Resource temporarily unavailable")
+        return real_start(isolation)
+
+    monkeypatch.setattr(host_pool, "start_host_process", start_once_failing)
+    pool = HostPool(1)
+    try:
+        assert pool.wait_ready(timeout=READY_TIMEOUT), "the pool started a host after the failure"
+        assert failures == [mode]
+        host = pool(COUNTING, GAME, name="after-a-failure", limits=LIMITS)
+        assert play_one(host) == 2
+        pool.retire(host)
+    finally:
+        pool.close()

@@ -47,6 +47,8 @@ DEFAULT_POOL_SIZE = 6
 # process started during a burst of short iterations shares the CPU with
 # the work that takes the hosts, and the stock is there for that burst.
 REFILL_AFTER_SECONDS = 0.05
+# The longest wait before trying again after a host failed to start.
+MAX_RETRY_SECONDS = 30.0
 
 
 class HostPool:
@@ -176,6 +178,7 @@ class _PoolState:
 
     def fill(self) -> None:
         """The filler thread: keep `size` processes started until closed."""
+        backoff = 0.0  # after a failed start: wait, longer each time, then try again
         while True:
             with self.changed:
                 self.changed.wait_for(lambda: self.closed or len(self.ready) < self.size)
@@ -190,9 +193,15 @@ class _PoolState:
             try:
                 started = start_host_process(self.mode or isolation_mode())
             except (OSError, ConfigError) as error:
-                # Hosts then start on demand, as without a pool (and say why there).
-                log.warning("could not pre-start a policy host: %s", error)
-                return
+                # Meanwhile hosts start on demand, as without a pool (and say why there). A
+                # passing shortage (EAGAIN, EMFILE) must not leave the session cold for good.
+                (log.debug if backoff else log.warning)("could not pre-start a policy host: %s", error)
+                backoff = min(MAX_RETRY_SECONDS, backoff * 2 or 1.0)
+                with self.changed:
+                    if self.changed.wait_for(lambda: self.closed, backoff):
+                        return
+                continue
+            backoff = 0.0
             with self.changed:
                 self.started += 1
                 if self.closed:

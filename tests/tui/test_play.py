@@ -277,6 +277,22 @@ async def test_rrps_match_against_a_bot_by_keys(tmp_path):
         assert "1 game · total" in _text(app, "#play-match")
 
 
+async def test_leaving_mid_game_says_the_game_was_not_recorded(tmp_path):
+    from tests.tui.helpers import notifications
+
+    screen = PlayScreen(Backend(tmp_path), RRPS, DashboardData(game=RRPS), new_seed=lambda: 7)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:rotatebot")
+        await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, "the first throw")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: screen.session is not None and screen.session.moves, "the throw played")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is not screen, "the screen left")
+        assert "The unfinished game was abandoned (not recorded)." in notifications(app)
+
+
 async def test_kuhn_against_a_population_member_in_its_sandbox_is_recorded(tmp_path):
     spec = get_game("kuhn_poker")
     source = spec.seed_policies()["always_bet"]

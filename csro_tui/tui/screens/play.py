@@ -433,6 +433,8 @@ class PlayScreen(Screen[None]):
         session.close()
 
     def action_back(self) -> None:
+        if self.session is not None and not self.session.finished and self.session.moves:
+            self.app.notify("The unfinished game was abandoned (not recorded).", timeout=3)
         self._close_session()
         self.app.pop_screen()
         if self.recorded and self.session_id:

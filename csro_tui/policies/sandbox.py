@@ -425,7 +425,6 @@ class PolicyHost:
         problem = kernel_boundary_problem()
         if problem:
             raise ConfigError(problem)
-        layers = kernel_layers()
         deadline = time.monotonic() + self.limits.init_timeout
         started, self._prestarted = self._prestarted, None
         if started is not None and (started.mode != self.mode or started.process.poll() is not None):
@@ -459,7 +458,6 @@ class PolicyHost:
             "preimport": preimport,
             "recursion_limit": self.limits.recursion_limit,
             "output_tail_chars": self.limits.output_tail_chars,
-            "kernel": {"landlock": bool(layers["landlock"]), "seccomp": bool(layers["seccomp"])},
             "limits": {
                 "call_seconds": self.limits.move_timeout,
                 "call_grace_seconds": self.limits.call_grace,

@@ -242,7 +242,17 @@ def review_info(review: Any) -> ReviewInfo:
         max_attempts=int(getattr(review, "max_attempts", 0) or 0),
         duplicate_of=getattr(preview, "duplicate_of", None) if preview is not None else None,
         duplicate_reason=(getattr(preview, "duplicate_reason", "") or "") if preview is not None else "",
+        # a duplicate or a failure is shown on its own line already
+        shortfall=_shortfall(preview),
     )
+
+
+def _shortfall(preview: Any) -> str | None:
+    """The gate's verdict, unless a duplicate or a failure already says why (on their own lines)."""
+    if preview is None or getattr(preview, "duplicate_of", None) or getattr(preview, "failure", None):
+        return None
+    shortfall = getattr(preview, "shortfall", None)
+    return shortfall() if callable(shortfall) else None
 
 
 def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:

@@ -171,6 +171,9 @@ class ReviewInfo:
     # Set by the gate when the code or behaviour repeats a member or an earlier rejection.
     duplicate_of: str | None = None
     duplicate_reason: str = ""
+    # Why the auto reviewer would reject it (`Preview.shortfall`: no improvement beyond the
+    # noise margin), or None when it would not; the person may still accept.
+    shortfall: str | None = None
     max_attempts: int = 0  # oracle attempts allowed per iteration (0: unknown)
 
     @property

@@ -126,6 +126,23 @@ def test_review_header_says_invalid_once_and_names_metrics_as_everywhere_else():
     assert "±" not in exact and "noise" not in exact
 
 
+def test_review_header_gives_the_gates_verdict_unless_a_duplicate_or_failure_says_why():
+    from dataclasses import replace
+
+    from csro_tui.oracles.base import Preview
+    from csro_tui.tui.adapt import _shortfall
+    from csro_tui.tui.screens.review import summary_text
+
+    lucky = Preview(expected_payoff=5.8, per_member={"p0": 5.8}, stderr={"p0": 4.5541}, expected_stderr=4.5541, pairs=5)
+    verdict = _shortfall(lucky)
+    assert verdict.startswith("no improvement: expected payoff +5.800") and "(2.87 standard errors)" in verdict
+    header = summary_text(replace(sample_review(), valid=True, failure=None, shortfall=verdict)).plain
+    assert "⚠ the auto reviewer would reject it: no improvement: expected payoff +5.800" in header
+    assert _shortfall(replace(lucky, expected_payoff=20.0)) is None  # beyond the noise margin
+    assert _shortfall(replace(lucky, duplicate_of="p0", duplicate_reason="same code as p0")) is None
+    assert _shortfall(None) is None
+
+
 async def test_a_proposal_from_the_timeline_has_the_review_screens_tab_order(tmp_path):
     from csro_tui.sessions.state import fold
     from csro_tui.sessions.store import SessionStore

@@ -69,6 +69,8 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text
         before = info.history[-1][3] if info.history else None
         if before is not None:
             text.append(f" (before the edit {before:+.4f})", style="dim")
+    if info.valid and info.shortfall:
+        text.append(f"\n⚠ the auto reviewer would reject it: {one_line(info.shortfall)}", style="yellow")
     if info.population_metrics:
         named = {METRIC_NAMES.get(key, key): value for key, value in info.population_metrics.items()}
         ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))

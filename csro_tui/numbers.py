@@ -64,8 +64,15 @@ def plain_numbers(data: Any) -> Any:
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
 
-def sparkline(values: list[float | None]) -> str:
-    """One block character per value, low to high (a space where a value is missing)."""
+def sparkline(values: list[float | None], width: int | None = None) -> str:
+    """One block character per value, low to high (a space where a value is missing).
+
+    With `width`, a longer series is first resampled to `width` characters,
+    each the mean of its consecutive share of the values (missing ones left
+    out; a space if all of a share are missing).
+    """
+    if width is not None and len(values) > max(width, 1):
+        values = _resampled(values, max(width, 1))
     known = [v for v in values if v is not None and not math.isnan(v)]
     if not known:
         return ""
@@ -80,6 +87,16 @@ def sparkline(values: list[float | None]) -> str:
         else:
             out.append(SPARK_BLOCKS[round((value - low) / span * (len(SPARK_BLOCKS) - 1))])
     return "".join(out)
+
+
+def _resampled(values: list[float | None], width: int) -> list[float | None]:
+    """`width` means of consecutive, near-equal shares of `values` (len(values) > width)."""
+    out: list[float | None] = []
+    for cell in range(width):
+        share = values[cell * len(values) // width:(cell + 1) * len(values) // width]
+        known = [v for v in share if v is not None and not math.isnan(v)]
+        out.append(sum(known) / len(known) if known else None)
+    return out
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

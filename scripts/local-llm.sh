@@ -124,7 +124,11 @@ status() {
     echo "running: $(url) ($(cat "$USED"))"; else echo "not running"; fi
 }
 
-case "${1:-status}" in
+usage() { echo "usage: $0 install|start|stop|status|url"; }
+
+# "${1:-}": under set -u a bare $1 with no argument is an "unbound variable" error, not a usage.
+case "${1:-}" in
   install|start|stop|status|url) "$1" ;;
-  *) echo "usage: $0 install|start|stop|status|url" >&2; exit 2 ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; exit 2 ;;
 esac

@@ -284,6 +284,30 @@ def test_sparkline_runs_low_to_high():
     assert sparkline([]) == ""
 
 
+def test_sparkline_resamples_a_long_series_to_its_width():
+    rising = sparkline([float(i) for i in range(150)], 30)
+    assert len(rising) == 30 and rising[0] == "▁" and rising[-1] == "█"
+    assert list(rising) == sorted(rising)  # still rising: each mark is the mean of its share
+    assert sparkline([0.0, 0.0, 10.0, 10.0], 2) == "▁█"
+    assert sparkline([1.0, None, None, None, 2.0, 3.0], 3) == "▁ █"  # a share with no value is a gap
+    assert sparkline([3.0, 2.0, 1.0], 8) == sparkline([3.0, 2.0, 1.0])  # a short one is left alone
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+def test_the_closing_sparkline_of_a_long_run_fits_the_terminal(width):
+    from csro_tui.commands.run import closing_sparkline
+
+    values = [None] + [1 / (i + 1) for i in range(149)]  # 150 iterations, as a long Leduc run
+    line = closing_sparkline("exploitability", values, width)
+    assert len(line) <= width
+    assert line.startswith("exploitability over 150 iterations: ") and line.endswith("  1.0000 → 0.0067")
+    marks = line.removeprefix("exploitability over 150 iterations: ").removesuffix("  1.0000 → 0.0067")
+    assert marks == sparkline(values, len(marks)) and len(marks) >= width - 60
+    # What fits stays one mark per iteration.
+    assert closing_sparkline("exploitability", values[:20], width) == (
+        f"exploitability per iteration: {sparkline(values[:20])}  1.0000 → 0.0526")
+
+
 def test_run_ends_with_a_sparkline_and_shows_gain_instead_of_a_zero_nash_conv(tmp_path, capsys):
     assert main(["run", "--game", "kuhn_poker", "--oracle", "best-response", "--iterations", "3",
                  "--sessions-dir", str(tmp_path)]) == 0

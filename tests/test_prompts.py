@@ -313,3 +313,59 @@ def test_built_messages_go_through_the_client(library, llm_server, monkeypatch):
     call = client.complete(messages, purpose="best_response")
     assert llm_server.chat_requests[0]["messages"] == messages
     assert extract_code(call.response) == fixture_code
+
+
+# ------------------------------------------------------------------ checked before a session is recorded
+def _builtin_copy_without(tmp_path, missing: str):
+    """A copy of the shipped prompts/ with one file removed, as a broken install would have."""
+    import shutil
+
+    from csro_tui.oracles.llm import prompts as prompts_module
+
+    copy = tmp_path / "shipped"
+    shutil.copytree(prompts_module.BUILTIN_PROMPTS_DIR, copy)
+    (copy / missing).unlink()
+    return copy
+
+
+def test_check_passes_on_the_shipped_templates(library):
+    library.check()
+
+
+@pytest.mark.parametrize("missing, message", [
+    ("system.md", "no prompt template 'system' in "),
+    ("examples/generic.py", "no example policy: "),
+])
+def test_check_names_a_missing_template(tmp_path, monkeypatch, missing, message):
+    from csro_tui.oracles.llm import prompts as prompts_module
+
+    monkeypatch.delenv("CSRO_PROMPTS_DIR", raising=False)
+    monkeypatch.setattr(prompts_module, "BUILTIN_PROMPTS_DIR", _builtin_copy_without(tmp_path, missing))
+    with pytest.raises(PromptError, match=message):
+        PromptLibrary().check()
+
+
+def test_check_reports_a_broken_user_override(tmp_path):
+    (tmp_path / "refine.md").write_text("Improve this for $5\n", encoding="utf-8")
+    with pytest.raises(PromptError, match="refine.md has a stray"):
+        PromptLibrary(user_dir=tmp_path).check()
+
+
+@pytest.mark.parametrize("oracle", ["llm", "llm-refine", "llm-evolve"])
+def test_csro_run_with_a_missing_template_says_so_in_one_line_and_records_nothing(
+        tmp_path, monkeypatch, capsys, oracle):
+    from csro_tui.cli import main
+    from csro_tui.oracles.llm import prompts as prompts_module
+
+    monkeypatch.delenv("CSRO_PROMPTS_DIR", raising=False)
+    monkeypatch.setattr(prompts_module, "BUILTIN_PROMPTS_DIR", _builtin_copy_without(tmp_path, "examples/generic.py"))
+    sessions = tmp_path / "sessions"
+    code = main(["run", "--game", "kuhn_poker", "--oracle", oracle, "--iterations", "1",
+                 "--session-dir", str(sessions), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
+    captured = capsys.readouterr()
+    assert code != 0
+    assert captured.err.strip().splitlines() == [
+        f"csro: error: no example policy: {tmp_path / 'shipped' / 'examples' / 'generic.py'} is missing "
+        "(a broken install? reinstall csro-tui)"
+    ]
+    assert not sessions.exists() or not any(sessions.iterdir())

@@ -389,7 +389,6 @@ class RunDisplay:
         return Group(*parts)
 
     def summary(self, outcome: Any) -> None:
-        from csro_tui.numbers import sparkline
         from csro_tui.sessions.state import best_metric
         from csro_tui.sessions.summary import headline_series, iteration_rows
 
@@ -420,9 +419,9 @@ class RunDisplay:
         if best is not None:
             lines.append(f"best {best[0]} {number(best[1])}")
         name, values = headline_series(iteration_rows(state))
-        known = [v for v in values if v is not None]
-        if len(known) >= 2:
-            lines.append(f"{name} per iteration: {sparkline(values)}  {number(known[0])} → {number(known[-1])}")
+        trend = closing_sparkline(name, values, self.console.width)
+        if trend:
+            lines.append(trend)
         if outcome.reason != "completed":
             where = self.engine.config.sessions_dir
             flag = "" if where == "sessions" else f" --session-dir {where}"
@@ -431,4 +430,23 @@ class RunDisplay:
             print(line, flush=True)
 
 
+# The closing sparkline keeps at least this many marks, however narrow the terminal.
+MIN_SPARKLINE_MARKS = 8
 
+
+def closing_sparkline(name: str, values: list[float | None], width: int) -> str:
+    """"exploitability per iteration: █▆▄▁  0.3333 → 0.0694", within `width` columns: a longer
+    run is resampled ("... over 150 iterations: "); "" with fewer than two values."""
+    from csro_tui.numbers import sparkline
+
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
+        return ""
+    ends = f"  {number(known[0])} → {number(known[-1])}"
+    label = f"{name} per iteration: "
+    if len(values) > width - len(label) - len(ends):
+        over = f"{name} over {counted(len(values), 'iteration')}: "
+        room = max(width - len(over) - len(ends), MIN_SPARKLINE_MARKS)
+        if len(values) > room:
+            return f"{over}{sparkline(values, room)}{ends}"
+    return f"{label}{sparkline(values)}{ends}"

@@ -6,7 +6,8 @@ line is reported as a `LogWarning` and skipped when reading; before a resumed
 session appends again the torn bytes are moved to `events.jsonl.torn`, so the
 log stays one valid event per line.  Anything else that is wrong (a corrupt
 line in the middle, a foreign file, a missing session) is a `SessionError`
-naming the file and the line.
+naming the file and the line.  `SessionStore.repair` (`csro repair`) cuts a
+log at its first bad line, keeping a backup of the whole log beside it.
 """
 
 from __future__ import annotations
@@ -83,8 +84,30 @@ class SessionLog:
         return first
 
 
+@dataclass(frozen=True)
+class BadLine:
+    """The first line of a log that is not the next event."""
+
+    line: int  # 1-based
+    offset: int  # byte offset where the line starts
+    problem: str
+
+
 def read_log(path: Path) -> SessionLog:
     """Read and check a session log; see the module docstring for what is an error."""
+    path, data = _log_bytes(path)
+    log, bad = _scan(path, data)
+    if bad is not None:
+        if not log.events:
+            raise SessionError(f"{path} line {bad.line}: not a csro session log ({bad.problem})")
+        raise SessionError(f"{path} line {bad.line}: corrupt event ({bad.problem}); "
+                           f"`csro repair {path.parent}` keeps the {len(log.events)} events before it")
+    if not log.events:
+        raise SessionError(f"{path}: no complete event (the run stopped while writing its first event)")
+    return log
+
+
+def _log_bytes(path: Path) -> tuple[Path, bytes]:
     path = Path(path)
     if path.is_dir():
         path = path / EVENTS_FILE
@@ -96,7 +119,14 @@ def read_log(path: Path) -> SessionLog:
         raise SessionError(f"{path}: cannot read ({error.strerror})") from None
     if not data:
         raise SessionError(f"{path}: empty session log (the run stopped before its first event)")
+    return path, data
 
+
+def _scan(path: Path, data: bytes) -> tuple[SessionLog, BadLine | None]:
+    """The events up to the first bad line, and that line (None if there is none).
+
+    A bad last line with no newline after it is not bad but torn: a write
+    that never finished (`torn_offset`, with a warning)."""
     log = SessionLog(path=path, events=[])
     offset = 0
     lines = data.split(b"\n")
@@ -118,17 +148,13 @@ def read_log(path: Path) -> SessionLog:
                     LogWarning(path, line_number, f"incomplete last line skipped ({len(raw)} bytes; {error})")
                 )
                 break
-            if not log.events:
-                raise SessionError(f"{path} line {line_number}: not a csro session log ({error})") from None
-            raise SessionError(f"{path} line {line_number}: corrupt event ({error})") from None
+            return log, BadLine(line_number, line_start, str(error))
         if not log.events and not isinstance(event, SessionStarted):
-            raise SessionError(f"{path} line {line_number}: not a csro session log (first event is {event.TYPE!r})")
+            return log, BadLine(line_number, line_start, f"first event is {event.TYPE!r}")
         log.events.append(event)
         if is_tail:
             log.missing_newline = True
-    if not log.events:
-        raise SessionError(f"{path}: no complete event (the run stopped while writing its first event)")
-    return log
+    return log, None
 
 
 def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
@@ -139,7 +165,8 @@ def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as error:
-        raise EventFormatError(f"not valid JSON: {error.msg} at column {error.colno}") from None
+        # (removesuffix: some messages end in "at", as "Invalid control character at")
+        raise EventFormatError(f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}") from None
     event = from_record(record)
     if event.seq != expected_seq:
         raise EventFormatError(f"sequence number {event.seq}, expected {expected_seq}")
@@ -228,6 +255,41 @@ class SessionWriter:
         self.close()
 
 
+def _describe_line(raw: bytes) -> str:
+    """A dropped line in a few words: its event type and number, or that it is no event."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return f"unreadable ({len(raw)} bytes)"
+    if isinstance(record, dict) and isinstance(record.get("type"), str):
+        return f"{record['type']} (event {record.get('seq', '?')})"
+    return f"not an event ({len(raw)} bytes)"
+
+
+def _free_path(path: Path) -> Path:
+    """`path`, or `path.2`, `path.3`, ... : the first that does not exist."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -250,6 +312,25 @@ class SessionInfo:
     best_metric: tuple[str, float] | None = None  # (name, value)
     closed: str | None = None  # close reason, None if it never closed
     error: str | None = None  # set when the log cannot be read
+
+
+BACKUP_SUFFIX = ".bak"
+
+
+@dataclass(frozen=True)
+class LogRepair:
+    """What `SessionStore.repair` did: the events kept, the lines dropped and where the whole log went."""
+
+    path: Path
+    kept_events: int
+    kept_lines: int  # lines 1..kept_lines were kept
+    dropped: list[tuple[int, str]]  # (line number, what it held) of each non-blank dropped line
+    problem: str  # why the first dropped line was dropped; "" when nothing was
+    backup: Path | None  # None when nothing needed repairing
+
+    @property
+    def repaired(self) -> bool:
+        return self.backup is not None
 
 
 class SessionStore:
@@ -330,6 +411,43 @@ class SessionStore:
         except OSError as error:
             raise SessionError(f"{path}: cannot repair the log's last line to continue ({_reason(error)})") from None
         return SessionWriter(directory, next_seq=len(log.events) + 1, fsync=self.fsync), log
+
+    def repair(self, ref: str | Path) -> LogRepair:
+        """Cut a session's log at its first bad line (a corrupt event, or a torn last line), so it
+        reads, replays and resumes again: the whole log is first copied beside it
+        (events.jsonl.bak, .bak.2, ...), then replaced at once by the events before that line.
+        Refused when no event would be left, or when the events kept do not fold into a state.
+        Run it while no `csro run` writes the session."""
+        from csro_tui.sessions.state import fold  # the fold imports the store's types
+
+        path, data = _log_bytes(self.resolve(ref) / EVENTS_FILE)
+        log, bad = _scan(path, data)
+        cut = bad.offset if bad is not None else log.torn_offset
+        if cut is None:  # (a last line without its newline reads, and resuming adds the newline)
+            return LogRepair(path, len(log.events), len(data.rstrip(b"\n").split(b"\n")), [], "", None)
+        if not log.events:
+            problem = bad.problem if bad is not None else "no complete event"
+            raise SessionError(f"{path}: nothing to keep: line 1 is not a csro session event ({problem})")
+        try:
+            fold(log.events)
+        except Exception as error:  # noqa: BLE001 - any failure means the kept events are no session
+            raise SessionError(f"{path}: the {len(log.events)} readable events do not make a session "
+                               f"({type(error).__name__}: {error}); left unchanged") from None
+        kept = data[:cut]
+        first_dropped = kept.count(b"\n") + 1
+        dropped = [(first_dropped + i, _describe_line(raw))
+                   for i, raw in enumerate(data[cut:].split(b"\n")) if raw.strip()]
+        problem = bad.problem if bad is not None else log.warnings[-1].message
+        backup = _free_path(path.with_name(EVENTS_FILE + BACKUP_SUFFIX))
+        try:
+            _write_durably(backup, data)
+            replacement = path.with_name(EVENTS_FILE + ".repairing")
+            _write_durably(replacement, kept)
+            os.replace(replacement, path)
+            _fsync_directory(path.parent)
+        except OSError as error:
+            raise SessionError(f"{path}: cannot repair the log ({_reason(error)})") from None
+        return LogRepair(path, len(log.events), first_dropped - 1, dropped, problem, backup)
 
     def append_to_closed(self, ref: str | Path, event: Event) -> Event:
         """Append one event to a session no run is writing: its log ends with

@@ -586,7 +586,8 @@ def read_prompt_settings(options: OptionReader) -> PromptSettings:
         max_rejections=options.integer("max_rejections", 3, minimum=0),
         prompts_dir=options.text("prompts_dir"),
     )
-    settings.library()  # a missing prompts directory is reported now, not mid-run
+    # A missing prompts directory or template is reported now, before a session is recorded.
+    settings.library().check()
     return settings
 
 

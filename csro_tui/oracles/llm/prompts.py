@@ -2,9 +2,11 @@
 
 Templates are plain Markdown files in the top-level `prompts/` directory
 (see prompts/README.md), filled with `string.Template`: `$field` or
-`${field}`, and `$$` for a literal dollar sign.  A user directory
-(`PromptLibrary(user_dir=...)` or the CSRO_PROMPTS_DIR environment variable)
-overrides any template by holding a file of the same name.
+`${field}`, and `$$` for a literal dollar sign.  An installed copy carries
+them inside the package as `csro_tui/_prompts` (setup.py maps that package to
+`prompts/`).  A user directory (`PromptLibrary(user_dir=...)` or the
+CSRO_PROMPTS_DIR environment variable) overrides any template by holding a
+file of the same name.
 
 The builders (`best_response_messages`, `refine_messages`, `mutate_messages`,
 `summarize_messages`) return chat message lists for `LLMClient.complete`.
@@ -30,7 +32,21 @@ from csro_tui.errors import ConfigError
 from csro_tui.oracles.llm.client import estimate_tokens
 from csro_tui.policies.contract import POLICY_CONTRACT
 
-BUILTIN_PROMPTS_DIR = Path(__file__).resolve().parents[3] / "prompts"
+
+
+def _builtin_prompts_dir() -> Path:
+    """The shipped templates: csro_tui/_prompts in an installed copy (wheel, sdist),
+    else the checkout's top-level prompts/ (a source tree or an editable install).
+
+    The installed copy comes first: beside an installed package, parents[3] is
+    site-packages, where a folder named `prompts` would belong to someone else.
+    """
+    package = Path(__file__).resolve().parents[2]
+    installed = package / "_prompts"
+    return installed if installed.is_dir() else package.parent / "prompts"
+
+
+BUILTIN_PROMPTS_DIR = _builtin_prompts_dir()
 PROMPTS_DIR_ENV = "CSRO_PROMPTS_DIR"
 TEMPLATE_NAMES = ("system", "game", "best_response", "refine", "mutate", "summarize", "rejection")
 
@@ -171,7 +187,8 @@ class PromptLibrary:
         for directory in (self.user_dir, self.builtin_dir):
             if directory is not None and (directory / f"{stem}.md").is_file():
                 return directory / f"{stem}.md"
-        raise PromptError(f"no prompt template {stem!r}; known: {', '.join(self.names())}")
+        where = " or ".join(str(d) for d in (self.user_dir, self.builtin_dir) if d is not None)
+        raise PromptError(f"no prompt template {stem!r} in {where}; known: {', '.join(self.names()) or 'none'}")
 
     def template_text(self, name: str) -> str:
         """The raw template text (read each time, so edits apply at once)."""
@@ -180,6 +197,17 @@ class PromptLibrary:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise PromptError(f"cannot read prompt template {path}: {error}") from None
+
+    def check(self) -> None:
+        """Raise PromptError unless every template the oracles use and the generic example policy
+        can be read (and every template filled): called when an LLM oracle is made, before a
+        session is recorded."""
+        for name in TEMPLATE_NAMES:
+            self._template(name)
+        generic = [d / "examples" / "generic.py" for d in (self.user_dir, self.builtin_dir) if d is not None]
+        if not any(path.is_file() for path in generic):
+            raise PromptError(f"no example policy: {self.builtin_dir / 'examples' / 'generic.py'} is missing "
+                              "(a broken install? reinstall csro-tui)")
 
     # ---------------------------------------------------------------- render
     def render(self, name: str, /, **fields: Any) -> str:
@@ -244,7 +272,7 @@ class PromptLibrary:
                         return path.read_text(encoding="utf-8")
                     except (OSError, UnicodeDecodeError) as error:
                         raise PromptError(f"cannot read example policy {path}: {error}") from None
-        raise PromptError("no example policy: prompts/examples/generic.py is missing")
+        raise PromptError(f"no example policy: {self.builtin_dir / 'examples' / 'generic.py'} is missing")
 
     def best_response_messages(
         self,

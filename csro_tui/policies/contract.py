@@ -49,7 +49,8 @@ class {POLICY_CLASS_NAME}:
     def __init__(self, player: int, game: dict) -> None:
         # player: your seat (0 or 1).
         # game: name, num_players, num_actions, action_names, rules,
-        #       params, and seed (an int for your own random.Random).
+        #       params, player (your seat again), and seed (an int for
+        #       your own random.Random).
         ...
 
     def act(self, obs: dict) -> int | dict[int, float]:

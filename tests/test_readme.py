@@ -110,7 +110,8 @@ def _checked(result: subprocess.CompletedProcess, command: str) -> str:
 
 def _workspace(path: Path) -> Path:
     """A fresh directory as a newcomer's checkout looks from the manual: the example files at hand."""
-    (path / "prompts").symlink_to(ROOT / "prompts")
+    for shipped in ("prompts", "docs"):  # the manual's commands name files in them
+        (path / shipped).symlink_to(ROOT / shipped)
     (path / "card_sense.py").write_text(readme_policy(), encoding="utf-8")
     return path
 
@@ -312,13 +313,27 @@ def test_the_review_script_format_is_documented_with_an_example(tmp_path):
     script.write_text(_review_example())
     (tmp_path / "my_fix.py").write_text("class Policy:\n    pass\n")
     actions = [decision.action for decision in load_script(script)]
-    assert actions == ["reject", "accept", "edit"]
+    assert actions == ["reject", "accept", "edit", "accept"]
 
 
 @pytest.mark.skipif(bool(PENDING_CLI), reason="pending branch issue-28-cli: docs/examples/ ships the review files")
 def test_the_shipped_review_script_is_the_documented_one():
     assert (ROOT / "docs" / "examples" / "review.jsonl").read_text(encoding="utf-8") == _review_example()
     assert (ROOT / "docs" / "examples" / "my_fix.py").is_file()
+
+
+@pytest.mark.skipif(bool(PENDING_CLI), reason="pending branch issue-28-cli: edit lines decide; ✎ in replay and export")
+def test_the_review_script_runs_as_the_oracles_page_says(tmp_path):
+    path = _workspace(tmp_path)
+    (command,) = [c for _, c in ALL_COMMANDS if "--review script:" in c]
+    output = _checked(run_shell(command, path), command)
+    assert re.search(r"iteration\s+2\s+\S+\s+edit → accept", output), output
+    assert "completed: 3 iterations" in output
+    (session,) = [p.name for p in (path / "sessions").iterdir()]
+    replay = _checked(run_shell(f".venv/bin/csro replay {session}", path), "replay")
+    assert "best-response ✎ script:review.jsonl" in replay, replay
+    _checked(run_shell(f".venv/bin/csro export {session} --out out", path), "export")
+    assert "✎" in (path / "out" / "report.md").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ links

@@ -1,6 +1,6 @@
 """The policy-code contract: the one place it is written down.
 
-The text below is rendered into the LLM prompts, the README and the TUI's
+The text below is rendered into the LLM prompts, docs/policies.md and the TUI's
 help screen, so the three never drift apart.  Static validation
 (`csro_tui.policies.validation`) and the sandbox host enforce it.
 """

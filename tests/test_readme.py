@@ -233,6 +233,17 @@ def test_every_example_policy_named_in_the_policies_page_exists():
     assert named == shipped
 
 
+def test_a_broken_policy_is_reported_as_the_policies_page_shows(tmp_path):
+    text = (ROOT / "docs" / "policies.md").read_text(encoding="utf-8")
+    shown = re.search(r"with the line number:\n\n```\n(.*?)```", text, re.S).group(1).splitlines()
+    (tmp_path / "bad.py").write_text("import os\n\nclass Policy:\n    def __init__(self, player, game):\n"
+                                     "        pass\n\n    def act(self, obs):\n        return 0\n")
+    result = run_shell(".venv/bin/csro eval bad.py --game kuhn_poker", tmp_path)
+    assert result.returncode != 0
+    for line in shown:
+        assert line.removesuffix("...") in result.stderr + result.stdout, (line, result)
+
+
 # ------------------------------------------------------------------ sessions, experiments
 
 def test_export_writes_the_seed_members_too(workspace, tmp_path):

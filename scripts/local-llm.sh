@@ -16,7 +16,7 @@
 # if it serves; otherwise it serves the same GGUF (the shared script's `install` fetches and verifies
 # it) with llama-cpp-python's server, compiled from its sdist for any AVX2 CPU (not -march=native, so a
 # wheel cached in ~/.cache/pip is safe to reuse on another machine of the kind). The first build takes
-# minutes (measured in README "Running with a local model"); pip caches the wheel, later installs take
+# minutes (measured in bench/README.md, section 7); pip caches the wheel, later installs take
 # seconds.
 #
 # Threads: 1 by default (the shared script uses 2). On a 2-core machine also busy with other work (tests,

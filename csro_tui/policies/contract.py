@@ -1,6 +1,6 @@
 """The policy-code contract: the one place it is written down.
 
-The text below is rendered into the LLM prompts, the README and the TUI's
+The text below is rendered into the LLM prompts, docs/policies.md and the TUI's
 help screen, so the three never drift apart.  Static validation
 (`csro_tui.policies.validation`) and the sandbox host enforce it.
 """
@@ -49,7 +49,8 @@ class {POLICY_CLASS_NAME}:
     def __init__(self, player: int, game: dict) -> None:
         # player: your seat (0 or 1).
         # game: name, num_players, num_actions, action_names, rules,
-        #       params, and seed (an int for your own random.Random).
+        #       params, player (your seat again), and seed (an int for
+        #       your own random.Random).
         ...
 
     def act(self, obs: dict) -> int | dict[int, float]:

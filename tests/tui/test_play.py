@@ -431,3 +431,37 @@ def test_a_generic_games_moves_are_named_as_the_game_names_them_not_by_id(tmp_pa
         assert all(not name.isdigit() for _, name in legal)
     finally:
         session.close()
+
+
+def test_a_leduc_showdown_says_why_the_winner_won():
+    """`you K, they Q, board Q` -> lost said nothing of their pair: the line now says it."""
+    spec = get_game("leduc_poker")
+    reasons = {}
+    for seed in range(200):
+        session = PlaySession(spec, BotPolicy("always_call"), seat=0, seed=seed)
+        while not session.finished:
+            session.play(1)  # check / call to the showdown
+        hand = showdown(session)
+        assert hand.folded is None and hand.board is not None
+        line = hand.describe()
+        if hand.their_card == hand.board:
+            assert line.endswith(": they paired the board") and session.my_return() < 0, line
+            reasons["theirs"] = line
+        elif hand.my_card == hand.board:
+            assert line.endswith(": you paired the board") and session.my_return() > 0, line
+            reasons["mine"] = line
+        elif hand.my_card == hand.their_card:
+            assert line.endswith(": equal cards split the pot") and session.my_return() == 0, line
+        else:
+            won = session.my_return() > 0
+            assert line.endswith(f": your {hand.my_card} beats their {hand.their_card}" if won
+                                 else f": their {hand.their_card} beats your {hand.my_card}"), line
+        if len(reasons) == 2:
+            break
+    assert set(reasons) == {"theirs", "mine"}
+    # repeated Leduc says it on the hand's row
+    session = PlaySession(get_game("repeated_leduc(num_hands=30)"), BotPolicy("always_call"), seat=0, seed=4)
+    while not session.finished:
+        session.play(1)
+    details = {row.detail for row in rounds(session)}
+    assert "showdown: they paired the board" in details or "showdown: you paired the board" in details, details

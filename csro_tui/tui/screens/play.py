@@ -21,14 +21,12 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from csro_tui.games.presentation import Presentation
 from csro_tui.play import (
-    REPEATED_LEDUC,
-    RRPS,
     YOU,
     Match,
     PlaySession,
     fresh_seed,
-    game_kind,
     opponent_decisions,
     opponent_for,
     outcome_word,
@@ -76,7 +74,7 @@ class PlayScreen(Screen[None]):
         self.session_id = session_id if session_id is not None else getattr(live, "session_id", None)
         self.seat = 0
         self.spec: Any = None
-        self.kind = ""
+        self.presentation: Presentation | None = None  # the game's own words for moves, rounds and keys
         self.session: PlaySession | None = None
         self.match: Match | None = None
         self.opponent_key: str | None = None
@@ -119,7 +117,7 @@ class PlayScreen(Screen[None]):
 
     def _show_opponents(self, spec: Any, bots: list[str]) -> None:
         self.spec = spec
-        self.kind = game_kind(spec)
+        self.presentation = spec.presentation()
         options = self.query_one(OptionList)
         options.clear_options()
         self.opponents.clear()
@@ -312,18 +310,19 @@ class PlayScreen(Screen[None]):
         text = Text()
         done = rounds(session)
         if done:
-            unit = "Hands" if session.kind == REPEATED_LEDUC else "Rounds"
+            shown = session.presentation
+            unit = shown.round_unit.capitalize() + "s"
             text.append(f"{unit} of this game ({len(done)} of {rounds_total(session)}), newest first\n", style="bold underline")
             width = self.query_one("#play-log", Static).size.width or 200
             for row in reversed(done[-ROUNDS_SHOWN:]):
                 word = outcome_word(row.result)
                 style = "green" if row.result > 0 else "red" if row.result < 0 else "dim"
                 line = Text()
-                if session.kind == RRPS:
+                if not shown.results_first:
                     line.append(f"{row.number:>4}  you {row.mine:<8} them {row.theirs:<8} ")
                     line.append(f"{word:<4} {signed(row.result):>3}", style=style)
                     line.append(f"   total {signed(row.total)}", style="dim")
-                else:  # the result first: a narrow screen cuts how the hand ended, not what it made
+                else:  # the result first: a narrow screen cuts how the round ended, not what it made
                     line.append(f"{row.number:>4}  ")
                     line.append(f"{word:<4} {signed(row.result):>3}", style=style)
                     line.append(f"  total {signed(row.total):>3}", style="dim")
@@ -340,7 +339,7 @@ class PlayScreen(Screen[None]):
                 text.append(f"{signed(game.result):>4}", style=style)
                 text.append(f"  {game.summary}\n")
             text.append("\n")
-        if session.finished and session.kind not in (RRPS, REPEATED_LEDUC):
+        if session.finished and not session.presentation.repeated:
             text.append(f"What {self._opponent_label(session)} saw and did\n", style="bold underline")
             for decision in opponent_decisions(session)[-SEEN_SHOWN:]:
                 text.append(plain(f"{decision.saw}\n", style="dim"))
@@ -358,7 +357,8 @@ class PlayScreen(Screen[None]):
     def _set_actions(self, legal: list[tuple[int, str]]) -> None:
         bar = self.query_one("#play-actions", Grid)
         bar.remove_children()
-        labels = [(f"{name} ({name[0].lower()})" if self.kind == RRPS else f"{i} {name}") for i, (_, name) in enumerate(legal, 1)]
+        keys = {action: key for key, action in self._move_keys().items()}
+        labels = [(f"{name} ({keys[action]})" if action in keys else f"{i} {name}") for i, (action, name) in enumerate(legal, 1)]
         buttons = [
             Button(plain(label), id=f"action-{action}", compact=True) for label, (action, _) in zip(labels, legal)
         ]
@@ -394,10 +394,19 @@ class PlayScreen(Screen[None]):
         fits = len(f"{self.app.title} — {full}") + 16 <= self.app.size.width
         self.sub_title = full if fits else f"Play · {self.session_id}"  # the status line says games are recorded
 
+    def _move_keys(self) -> dict[str, int]:
+        """Letters the game gives its moves ("r" Rock), the same in every state."""
+        return dict(self.presentation.move_keys) if self.presentation is not None else {}
+
     def _status(self) -> None:
-        keys = "r/p/s or 1-3 throw" if self.kind == RRPS else "1-9 move"
-        if self.kind != RRPS and len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
-            keys = "1-9 move; beyond 9: tab to it, enter"
+        letters = self._move_keys()
+        verb = self.presentation.move_verb if self.presentation is not None else "move"
+        if letters:
+            keys = f"{'/'.join(letters)} or 1-{len(letters)} {verb}"
+        else:
+            keys = f"1-9 {verb}"
+            if len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
+                keys = f"1-9 {verb}; beyond 9: tab to it, enter"
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
         self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}  │  {recorded}")
 
@@ -416,8 +425,9 @@ class PlayScreen(Screen[None]):
             index = int(event.character) - 1
             if index < len(legal):
                 choice = legal[index][0]
-        elif self.kind == RRPS and event.character.lower() in "rps":
-            choice = next((a for a, name in legal if name.lower().startswith(event.character.lower())), None)
+        elif event.character.lower() in self._move_keys():
+            wanted = self._move_keys()[event.character.lower()]
+            choice = wanted if any(a == wanted for a, _ in legal) else None
         if choice is not None:
             event.stop()
             event.prevent_default()

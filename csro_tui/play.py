@@ -124,14 +124,20 @@ class PlaySession:
         return self.view.observe(self.state)
 
     def action_name(self, action: int, player: int | None = None) -> str:
+        """The game's name for `player`'s `action` now (the person's seat by default).
+
+        The state names it for the player who makes it: the game's list is one
+        player's names (tic-tac-toe's o moves were shown as "x(0,2)"), and some
+        games name their actions only in a state (liars_dice's bids "1-1")."""
+        try:
+            name = str(self.state.action_to_string(self.seat if player is None else player, action))
+        except Exception:  # noqa: BLE001 - pyspiel raises SpielError for a name it cannot give
+            name = ""
+        if name and not name.startswith("Action(id="):
+            return name
         if 0 <= action < len(self.names) and str(self.names[action]) != str(action):
             return str(self.names[action])
-        # a generic game whose actions are named only in a state (liars_dice's bids "1-1", "2-6"):
-        # the table held the bare ids, which told a person nothing
-        try:
-            return str(self.state.action_to_string(self.seat if player is None else player, action))
-        except Exception:  # noqa: BLE001 - pyspiel raises SpielError for a name it cannot give
-            return str(action)
+        return name or str(action)
 
     def legal_actions(self) -> list[tuple[int, str]]:
         """(action, label) of the person's legal moves, named as the game names them now."""

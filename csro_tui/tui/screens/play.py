@@ -5,11 +5,15 @@ the list of games (cards at showdown, or the rounds won in a repeated
 game).  Every game is dealt from a fresh seed and recorded in the session
 on screen (the live one through its engine, a replayed one through the
 session store).  The game logic lives in `csro_tui.play`; this screen only
-draws it and runs the opponent's moves in a worker.
+draws it and runs the opponent's moves in a worker.  Move keys typed while
+the opponent answers are kept and played in order; one that no longer means
+what it meant (a digit after the moves on offer changed) is dropped with the
+rest, and a notice says so.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Callable
 
 from rich.text import Text
@@ -42,6 +46,7 @@ from csro_tui.tui.widgets.title_header import TitleHeader
 
 ROUNDS_SHOWN = 200  # newest rounds listed; the total covers them all
 SEEN_SHOWN = 6  # the opponent's last decisions shown after a game
+TYPED_AHEAD = 1000  # move keys kept while the opponent answers (a whole 1000-throw match)
 
 
 class PlayScreen(Screen[None]):
@@ -81,6 +86,10 @@ class PlayScreen(Screen[None]):
         self.opponents: dict[str, tuple[str | None, str, str | None]] = {}  # option id -> (member id, name, source)
         self.recorded = 0
         self.moving = False  # a move is being played in the worker
+        # Move keys typed while the opponent answered, each with the moves on offer when it was
+        # typed; played in order once it is the person's turn again (never silently dropped).
+        self.typed: deque[tuple[str, list[tuple[int, str]]]] = deque()
+        self.offered: list[tuple[int, str]] = []  # the moves last shown to the person
         self.new_seed = new_seed  # a fresh deal per game; tests pass a counter
 
     def compose(self) -> ComposeResult:
@@ -177,6 +186,7 @@ class PlayScreen(Screen[None]):
             return
         if self.session is not None and not self.session.finished and self.session.moves:
             self.notify("The unfinished game was abandoned (not recorded).", timeout=3)
+        self._drop_typed("a new game started")
         member_id, name, source = self.opponents[option_id]
         if option_id != self.opponent_key or self.match is None:
             self.opponent_key = option_id
@@ -249,8 +259,53 @@ class PlayScreen(Screen[None]):
             return
         self.query_one("#play-match", Static).update(self._match_line(session))
         self.query_one("#play-board", Static).update(self._board(session))
-        self._set_actions(session.legal_actions())
+        self.offered = session.legal_actions()
+        self._set_actions(self.offered)
         self.query_one("#play-log", Static).update(self._history(session))
+        self._status()
+        self._play_typed()
+
+    # ------------------------------------------------------------------ keys typed ahead
+    def _choice(self, key: str, offered: list[tuple[int, str]]) -> int | None:
+        """The move `key` names among `offered`: a game's letter ("r" Rock), or a digit (its place)."""
+        letters = self._move_keys()
+        if key.lower() in letters:
+            wanted = letters[key.lower()]
+            return wanted if any(a == wanted for a, _ in offered) else None
+        if key.isdigit() and key != "0" and int(key) <= len(offered):
+            return offered[int(key) - 1][0]
+        return None
+
+    def _is_move_key(self, key: str) -> bool:
+        return key.lower() in self._move_keys() or (key.isdigit() and key != "0")
+
+    def _play_typed(self) -> None:
+        """Play the next key typed while the opponent answered, if it still means what it meant."""
+        session = self.session
+        if not self.typed or session is None:
+            return
+        if session.finished or session.failure:
+            self._drop_typed("the game ended")
+            return
+        key, offered_then = self.typed.popleft()
+        letter = key.lower() in self._move_keys()  # a letter names the same move in every state
+        choice = self._choice(key, self.offered)
+        if choice is None or (not letter and offered_then != self.offered):
+            self.typed.appendleft((key, offered_then))
+            self._drop_typed("the moves on offer changed")
+            return
+        self.play(choice)
+
+    def _drop_typed(self, why: str) -> None:
+        """Forget the keys typed ahead, saying so."""
+        if not self.typed:
+            return
+        count = len(self.typed)
+        keys = "".join(key for key, _ in self.typed)
+        self.typed.clear()
+        moves = "1 move" if count == 1 else f"{count} moves"
+        self.notify(f"{moves} typed while the opponent answered not played ({one_line(keys, 20)}): {why}.",
+                    severity="warning", timeout=5)
         self._status()
 
     def _opponent_label(self, session: PlaySession) -> str:
@@ -408,7 +463,8 @@ class PlayScreen(Screen[None]):
             if len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
                 keys = f"1-9 {verb}; beyond 9: tab to it, enter"
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
-        self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}  │  {recorded}")
+        ahead = f"  │  {len(self.typed)} typed ahead" if self.typed else ""
+        self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}{ahead}  │  {recorded}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id and event.button.id.startswith("action-"):
@@ -417,17 +473,19 @@ class PlayScreen(Screen[None]):
 
     def on_key(self, event) -> None:
         session = self.session
-        if session is None or session.finished or self.moving or not event.character:
+        key = event.character
+        if session is None or session.finished or not key or not self._is_move_key(key):
             return
-        legal = session.legal_actions()
-        choice = None
-        if event.character.isdigit() and event.character != "0":
-            index = int(event.character) - 1
-            if index < len(legal):
-                choice = legal[index][0]
-        elif event.character.lower() in self._move_keys():
-            wanted = self._move_keys()[event.character.lower()]
-            choice = wanted if any(a == wanted for a, _ in legal) else None
+        if self.moving or self.typed:  # the opponent is answering: keep the key, in order
+            event.stop()
+            event.prevent_default()
+            if len(self.typed) < TYPED_AHEAD:
+                self.typed.append((key, list(self.offered)))
+                self._status()
+            else:
+                self.notify("Too many moves typed ahead: this one was not kept.", severity="warning", timeout=3)
+            return
+        choice = self._choice(key, session.legal_actions())
         if choice is not None:
             event.stop()
             event.prevent_default()
@@ -443,6 +501,7 @@ class PlayScreen(Screen[None]):
         session.close()
 
     def action_back(self) -> None:
+        self.typed.clear()  # leaving: nothing is played any more
         if self.session is not None and not self.session.finished and self.session.moves:
             self.app.notify("The unfinished game was abandoned (not recorded).", timeout=3)
         self._close_session()

@@ -128,7 +128,7 @@ class PlaySession:
 
         The state names it for the player who makes it: the game's list is one
         player's names (tic-tac-toe's o moves were shown as "x(0,2)"), and some
-        games name their actions only in a state (liars_dice's bids "1-1")."""
+        games name their actions only in a state (liars_dice_ir's bids "1-1")."""
         try:
             name = str(self.state.action_to_string(self.seat if player is None else player, action))
         except Exception:  # noqa: BLE001 - pyspiel raises SpielError for a name it cannot give

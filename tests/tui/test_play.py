@@ -422,8 +422,8 @@ async def test_a_generic_games_board_keeps_its_lines_and_every_move_shows_at_80_
 
 
 def test_a_generic_games_moves_are_named_as_the_game_names_them_not_by_id(tmp_path):
-    """liars_dice names its bids only in a state ("1-1" ... "2-6"); the play table named them 0..11."""
-    session = PlaySession(get_game("liars_dice"), BotPolicy("uniform_random"), seat=0, seed=3)
+    """liars_dice_ir names its bids only in a state ("1-1" ... "2-6"); the play table named them 0..11."""
+    session = PlaySession(get_game("liars_dice_ir"), BotPolicy("uniform_random"), seat=0, seed=3)
     try:
         legal = session.legal_actions()
         assert len(legal) > 9

@@ -487,7 +487,8 @@ def _gate_moves(screen):
 async def test_throws_typed_while_the_bot_answers_are_all_played_in_order(tmp_path):
     """90 keys 0.12 s apart in rrps(100) registered 78: keys typed while the bot answered were dropped."""
     game = "rrps(num_repetitions=30)"
-    screen = PlayScreen(Backend(tmp_path), game, DashboardData(game=game), new_seed=lambda: 5)
+    live = FakeLive("live-rrps")
+    screen = PlayScreen(Backend(tmp_path), game, DashboardData(game=game), live=live, new_seed=lambda: 5)
     app = ScreenApp(lambda: screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
@@ -502,6 +503,11 @@ async def test_throws_typed_while_the_bot_answers_are_all_played_in_order(tmp_pa
         names = {"r": "Rock", "p": "Paper", "s": "Scissors", "1": "Rock", "2": "Paper", "3": "Scissors"}
         assert [m.action_name for m in screen.session.moves if m.who == "you"] == [names[k] for k in keys]
         assert not screen.typed
+        await wait_until(pilot, lambda: len(live.records) >= 1, "the game recorded")
+        await pilot.pause(0.3)
+        # once: the worker of the second-to-last throw must not also see the game end (it did, and
+        # the game was recorded twice, when the queued last throw ran while that worker still ran)
+        assert len(live.records) == 1 and len(screen.match.games) == 1
 
 
 async def test_a_digit_typed_ahead_is_not_played_when_the_moves_on_offer_changed(tmp_path):

@@ -203,8 +203,9 @@ class PlayScreen(Screen[None]):
         except Exception as error:  # noqa: BLE001 - e.g. the policy failed in its sandbox
             self.app.call_from_thread(self.notify, f"Cannot start the game: {one_line(error, 300)}", severity="error", timeout=10)
             return
+        finished = session.finished  # read before the render, as in _move
         self.app.call_from_thread(self._started, session)
-        if session.finished:  # the opponent's moves alone ended it (cannot happen in these games; safe anyway)
+        if finished:  # the opponent's moves alone ended it (cannot happen in these games; safe anyway)
             self._finish(session)
 
     def _started(self, session: PlaySession) -> None:
@@ -230,8 +231,11 @@ class PlayScreen(Screen[None]):
             self.app.call_from_thread(self.notify, f"The game stopped: {session.failure}", severity="error", timeout=10)
             self.app.call_from_thread(self._render_game)
             return
+        # Whether this move ended the game, read before rendering: the render may start the next
+        # typed-ahead move in a new worker, and its end is that worker's to record, not this one's.
+        finished = session.finished
         self.app.call_from_thread(self._render_game)
-        if session.finished:
+        if finished:
             self._finish(session)
 
     def _finish(self, session: PlaySession) -> None:

@@ -24,7 +24,7 @@ around it (docs/ARCHITECTURE.md, Contract 3):
 
 No code outside `games/` branches on a particular game (tests/test_games_self_described.py).
 
-Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`,
+Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`, `liars_dice`,
 `generic`); `csro_tui.games.registry.get_game` builds them from a name.
 """
 

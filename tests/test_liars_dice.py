@@ -201,3 +201,22 @@ def test_a_code_policy_plays_liars_dice_in_its_sandbox():
         session.close()
     assert session.moves[-1].label == "Call liar" and session.moves[-1].who == "you"
     assert session.record()["transcript"][0]["obs"]["my_dice"]  # what the policy saw is recorded
+
+
+def test_a_run_previews_liars_dice_with_the_games_own_episode_count_unless_told_otherwise():
+    """A 10-episode preview of a +-1 game rejected honest's real +0.3 against bluffer as noise."""
+    from csro_tui.config import RunConfig
+    from csro_tui.engine.loop import Engine
+    from csro_tui.reviewers import AutoReviewer
+    from tests.test_engine import ToyEvaluator, best_member_solve, climbing_oracle
+
+    def gate_preview(game: str, **config) -> int:
+        engine = Engine(config=RunConfig(game=game, oracle="scripted", **config), spec=get_game(game),
+                        oracle=climbing_oracle(), reviewer=AutoReviewer(), evaluator=ToyEvaluator(),
+                        meta_solve=best_member_solve, seed_sources={}, versions={"csro_tui": "test"})
+        return engine.gate.preview_episodes(engine.gate.settings.smoke_episodes)
+
+    assert get_game("liars_dice").preview_episodes == 200
+    assert gate_preview("liars_dice") == 200
+    assert gate_preview("liars_dice", preview_episodes=30) == 30  # the run's setting wins
+    assert gate_preview("rrps") == 10  # games that declare nothing keep the gate's default

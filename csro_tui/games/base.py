@@ -167,6 +167,11 @@ class GameSpec:
     observation_text: str
     exact: bool = False  # small enough to tabularise (Kuhn, Leduc)
     default_episodes: int = 100
+    # Episodes per member of a sampled preview when the run sets none (None: the
+    # gate's default, 10).  A game whose episode returns are all-or-nothing sets
+    # more: Liar's Dice's +-1 needs ~200 for the gate's noise margin to let a
+    # real improvement through.
+    preview_episodes: int | None = None
     # How population metrics weigh the benchmark bots: "uniform" = every bot
     # counts the same (PopReturn is the plain mean over bots, as in OpenSpiel's
     # roshambo_population_example.py).

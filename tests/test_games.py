@@ -72,12 +72,13 @@ def test_parameters_reach_openspiel_and_game_info():
 
 def test_list_games_and_game_info():
     specs = list_games()
-    assert [s.name for s in specs] == ["rrps", "kuhn_poker", "leduc_poker", "repeated_leduc"]
+    assert [s.name for s in specs] == ["rrps", "kuhn_poker", "leduc_poker", "repeated_leduc", "liars_dice"]
     expected_names = {
         "rrps": ["Rock", "Paper", "Scissors"],
         "kuhn_poker": ["Pass", "Bet"],
         "leduc_poker": ["Fold", "Call", "Raise"],
         "repeated_leduc": ["Fold", "Call", "Raise", "Continue"],
+        "liars_dice": [f"{q}-{f}" for q in (1, 2) for f in range(1, 7)] + ["Liar"],
     }
     for spec in specs:
         info = spec.game_info()
@@ -89,8 +90,8 @@ def test_list_games_and_game_info():
         assert info["rules"] == spec.rules_text and spec.rules_text.strip()
         assert "legal_actions" in spec.observation_text
         assert spec.benchmark_weighting == "uniform"
-    assert [s.exact for s in specs] == [False, True, True, False]
-    assert [s.default_episodes for s in specs] == [20, 2000, 2000, 20]
+    assert [s.exact for s in specs] == [False, True, True, False, False]
+    assert [s.default_episodes for s in specs] == [20, 2000, 2000, 20, 1000]
 
 
 @pytest.mark.parametrize("text", ["tic_tac_toe", "matrix_rps", "goofspiel(num_cards=4)", "goofspiel(num_cards=4,imp_info=true)"])
@@ -534,7 +535,7 @@ def test_repeated_leduc_benchmark():
 # ---------------------------------------------------------------- generic
 
 
-@pytest.mark.parametrize("text", ["tic_tac_toe", "matrix_rps", "goofspiel(num_cards=4)", "liars_dice"])
+@pytest.mark.parametrize("text", ["tic_tac_toe", "matrix_rps", "goofspiel(num_cards=4)", "liars_dice_ir"])
 def test_generic_view_and_uniform_bot(text):
     spec = get_game(text)
     game = spec.load()

@@ -24,6 +24,7 @@ EXPECTED_SEEDS = {
     "kuhn_poker": {"card_rules", "always_bet", "uniform"},
     "leduc_poker": {"card_rules", "always_call", "uniform"},
     "repeated_leduc": {"card_rules", "fold_exploiter"},
+    "liars_dice": {"honest", "bluffer", "uniform"},
     "tic_tac_toe": {"uniform_random", "first_legal"},
 }
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "open", "__import__", "globals", "locals", "getattr", "setattr", "vars"}

@@ -146,7 +146,8 @@ class Engine:
             GateSettings(
                 seed=config.seed,
                 smoke_episodes=self._smoke_episodes(),
-                preview_episodes=config.preview_episodes,
+                # the game's own size where it needs more than the default to see past its noise
+                preview_episodes=config.preview_episodes or getattr(spec, "preview_episodes", None),
                 benchmark=self._benchmark_on and config.preview_benchmark,
                 benchmark_episodes=config.benchmark_episodes,
             ),

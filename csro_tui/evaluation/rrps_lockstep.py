@@ -40,10 +40,9 @@ SCORE = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=np.int64)
 
 
 def applies(spec, jobs) -> bool:
-    """True when every job is RRPS between two different code policies."""
-    from csro_tui.games.rrps import RRPSSpec
-
-    if type(spec) is not RRPSSpec:
+    """True when every job is between two different code policies in a game whose
+    history is the whole state (`GameSpec.history_is_state`: RRPS)."""
+    if not getattr(spec, "history_is_state", False):
         return False
     return all(
         isinstance(job.a, CodePolicy) and isinstance(job.b, CodePolicy) and job.a != job.b for job in jobs

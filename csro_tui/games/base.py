@@ -12,22 +12,35 @@ around it (docs/ARCHITECTURE.md, Contract 3):
 - `rules_text` / `observation_text` explain the game and the observation to
   people and to the LLM; `example_observation(player)` is a real observation
   from a played state and `example_game(player)` the `game` dict a policy
-  receives, both for showing the keys with real values.
+  receives, both for showing the keys with real values;
+- `presentation()` says how a person sees the game at the play screen
+  (move labels, bet sizes, the table, rounds, the showdown:
+  `games/presentation.py`);
+- capabilities the rest asks for instead of a game's name or type:
+  `exact` (small enough to tabularise), `history_is_state` (the referee's
+  fast lockstep path), `mixture_probes` (how the LLM prompt shows what a
+  mixture does), and `behaviour_features()`, reserved for behaviour
+  profiles (issue 22).
 
-Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`,
+No code outside `games/` branches on a particular game (tests/test_games_self_described.py).
+
+Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`, `liars_dice`,
 `generic`); `csro_tui.games.registry.get_game` builds them from a name.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import pyspiel
 
 if TYPE_CHECKING:  # OpenSpiel's python policies are only needed for typing here
     from open_spiel.python import policy as openspiel_policy
+
+    from csro_tui.games.presentation import Presentation
 
 
 class ObservationView:
@@ -125,6 +138,15 @@ class BenchmarkBot:
         return f"BenchmarkBot({self.name!r})"
 
 
+@dataclass(frozen=True)
+class MixtureProbe:
+    """A fixed sequence of moves a simultaneous-move game's prompt plays against
+    each mixture member to show how it answers (`move(t)` at throw t, seat 0)."""
+
+    label: str  # "Rock every throw"
+    move: Callable[[int], int]
+
+
 def uniform_distribution(legal_actions: list[int]) -> dict[int, float]:
     """Equal probability on every legal action."""
     return {a: 1.0 / len(legal_actions) for a in legal_actions}
@@ -145,11 +167,25 @@ class GameSpec:
     observation_text: str
     exact: bool = False  # small enough to tabularise (Kuhn, Leduc)
     default_episodes: int = 100
+    # Episodes per member of a sampled preview when the run sets none (None: the
+    # gate's default, 10).  A game whose episode returns are all-or-nothing sets
+    # more: Liar's Dice's +-1 needs ~200 for the gate's noise margin to let a
+    # real improvement through.
+    preview_episodes: int | None = None
     # How population metrics weigh the benchmark bots: "uniform" = every bot
     # counts the same (PopReturn is the plain mean over bots, as in OpenSpiel's
     # roshambo_population_example.py).
     benchmark_weighting: str = "uniform"
     seed_dir: str = ""  # folder under games/seeds/ holding this game's seeds
+    # The joint-action history is the whole state and the observation is the
+    # RRPS view's (round, my_moves, opp_moves, my_score) over Rock-Paper-
+    # Scissors throws: code-vs-code matches may then run without OpenSpiel
+    # states (evaluation/rrps_lockstep.py; OpenSpiel stays the referee of record).
+    history_is_state: bool = False
+    # Fixed move sequences the LLM prompt plays against each weighted member to
+    # show what the mixture does (simultaneous-move games; oracles/llm/mixture.py).
+    # Exact games describe the mixture from its tables instead; others say nothing.
+    mixture_probes: Sequence[MixtureProbe] = ()
 
     def __init__(self) -> None:
         self._game: pyspiel.Game | None = None
@@ -180,6 +216,19 @@ class GameSpec:
 
     def new_view(self, player: int) -> ObservationView:
         raise NotImplementedError
+
+    def presentation(self) -> "Presentation":
+        """How the play screen shows this game (games/presentation.py); the default
+        shows any game from its observation."""
+        from csro_tui.games.presentation import Presentation
+
+        return Presentation(self)
+
+    def behaviour_features(self) -> Sequence[Any]:
+        """Reserved for behaviour profiles (issue 22): the features that describe how a
+        policy plays this game (how often it bluffs, its favourite throw).  No game
+        declares any yet, and nothing reads this; a profile will ask here, not by name."""
+        return ()
 
     def example_observation(self, player: int = 0, *, decisions: int = 3, seed: int = 0) -> dict:
         """A real observation `player` receives: at its `decisions`-th decision of one episode

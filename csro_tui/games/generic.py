@@ -19,6 +19,7 @@ from csro_tui.games.base import (
     TabularAgent,
     uniform_distribution,
 )
+from csro_tui.games.presentation import PlayMove, PlayState, Presentation, one_line_text, short_value
 
 # Above this many distinct actions, game_info lists no names per id (chess
 # has 4672); the observation still names each legal action.
@@ -62,6 +63,19 @@ class GenericView(ObservationView):
         }
 
 
+class GenericPresentation(Presentation):
+    """OpenSpiel's own strings: what the opponent saw is the view OpenSpiel printed for it."""
+
+    def opponent_saw(self, session: PlayState, index: int, move: PlayMove) -> str:
+        obs = move.observation or {}
+        seen = obs.get("observation") or obs.get("info_state")
+        parts = [f"saw {one_line_text(seen)}" if seen else "saw nothing OpenSpiel prints for it"]
+        names = obs.get("legal_action_names")
+        if names:
+            parts.append(f"could play {short_value(list(names))}")
+        return "; ".join(parts)
+
+
 class GenericSpec(GameSpec):
     """Adapter for an OpenSpiel game string (checked by the registry)."""
 
@@ -93,6 +107,9 @@ class GenericSpec(GameSpec):
 
     def new_view(self, player: int) -> ObservationView:
         return GenericView(player, self.load().get_type())
+
+    def presentation(self) -> Presentation:
+        return GenericPresentation(self)
 
     def benchmark(self) -> list[BenchmarkBot]:
         def make(player: int, seed: int) -> TabularAgent:

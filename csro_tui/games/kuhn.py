@@ -11,6 +11,8 @@ import pyspiel
 
 from csro_tui.games import poker
 from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
+from csro_tui.games.poker_play import KuhnPresentation
+from csro_tui.games.presentation import Presentation
 
 RULES_TEXT = """\
 Kuhn poker (two players, one hand).
@@ -68,6 +70,9 @@ class KuhnSpec(GameSpec):
 
     def new_view(self, player: int) -> ObservationView:
         return KuhnView(player)
+
+    def presentation(self) -> Presentation:
+        return KuhnPresentation(self)
 
     def benchmark(self) -> list[BenchmarkBot]:
         return [

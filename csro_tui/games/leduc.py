@@ -13,6 +13,8 @@ import pyspiel
 
 from csro_tui.games import poker
 from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
+from csro_tui.games.poker_play import LeducPresentation
+from csro_tui.games.presentation import Presentation
 
 LEDUC_RULES = """\
 Deck: six cards, two each of J < Q < K (suits never matter). Each player
@@ -93,6 +95,9 @@ class LeducSpec(GameSpec):
 
     def new_view(self, player: int) -> ObservationView:
         return LeducView(player)
+
+    def presentation(self) -> Presentation:
+        return LeducPresentation(self)
 
     def benchmark(self) -> list[BenchmarkBot]:
         return leduc_benchmark()

@@ -2,7 +2,8 @@
 
 `get_game` accepts a built-in name with optional OpenSpiel-style parameters
 (`rrps`, `rrps(num_repetitions=100)`, `kuhn_poker`, `leduc_poker`,
-`repeated_leduc`, `repeated_leduc(num_hands=10)`) or any two-player
+`repeated_leduc`, `repeated_leduc(num_hands=10)`, `liars_dice`,
+`liars_dice(dice_sides=4)`) or any two-player
 zero-sum OpenSpiel game string (`tic_tac_toe`, `goofspiel(num_cards=4)`),
 which goes through the generic adapter.  Anything else raises
 `UnknownGameError` with a one-line reason.  `spec.name` round-trips:
@@ -26,6 +27,7 @@ from csro_tui.games.base import GameSpec
 from csro_tui.games.generic import GenericSpec
 from csro_tui.games.kuhn import KuhnSpec
 from csro_tui.games.leduc import LeducSpec
+from csro_tui.games.liars_dice import LiarsDiceSpec
 from csro_tui.games.repeated_leduc import RepeatedLeducSpec
 from csro_tui.games.rrps import RRPSSpec
 
@@ -35,6 +37,7 @@ BUILTIN: dict[str, Callable[..., GameSpec]] = {
     "kuhn_poker": KuhnSpec,
     "leduc_poker": LeducSpec,
     "repeated_leduc": RepeatedLeducSpec,
+    "liars_dice": LiarsDiceSpec,
 }
 ALIASES = {"repeated_leduc_poker": "repeated_leduc"}
 

@@ -29,6 +29,8 @@ from csro_tui.errors import UnknownGameError
 from csro_tui.games import poker
 from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
 from csro_tui.games.leduc import LEDUC_OBSERVATION_KEYS, LEDUC_RULES, leduc_benchmark
+from csro_tui.games.poker_play import RepeatedLeducPresentation
+from csro_tui.games.presentation import Presentation
 
 CONTINUE = 3
 DEFAULT_HANDS = 100
@@ -183,6 +185,9 @@ class RepeatedLeducSpec(GameSpec):
 
     def new_view(self, player: int) -> ObservationView:
         return RepeatedLeducView(player)
+
+    def presentation(self) -> Presentation:
+        return RepeatedLeducPresentation(self)
 
     def auto_action(self, state: pyspiel.State) -> int | None:
         if state.is_terminal() or state.is_chance_node():

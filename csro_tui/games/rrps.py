@@ -43,7 +43,8 @@ from functools import lru_cache
 import pyspiel
 
 from csro_tui.errors import UnknownGameError
-from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
+from csro_tui.games.base import BenchmarkBot, GameSpec, MixtureProbe, ObservationView
+from csro_tui.games.presentation import YOU, PlayState, Presentation, Round, outcome_word, signed
 
 ROCK, PAPER, SCISSORS = 0, 1, 2
 ACTION_NAMES = ["Rock", "Paper", "Scissors"]
@@ -199,10 +200,55 @@ def roshambo_bot_names() -> tuple[str, ...]:
     return tuple(sorted(pyspiel.roshambo_bot_names()))
 
 
+# How the LLM prompt shows what the mixture's members do: their first throws
+# against these fixed sequences (oracles/llm/mixture.py).
+PROBES = (
+    MixtureProbe("Rock every throw", lambda t: ROCK),
+    MixtureProbe("Paper every throw", lambda t: PAPER),
+    MixtureProbe("Scissors every throw", lambda t: SCISSORS),
+    MixtureProbe("the cycle Rock, Paper, Scissors, ...", lambda t: t % 3),
+)
+
+
+class RRPSPresentation(Presentation):
+    """Throw by throw: your throw first, then the bot's; a running score."""
+
+    round_unit = "round"
+    move_verb = "throw"
+    move_keys = {"r": ROCK, "p": PAPER, "s": SCISSORS}
+
+    def rounds_total(self) -> int:
+        return int(self.spec.params["num_repetitions"])
+
+    def rounds(self, session: PlayState) -> list[Round]:
+        mine = [m for m in session.moves if m.who == YOU]
+        theirs = [m for m in session.moves if m.who != YOU]
+        rows, total = [], 0.0
+        for n, (a, b) in enumerate(zip(mine, theirs), start=1):
+            score = float(throw_score(a.action, b.action))
+            total += score
+            rows.append(Round(n, a.action_name, b.action_name, score, total=total))
+        return rows
+
+    def table(self, session: PlayState) -> list[tuple[str, str]]:
+        done = self.rounds(session)
+        rows = [("Round", f"{len(done) + 1} of {self.rounds_total()}")]
+        total = done[-1].total if done else 0.0
+        wins = sum(1 for r in done if r.result > 0)
+        losses = sum(1 for r in done if r.result < 0)
+        rows.append(("Score", f"{signed(total)} (won {wins}, lost {losses}, tied {len(done) - wins - losses})"))
+        if done:
+            last = done[-1]
+            rows.append(("Last throw", f"you {last.mine}, them {last.theirs}: you {outcome_word(last.result)}"))
+        return rows
+
+
 class RRPSSpec(GameSpec):
     title = "Repeated Rock-Paper-Scissors"
     observation_text = OBSERVATION_TEXT
     exact = False
+    history_is_state = True  # the referee's fast path: evaluation/rrps_lockstep.py
+    mixture_probes = PROBES
     default_episodes = 20
     seed_dir = "rrps"
 
@@ -221,6 +267,9 @@ class RRPSSpec(GameSpec):
 
     def new_view(self, player: int) -> ObservationView:
         return RRPSView(player)
+
+    def presentation(self) -> Presentation:
+        return RRPSPresentation(self)
 
     def benchmark(self) -> list[BenchmarkBot]:
         return [self._roshambo_bot(name) for name in roshambo_bot_names()]

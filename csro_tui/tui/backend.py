@@ -30,13 +30,9 @@ class Backend:
     def choices(self) -> StartChoices:
         from csro_tui.oracles.registry import oracle_names
 
-        games: list[str] = []
-        try:
-            from csro_tui.games.registry import list_games
+        from csro_tui.games.registry import list_games
 
-            games = [g if isinstance(g, str) else g.name for g in list_games()]
-        except ImportError:
-            games = ["kuhn_poker", "leduc_poker", "rrps", "repeated_leduc"]
+        games = [spec.name for spec in list_games()]  # the built-in games: the registry's list, no copy here
         solvers: list[str] = []
         try:
             from csro_tui.meta.solvers import SOLVERS

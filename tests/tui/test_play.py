@@ -422,8 +422,8 @@ async def test_a_generic_games_board_keeps_its_lines_and_every_move_shows_at_80_
 
 
 def test_a_generic_games_moves_are_named_as_the_game_names_them_not_by_id(tmp_path):
-    """liars_dice names its bids only in a state ("1-1" ... "2-6"); the play table named them 0..11."""
-    session = PlaySession(get_game("liars_dice"), BotPolicy("uniform_random"), seat=0, seed=3)
+    """liars_dice_ir names its bids only in a state ("1-1" ... "2-6"); the play table named them 0..11."""
+    session = PlaySession(get_game("liars_dice_ir"), BotPolicy("uniform_random"), seat=0, seed=3)
     try:
         legal = session.legal_actions()
         assert len(legal) > 9
@@ -431,3 +431,131 @@ def test_a_generic_games_moves_are_named_as_the_game_names_them_not_by_id(tmp_pa
         assert all(not name.isdigit() for _, name in legal)
     finally:
         session.close()
+
+
+def test_a_leduc_showdown_says_why_the_winner_won():
+    """`you K, they Q, board Q` -> lost said nothing of their pair: the line now says it."""
+    spec = get_game("leduc_poker")
+    reasons = {}
+    for seed in range(200):
+        session = PlaySession(spec, BotPolicy("always_call"), seat=0, seed=seed)
+        while not session.finished:
+            session.play(1)  # check / call to the showdown
+        hand = showdown(session)
+        assert hand.folded is None and hand.board is not None
+        line = hand.describe()
+        if hand.their_card == hand.board:
+            assert line.endswith(": they paired the board") and session.my_return() < 0, line
+            reasons["theirs"] = line
+        elif hand.my_card == hand.board:
+            assert line.endswith(": you paired the board") and session.my_return() > 0, line
+            reasons["mine"] = line
+        elif hand.my_card == hand.their_card:
+            assert line.endswith(": equal cards split the pot") and session.my_return() == 0, line
+        else:
+            won = session.my_return() > 0
+            assert line.endswith(f": your {hand.my_card} beats their {hand.their_card}" if won
+                                 else f": their {hand.their_card} beats your {hand.my_card}"), line
+        if len(reasons) == 2:
+            break
+    assert set(reasons) == {"theirs", "mine"}
+    # repeated Leduc says it on the hand's row
+    session = PlaySession(get_game("repeated_leduc(num_hands=30)"), BotPolicy("always_call"), seat=0, seed=4)
+    while not session.finished:
+        session.play(1)
+    details = {row.detail for row in rounds(session)}
+    assert "showdown: they paired the board" in details or "showdown: you paired the board" in details, details
+
+
+def _gate_moves(screen):
+    """Hold the person's moves in the worker until the test opens the gate: keys typed meanwhile
+    arrive while the opponent is answering, deterministically (no race with a fast bot)."""
+    import threading
+
+    gate = threading.Event()
+    session = screen.session
+    play = session.play
+
+    def gated(action):
+        gate.wait(10)
+        play(action)
+
+    session.play = gated
+    return gate
+
+
+async def test_throws_typed_while_the_bot_answers_are_all_played_in_order(tmp_path):
+    """90 keys 0.12 s apart in rrps(100) registered 78: keys typed while the bot answered were dropped."""
+    game = "rrps(num_repetitions=30)"
+    live = FakeLive("live-rrps")
+    screen = PlayScreen(Backend(tmp_path), game, DashboardData(game=game), live=live, new_seed=lambda: 5)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:rotatebot")
+        await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, "the first throw")
+        gate = _gate_moves(screen)
+        keys = "".join(random.Random(1).choice("rps123") for _ in range(30))
+        await pilot.press(*keys)  # the first is being played (held at the gate); the rest arrive meanwhile
+        assert len(screen.typed) == 29
+        gate.set()
+        await wait_until(pilot, lambda: screen.session.finished, "all 30 throws")
+        names = {"r": "Rock", "p": "Paper", "s": "Scissors", "1": "Rock", "2": "Paper", "3": "Scissors"}
+        assert [m.action_name for m in screen.session.moves if m.who == "you"] == [names[k] for k in keys]
+        assert not screen.typed
+        await wait_until(pilot, lambda: len(live.records) >= 1, "the game recorded")
+        await pilot.pause(0.3)
+        # once: the worker of the second-to-last throw must not also see the game end (it did, and
+        # the game was recorded twice, when the queued last throw ran while that worker still ran)
+        assert len(live.records) == 1 and len(screen.match.games) == 1
+
+
+async def test_a_digit_typed_ahead_is_not_played_when_the_moves_on_offer_changed(tmp_path):
+    """In poker "1" may mean Check now and Fold after the bot's answer: such a key is dropped, and said so."""
+    from tests.tui.helpers import notifications
+
+    screen = PlayScreen(Backend(tmp_path), "leduc_poker", DashboardData(game="leduc_poker"), new_seed=lambda: 2)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:always_call")
+        await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 2, "our turn")
+        assert [label for _, label in screen.offered] == ["Check", "Bet 2"]
+        gate = _gate_moves(screen)
+        await pilot.press("2", "1")  # bet 2; then "1" meant Check in the offer on screen
+        gate.set()
+        await wait_until(pilot, lambda: screen.session.state.public_card() >= 0 and not screen.moving, "round 2")
+        await pilot.pause()
+        # round 2 offers Check / Bet 4: not the offer "1" was typed against, so it is not played
+        assert [m.label for m in screen.session.moves] == ["Bet 2", "Call 2"]
+        assert any("1 move typed while the opponent answered not played (1): the moves on offer changed" in n
+                   for n in notifications(app)), notifications(app)
+        assert not screen.typed
+
+
+def test_what_the_opponent_saw_in_a_generic_game_is_its_view_not_raw_keys():
+    """"What <opponent> saw and did" printed the observation's keys as raw data (info_state ...; legal_action_names ...)."""
+    session = PlaySession(get_game("tic_tac_toe"), BotPolicy("uniform_random"), seat=0, seed=3)
+    try:
+        _play_out(session, random.Random(2))
+    finally:
+        session.close()
+    decisions = opponent_decisions(session)
+    assert decisions
+    first = decisions[0]
+    assert first.saw.startswith("saw ") and "could play " in first.saw, first.saw
+    assert " │ " in first.saw  # the board's rows on one line, split where its lines were
+    for raw in ("info_state", "legal_action_names", "legal_actions", "\n"):
+        assert raw not in first.saw, first.saw
+
+
+def test_a_generic_games_moves_are_named_for_the_player_who_makes_them():
+    """tic-tac-toe's o moves were recorded as "x(0,2)": the game's list holds player 0's names."""
+    session = PlaySession(get_game("tic_tac_toe"), BotPolicy("uniform_random"), seat=0, seed=3)
+    try:
+        _play_out(session, random.Random(2))
+    finally:
+        session.close()
+    assert {m.label[0] for m in session.moves if m.who == "you"} == {"x"}
+    assert {m.label[0] for m in session.moves if m.who != "you"} == {"o"}
+    assert all(d.did.startswith("o(") for d in opponent_decisions(session))

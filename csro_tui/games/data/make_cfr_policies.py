@@ -1,4 +1,4 @@
-"""Compute the cached CFR+ benchmark policies for Kuhn and Leduc poker.
+"""Compute the cached CFR+ benchmark policies for Kuhn, Leduc and Liar's Dice.
 
 Runs OpenSpiel's C++ CFR+ solver (`pyspiel.CFRPlusSolver`) for a fixed number
 of iterations and writes the *average* policy as JSON next to this script:
@@ -9,6 +9,14 @@ of iterations and writes the *average* policy as JSON next to this script:
 keyed by OpenSpiel's information-state string, covering every information
 state of both players.  The package loads these files (`csro_tui.games.poker`)
 so nobody pays the solve time (Leduc: a few minutes) at run time.
+
+Liar's Dice has 24,576 information states, so its file keeps 3 decimals,
+leaves out actions whose probability rounds to 0 (the loaders renormalise
+each row and read a missing action as probability 0) and keeps only the
+information states the policy itself can reach (its own earlier bids all
+kept): playing from the start it never meets another.  300 iterations.
+"exploitability" is the average policy's before rounding, "stored_exploitability"
+the file's (rows renormalised; states it leaves out are never reached by it).
 
 Usage:  python -m csro_tui.games.data.make_cfr_policies [--iterations N] [GAME ...]
 """
@@ -24,11 +32,13 @@ from pathlib import Path
 import pyspiel
 
 DATA_DIR = Path(__file__).resolve().parent
-DEFAULT_GAMES = ("kuhn_poker", "leduc_poker")
+DEFAULT_GAMES = ("kuhn_poker", "leduc_poker", "liars_dice")
 DEFAULT_ITERATIONS = 10_000
 # Probabilities are rounded to keep the files small and diffable; 1e-9 is far
 # below anything that moves exploitability at the precision we report.
 DECIMALS = 9
+# Games whose tables are too large for that: (iterations, decimals), zeros left out.
+COMPACT = {"liars_dice": (300, 3)}
 
 
 def output_path(game_name: str) -> Path:
@@ -36,7 +46,8 @@ def output_path(game_name: str) -> Path:
     return DATA_DIR / f"{game_name}_cfr_plus.json"
 
 
-def policy_table(game: pyspiel.Game, policy: pyspiel.Policy) -> dict[str, list[list]]:
+def policy_table(game: pyspiel.Game, policy: pyspiel.Policy, decimals: int = DECIMALS,
+                 drop_zeros: bool = False) -> dict[str, list[list]]:
     """Every information state of every player -> [[action, probability], ...]."""
     table: dict[str, list[list]] = {}
 
@@ -52,7 +63,11 @@ def policy_table(game: pyspiel.Game, policy: pyspiel.Policy) -> dict[str, list[l
             probs = policy.action_probabilities(state)
             legal = state.legal_actions()
             total = sum(float(probs.get(a, 0.0)) for a in legal)
-            table[key] = [[a, round(float(probs.get(a, 0.0)) / total, DECIMALS)] for a in legal]
+            row = [[a, round(float(probs.get(a, 0.0)) / total, decimals)] for a in legal]
+            if drop_zeros:
+                best = max(row, key=lambda entry: entry[1])
+                row = [entry for entry in row if entry[1] > 0] or [[best[0], 1.0]]
+            table[key] = row
         for action in state.legal_actions():
             walk(state.child(action))
 
@@ -60,8 +75,50 @@ def policy_table(game: pyspiel.Game, policy: pyspiel.Policy) -> dict[str, list[l
     return table
 
 
-def solve(game_name: str, iterations: int) -> dict:
+def _self_reachable(game: pyspiel.Game, table: dict[str, list[list]]) -> dict[str, list[list]]:
+    """The rows of `table` at information states its own player reaches with positive probability."""
+    kept: dict[str, list[list]] = {}
+
+    def walk(state: pyspiel.State, reaches: tuple[bool, ...]) -> None:
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            for action, _ in state.chance_outcomes():
+                walk(state.child(action), reaches)
+            return
+        player = state.current_player()
+        key = state.information_state_string(player)
+        played = {a for a, p in table[key] if p > 0}
+        if reaches[player]:
+            kept[key] = table[key]
+        for action in state.legal_actions():
+            child = list(reaches)
+            child[player] = reaches[player] and action in played
+            if any(child):
+                walk(state.child(action), tuple(child))
+
+    walk(game.new_initial_state(), (True,) * game.num_players())
+    return kept
+
+
+def stored_exploitability(game: pyspiel.Game, table: dict[str, list[list]]) -> float:
+    """Exploitability of `table` as the package loads it (each row renormalised; a state it
+    leaves out, which the policy never reaches, plays uniformly)."""
+    rows = {}
+    for key, uniform_row in policy_table(game, pyspiel.UniformRandomPolicy(game)).items():
+        stored = {int(a): p for a, p in table.get(key, [])}
+        total = sum(stored.values())
+        # every legal action gets a probability: OpenSpiel reads a missing one as -1
+        rows[key] = [(int(a), stored.get(int(a), 0.0) / total) for a, _ in uniform_row] if total else \
+            [(int(a), p) for a, p in uniform_row]
+    return pyspiel.exploitability(game, pyspiel.TabularPolicy(rows))
+
+
+def solve(game_name: str, iterations: int | None = None) -> dict:
     """Run CFR+ on `game_name` and return the JSON document to cache."""
+    compact = game_name in COMPACT
+    default_iterations, decimals = COMPACT.get(game_name, (DEFAULT_ITERATIONS, DECIMALS))
+    iterations = iterations or default_iterations
     game = pyspiel.load_game(game_name)
     solver = pyspiel.CFRPlusSolver(game)
     started = time.perf_counter()
@@ -69,14 +126,17 @@ def solve(game_name: str, iterations: int) -> dict:
         solver.evaluate_and_update_policy()
     seconds = time.perf_counter() - started
     average = solver.average_policy()
-    return {
+    table = (_self_reachable(game, policy_table(game, average, decimals, drop_zeros=True)) if compact
+             else policy_table(game, average, decimals))
+    extra = {"stored_exploitability": stored_exploitability(game, table)} if compact else {}
+    return extra | {
         "game": game_name,
         "solver": "pyspiel.CFRPlusSolver, average policy",
         "iterations": iterations,
         "open_spiel_version": metadata.version("open_spiel"),
         "solve_seconds": round(seconds, 1),
         "exploitability": pyspiel.exploitability(game, average),
-        "policy": policy_table(game, average),
+        "policy": table,
     }
 
 
@@ -99,7 +159,8 @@ def to_json(document: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("games", nargs="*", default=list(DEFAULT_GAMES))
-    parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS)
+    parser.add_argument("--iterations", type=int, default=None,
+                        help=f"default {DEFAULT_ITERATIONS}; {', '.join(f'{g} {n}' for g, (n, _) in COMPACT.items())}")
     args = parser.parse_args(argv)
     for game_name in args.games:
         document = solve(game_name, args.iterations)

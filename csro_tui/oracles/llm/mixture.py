@@ -9,9 +9,9 @@ of them does.  This says it directly:
   keyed by what it observes (every information state in Kuhn; in larger
   games averaged over betting histories into card / public card / facing a
   bet, with a line cap);
-- in RRPS: how each weighted opponent answers simple probes (Rock every
-  throw, Paper every throw, the cycle Rock-Paper-Scissors), i.e. its first
-  throws against them;
+- in games that declare `mixture_probes` (RRPS): how each weighted
+  opponent answers those probes (Rock every throw, Paper every throw, the
+  cycle Rock-Paper-Scissors), i.e. its first throws against them;
 - and, for a candidate in an exact game (`situation_losses`, the refine
   loop's feedback), the situations where it gives most value away against
   the mixture: its action, the best action's gain, and the cost per hand
@@ -37,16 +37,9 @@ MAX_SITUATION_LINES = 40
 # Throws per probe, and members probed at most (heaviest first).
 PROBE_THROWS = 10
 MAX_PROBED = 6
-PROBES: tuple[tuple[str, Any], ...] = (
-    ("Rock every throw", lambda t: 0),
-    ("Paper every throw", lambda t: 1),
-    ("Scissors every throw", lambda t: 2),
-    ("the cycle Rock, Paper, Scissors, ...", lambda t: t % 3),
-)
-_LETTERS = "RPS?"
 # A distribution whose likeliest move has less than this is shown as "?" (a mix).
 MIXED_BELOW = 0.9
-MIXED = 3
+MIXED = -1
 _CACHE_SIZE = 64
 
 
@@ -99,8 +92,8 @@ def describe_mixture(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], 
     """Text for the prompt's mixture section ("" when there is nothing to say for this game)."""
     if getattr(spec, "exact", False) and hasattr(spec, "load"):
         return _exact_situations(spec, weighted, limits)
-    if getattr(spec, "name", "").startswith("rrps") and hasattr(spec, "load"):
-        return _rrps_probes(spec, weighted, limits)
+    if getattr(spec, "mixture_probes", ()) and hasattr(spec, "load"):
+        return _probes(spec, weighted, limits)
     return ""
 
 
@@ -176,19 +169,23 @@ def _situation(player: int, obs: dict, detailed: bool) -> str:
     return ", ".join(parts) + (", " + text if text else "")
 
 
-# --------------------------------------------------------------------- RRPS probes
-def _rrps_probes(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
+# --------------------------------------------------------------------- probes (simultaneous-move games)
+def _probes(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
     ranked = sorted(weighted, key=lambda item: -item[1])[:MAX_PROBED]
+    names = spec.action_names()
+    letters = {action: name[:1].upper() or "?" for action, name in enumerate(names)}  # MIXED: "?"
+    legend = ", ".join(f"{letters[action]} {name}" for action, name in enumerate(names))
     lines = [
         "How the weighted opponents answer simple probes: their first "
-        f"{PROBE_THROWS} throws (R Rock, P Paper, S Scissors, ? a random mix) when you play the probe:"
+        f"{PROBE_THROWS} throws ({legend}, ? a random mix) when you play the probe:"
     ]
     for member, weight in ranked:
         lines.append(f"- {member.name} (id {member.id}, weight {weight:.3f}):")
-        for label, probe in PROBES:
+        for probe in spec.mixture_probes:
+            label = probe.label
             try:
-                moves = probe_answers(spec, member.source, probe, PROBE_THROWS, limits=limits)
-                lines.append(f"  against {label}: {' '.join(_LETTERS[m] for m in moves)}")
+                moves = probe_answers(spec, member.source, probe.move, PROBE_THROWS, limits=limits)
+                lines.append(f"  against {label}: {' '.join(letters.get(m, '?') for m in moves)}")
             except Exception as error:  # noqa: BLE001 - a failing member is described, not fatal
                 lines.append(f"  against {label}: failed ({type(error).__name__})")
                 break
@@ -201,7 +198,7 @@ def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: An
     """The member's moves (seat 1) over `throws` throws of a real episode against `probe(t)` (seat 0).
 
     A member that answers with a distribution is shown its likeliest move
-    when that has at least `MIXED_BELOW`, else `MIXED` (3, shown as "?").
+    when that has at least `MIXED_BELOW`, else `MIXED` (-1, shown as "?").
     """
     from csro_tui.policies.sandbox import PolicyHost
 

@@ -5,11 +5,15 @@ the list of games (cards at showdown, or the rounds won in a repeated
 game).  Every game is dealt from a fresh seed and recorded in the session
 on screen (the live one through its engine, a replayed one through the
 session store).  The game logic lives in `csro_tui.play`; this screen only
-draws it and runs the opponent's moves in a worker.
+draws it and runs the opponent's moves in a worker.  Move keys typed while
+the opponent answers are kept and played in order; one that no longer means
+what it meant (a digit after the moves on offer changed) is dropped with the
+rest, and a notice says so.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Callable
 
 from rich.text import Text
@@ -21,14 +25,12 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from csro_tui.games.presentation import Presentation
 from csro_tui.play import (
-    REPEATED_LEDUC,
-    RRPS,
     YOU,
     Match,
     PlaySession,
     fresh_seed,
-    game_kind,
     opponent_decisions,
     opponent_for,
     outcome_word,
@@ -44,6 +46,7 @@ from csro_tui.tui.widgets.title_header import TitleHeader
 
 ROUNDS_SHOWN = 200  # newest rounds listed; the total covers them all
 SEEN_SHOWN = 6  # the opponent's last decisions shown after a game
+TYPED_AHEAD = 1000  # move keys kept while the opponent answers (a whole 1000-throw match)
 
 
 class PlayScreen(Screen[None]):
@@ -76,13 +79,17 @@ class PlayScreen(Screen[None]):
         self.session_id = session_id if session_id is not None else getattr(live, "session_id", None)
         self.seat = 0
         self.spec: Any = None
-        self.kind = ""
+        self.presentation: Presentation | None = None  # the game's own words for moves, rounds and keys
         self.session: PlaySession | None = None
         self.match: Match | None = None
         self.opponent_key: str | None = None
         self.opponents: dict[str, tuple[str | None, str, str | None]] = {}  # option id -> (member id, name, source)
         self.recorded = 0
         self.moving = False  # a move is being played in the worker
+        # Move keys typed while the opponent answered, each with the moves on offer when it was
+        # typed; played in order once it is the person's turn again (never silently dropped).
+        self.typed: deque[tuple[str, list[tuple[int, str]]]] = deque()
+        self.offered: list[tuple[int, str]] = []  # the moves last shown to the person
         self.new_seed = new_seed  # a fresh deal per game; tests pass a counter
 
     def compose(self) -> ComposeResult:
@@ -119,7 +126,7 @@ class PlayScreen(Screen[None]):
 
     def _show_opponents(self, spec: Any, bots: list[str]) -> None:
         self.spec = spec
-        self.kind = game_kind(spec)
+        self.presentation = spec.presentation()
         options = self.query_one(OptionList)
         options.clear_options()
         self.opponents.clear()
@@ -179,6 +186,7 @@ class PlayScreen(Screen[None]):
             return
         if self.session is not None and not self.session.finished and self.session.moves:
             self.notify("The unfinished game was abandoned (not recorded).", timeout=3)
+        self._drop_typed("a new game started")
         member_id, name, source = self.opponents[option_id]
         if option_id != self.opponent_key or self.match is None:
             self.opponent_key = option_id
@@ -195,8 +203,9 @@ class PlayScreen(Screen[None]):
         except Exception as error:  # noqa: BLE001 - e.g. the policy failed in its sandbox
             self.app.call_from_thread(self.notify, f"Cannot start the game: {one_line(error, 300)}", severity="error", timeout=10)
             return
+        finished = session.finished  # read before the render, as in _move
         self.app.call_from_thread(self._started, session)
-        if session.finished:  # the opponent's moves alone ended it (cannot happen in these games; safe anyway)
+        if finished:  # the opponent's moves alone ended it (cannot happen in these games; safe anyway)
             self._finish(session)
 
     def _started(self, session: PlaySession) -> None:
@@ -222,8 +231,11 @@ class PlayScreen(Screen[None]):
             self.app.call_from_thread(self.notify, f"The game stopped: {session.failure}", severity="error", timeout=10)
             self.app.call_from_thread(self._render_game)
             return
+        # Whether this move ended the game, read before rendering: the render may start the next
+        # typed-ahead move in a new worker, and its end is that worker's to record, not this one's.
+        finished = session.finished
         self.app.call_from_thread(self._render_game)
-        if session.finished:
+        if finished:
             self._finish(session)
 
     def _finish(self, session: PlaySession) -> None:
@@ -251,8 +263,53 @@ class PlayScreen(Screen[None]):
             return
         self.query_one("#play-match", Static).update(self._match_line(session))
         self.query_one("#play-board", Static).update(self._board(session))
-        self._set_actions(session.legal_actions())
+        self.offered = session.legal_actions()
+        self._set_actions(self.offered)
         self.query_one("#play-log", Static).update(self._history(session))
+        self._status()
+        self._play_typed()
+
+    # ------------------------------------------------------------------ keys typed ahead
+    def _choice(self, key: str, offered: list[tuple[int, str]]) -> int | None:
+        """The move `key` names among `offered`: a game's letter ("r" Rock), or a digit (its place)."""
+        letters = self._move_keys()
+        if key.lower() in letters:
+            wanted = letters[key.lower()]
+            return wanted if any(a == wanted for a, _ in offered) else None
+        if key.isdigit() and key != "0" and int(key) <= len(offered):
+            return offered[int(key) - 1][0]
+        return None
+
+    def _is_move_key(self, key: str) -> bool:
+        return key.lower() in self._move_keys() or (key.isdigit() and key != "0")
+
+    def _play_typed(self) -> None:
+        """Play the next key typed while the opponent answered, if it still means what it meant."""
+        session = self.session
+        if not self.typed or session is None:
+            return
+        if session.finished or session.failure:
+            self._drop_typed("the game ended")
+            return
+        key, offered_then = self.typed.popleft()
+        letter = key.lower() in self._move_keys()  # a letter names the same move in every state
+        choice = self._choice(key, self.offered)
+        if choice is None or (not letter and offered_then != self.offered):
+            self.typed.appendleft((key, offered_then))
+            self._drop_typed("the moves on offer changed")
+            return
+        self.play(choice)
+
+    def _drop_typed(self, why: str) -> None:
+        """Forget the keys typed ahead, saying so."""
+        if not self.typed:
+            return
+        count = len(self.typed)
+        keys = "".join(key for key, _ in self.typed)
+        self.typed.clear()
+        moves = "1 move" if count == 1 else f"{count} moves"
+        self.notify(f"{moves} typed while the opponent answered not played ({one_line(keys, 20)}): {why}.",
+                    severity="warning", timeout=5)
         self._status()
 
     def _opponent_label(self, session: PlaySession) -> str:
@@ -312,18 +369,19 @@ class PlayScreen(Screen[None]):
         text = Text()
         done = rounds(session)
         if done:
-            unit = "Hands" if session.kind == REPEATED_LEDUC else "Rounds"
+            shown = session.presentation
+            unit = shown.round_unit.capitalize() + "s"
             text.append(f"{unit} of this game ({len(done)} of {rounds_total(session)}), newest first\n", style="bold underline")
             width = self.query_one("#play-log", Static).size.width or 200
             for row in reversed(done[-ROUNDS_SHOWN:]):
                 word = outcome_word(row.result)
                 style = "green" if row.result > 0 else "red" if row.result < 0 else "dim"
                 line = Text()
-                if session.kind == RRPS:
+                if not shown.results_first:
                     line.append(f"{row.number:>4}  you {row.mine:<8} them {row.theirs:<8} ")
                     line.append(f"{word:<4} {signed(row.result):>3}", style=style)
                     line.append(f"   total {signed(row.total)}", style="dim")
-                else:  # the result first: a narrow screen cuts how the hand ended, not what it made
+                else:  # the result first: a narrow screen cuts how the round ended, not what it made
                     line.append(f"{row.number:>4}  ")
                     line.append(f"{word:<4} {signed(row.result):>3}", style=style)
                     line.append(f"  total {signed(row.total):>3}", style="dim")
@@ -340,7 +398,7 @@ class PlayScreen(Screen[None]):
                 text.append(f"{signed(game.result):>4}", style=style)
                 text.append(f"  {game.summary}\n")
             text.append("\n")
-        if session.finished and session.kind not in (RRPS, REPEATED_LEDUC):
+        if session.finished and not session.presentation.repeated:
             text.append(f"What {self._opponent_label(session)} saw and did\n", style="bold underline")
             for decision in opponent_decisions(session)[-SEEN_SHOWN:]:
                 text.append(plain(f"{decision.saw}\n", style="dim"))
@@ -358,7 +416,8 @@ class PlayScreen(Screen[None]):
     def _set_actions(self, legal: list[tuple[int, str]]) -> None:
         bar = self.query_one("#play-actions", Grid)
         bar.remove_children()
-        labels = [(f"{name} ({name[0].lower()})" if self.kind == RRPS else f"{i} {name}") for i, (_, name) in enumerate(legal, 1)]
+        keys = {action: key for key, action in self._move_keys().items()}
+        labels = [(f"{name} ({keys[action]})" if action in keys else f"{i} {name}") for i, (action, name) in enumerate(legal, 1)]
         buttons = [
             Button(plain(label), id=f"action-{action}", compact=True) for label, (action, _) in zip(labels, legal)
         ]
@@ -394,12 +453,22 @@ class PlayScreen(Screen[None]):
         fits = len(f"{self.app.title} — {full}") + 16 <= self.app.size.width
         self.sub_title = full if fits else f"Play · {self.session_id}"  # the status line says games are recorded
 
+    def _move_keys(self) -> dict[str, int]:
+        """Letters the game gives its moves ("r" Rock), the same in every state."""
+        return dict(self.presentation.move_keys) if self.presentation is not None else {}
+
     def _status(self) -> None:
-        keys = "r/p/s or 1-3 throw" if self.kind == RRPS else "1-9 move"
-        if self.kind != RRPS and len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
-            keys = "1-9 move; beyond 9: tab to it, enter"
+        letters = self._move_keys()
+        verb = self.presentation.move_verb if self.presentation is not None else "move"
+        if letters:
+            keys = f"{'/'.join(letters)} or 1-{len(letters)} {verb}"
+        else:
+            keys = f"1-9 {verb}"
+            if len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
+                keys = f"1-9 {verb}; beyond 9: tab to it, enter"
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
-        self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}  │  {recorded}")
+        ahead = f"  │  {len(self.typed)} typed ahead" if self.typed else ""
+        self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}{ahead}  │  {recorded}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id and event.button.id.startswith("action-"):
@@ -408,16 +477,19 @@ class PlayScreen(Screen[None]):
 
     def on_key(self, event) -> None:
         session = self.session
-        if session is None or session.finished or self.moving or not event.character:
+        key = event.character
+        if session is None or session.finished or not key or not self._is_move_key(key):
             return
-        legal = session.legal_actions()
-        choice = None
-        if event.character.isdigit() and event.character != "0":
-            index = int(event.character) - 1
-            if index < len(legal):
-                choice = legal[index][0]
-        elif self.kind == RRPS and event.character.lower() in "rps":
-            choice = next((a for a, name in legal if name.lower().startswith(event.character.lower())), None)
+        if self.moving or self.typed:  # the opponent is answering: keep the key, in order
+            event.stop()
+            event.prevent_default()
+            if len(self.typed) < TYPED_AHEAD:
+                self.typed.append((key, list(self.offered)))
+                self._status()
+            else:
+                self.notify("Too many moves typed ahead: this one was not kept.", severity="warning", timeout=3)
+            return
+        choice = self._choice(key, session.legal_actions())
         if choice is not None:
             event.stop()
             event.prevent_default()
@@ -433,6 +505,7 @@ class PlayScreen(Screen[None]):
         session.close()
 
     def action_back(self) -> None:
+        self.typed.clear()  # leaving: nothing is played any more
         if self.session is not None and not self.session.finished and self.session.moves:
             self.app.notify("The unfinished game was abandoned (not recorded).", timeout=3)
         self._close_session()

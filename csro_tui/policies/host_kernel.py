@@ -240,13 +240,28 @@ DENIED_SYSCALLS = (
 )
 # Signals only to this process: (syscall, index of the target pid argument).
 SELF_ONLY_SIGNALS = (("kill", 0), ("tkill", 0), ("tgkill", 0), ("rt_sigqueueinfo", 0), ("rt_tgsigqueueinfo", 0))
+# prctl options that are refused (argument 0): the parent-death signal is
+# only ever set to SIGKILL (see install_syscall_filter), and a host needs no
+# dump, name, tracer, memory-map or subreaper changes.
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_NAME = 15
+_PR_SET_MM = 35
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PTRACER = 0x59616D61
+_REFUSED_PRCTL = (_PR_SET_DUMPABLE, _PR_SET_NAME, _PR_SET_MM, _PR_SET_CHILD_SUBREAPER, _PR_SET_PTRACER)
+# Credential changes other than the one drop to `drop_to` (changing them
+# would also clear the parent-death signal).
+_CREDENTIAL_CALLS = ("setuid", "setgid", "setreuid", "setregid", "setfsuid", "setfsgid", "capset")
 
 
-def install_syscall_filter(frozen_signals=()) -> int:
+def install_syscall_filter(frozen_signals=(), drop_to=None) -> int:
     """Load the seccomp filter for good; returns how many rules it has.
 
     `frozen_signals`: signals whose handlers the host has installed (its
     per-call timers); setting a new handler for them fails with EPERM.
+    `drop_to`: (uid, gid) the host will drop to (as root), the only
+    credentials setresuid/setresgid may set; None: no credential changes.
     Raises OSError if libseccomp is missing or refuses.
     """
     library = _load_libseccomp()
@@ -274,6 +289,25 @@ def install_syscall_filter(frozen_signals=()) -> int:
         me = os.getpid()
         for name, index in SELF_ONLY_SIGNALS:
             add(name, _ArgCmp(index, _SCMP_CMP_NE, me, 0))
+        # Resource limits of this process only (glibc's setrlimit is
+        # prlimit64(0, ...)): never another process's, whatever its uid.
+        add("prlimit64", _ArgCmp(0, _SCMP_CMP_NE, 0, 0))
+        # The parent-death signal stays SIGKILL: no host outlives its parent.
+        add("prctl", _ArgCmp(0, _SCMP_CMP_EQ, _PR_SET_PDEATHSIG, 0),
+            _ArgCmp(1, _SCMP_CMP_NE, int(signal.SIGKILL), 0))
+        for option in _REFUSED_PRCTL:
+            add("prctl", _ArgCmp(0, _SCMP_CMP_EQ, option, 0))
+        for name in _CREDENTIAL_CALLS:
+            add(name)
+        if drop_to is None:
+            add("setresuid")
+            add("setresgid")
+            add("setgroups")
+        else:
+            for index in range(3):
+                add("setresuid", _ArgCmp(index, _SCMP_CMP_NE, int(drop_to[0]), 0))
+                add("setresgid", _ArgCmp(index, _SCMP_CMP_NE, int(drop_to[1]), 0))
+            add("setgroups", _ArgCmp(0, _SCMP_CMP_NE, 0, 0))
         for number in frozen_signals:
             # rt_sigaction(signal, new action != NULL, ...): changing the handler.
             add("rt_sigaction", _ArgCmp(0, _SCMP_CMP_EQ, int(number), 0), _ArgCmp(1, _SCMP_CMP_NE, 0, 0))
@@ -334,16 +368,25 @@ def load_ctypes():
         return None
 
 
-def set_parent_death_signal(ctypes) -> None:
+def set_parent_death_signal(ctypes, parent: int) -> None:
     """Die with the parent even while the policy spins (Linux prctl).
 
     Set again after dropping privileges: changing credentials clears it.
+    seccomp then refuses any other value, so it holds whatever the policy
+    does.  `parent`: the parent's pid when the host started; if the parent
+    died before the signal was (re)armed, the host was re-parented and ends
+    itself now, as the signal would have.
     """
     if ctypes is None:
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: exec can never gain privileges
     except Exception:
         pass  # not Linux: the parent's kill on close still applies
+    if os.getppid() != parent:
+        os._exit(EXIT_ORPHANED)
+
+
+EXIT_ORPHANED = 4  # the parent died before the parent-death signal was armed

@@ -89,3 +89,90 @@ def test_a_host_reaches_no_other_process_limits_and_keeps_its_death_signal():
 def test_as_root_only_the_planned_drop_is_allowed():
     result = _probe((4243, 4243))
     assert result["setresuid_other"] == "EPERM" and result["setuid"] == "EPERM", result
+
+
+# -- through a real host: the allow-list, refused calls named, no new executable memory --
+
+from csro_tui.policies.failures import FailureCategory, PolicyFailure  # noqa: E402
+from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, bubblewrap_problem  # noqa: E402
+from tests.takeover import policy  # noqa: E402
+
+GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
+LIMITS = SandboxLimits(init_timeout=60.0, move_timeout=10.0, batch_timeout=10.0, memory_mb=512)
+
+
+@pytest.fixture(params=["rlimits", "bubblewrap"])
+def mode(request, monkeypatch):
+    if request.param == "bubblewrap" and bubblewrap_problem():
+        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
+    monkeypatch.setenv("CSRO_SANDBOX", request.param)
+    return request.param
+
+
+def _play(source: str, moves: int = 1):
+    with PolicyHost(source, GAME, name="probe", limits=LIMITS) as host:
+        host.new_episodes([(1, 0, 1), (2, 1, 2)])
+        return [host.act([(1, {"legal_actions": [0, 1, 2]}), (2, {"legal_actions": [0, 1, 2]})])
+                for _ in range(moves)]
+
+
+def _refused(source: str) -> PolicyFailure:
+    with pytest.raises(PolicyFailure) as caught:
+        _play(source)
+    return caught.value
+
+
+def test_an_honest_policy_using_every_allowed_module_is_refused_nothing(mode):
+    source = (Path(__file__).parent / "sandbox_policies" / "numpy_everything.py").read_text()
+    answers = _play(source, moves=4)
+    assert all(answer in (0, 1, 2) for batch in answers for answer in batch)
+
+
+@pytest.mark.parametrize("call, name", [
+    ("libc.syscall(319, b'x', 0)", "memfd_create"),
+    ("libc.syscall(294, 0)", "inotify_init1"),
+    ("libc.syscall(293, (ctypes.c_int * 2)(), 0)", "pipe2"),
+    ("libc.syscall(80, b'/')", "chdir"),
+    ("libc.syscall(14, 0, (ctypes.c_ulong * 16)(*([~0 & 0xFFFFFFFFFFFFFFFF] * 16)), None, 8)", "rt_sigprocmask"),
+    ("libc.syscall(62, os.getppid(), 0)" .replace("os.getppid()", "libc.getppid()"), "kill"),
+])
+def test_a_refused_call_fails_with_eperm_and_the_host_names_it(mode, call, name):
+    """The policy catches nothing and returns normally; the refusal still
+    fails it, as forbidden, naming the call (x86-64: SIGSYS's handler)."""
+    source = policy(act=f"""
+self.ctypes.set_errno(0)
+libc, ctypes = self.libc, self.ctypes
+result = {call}
+assert result == -1 and ctypes.get_errno() == 1, (result, ctypes.get_errno())
+return obs['legal_actions'][0]
+""")
+    failure = _refused(source)
+    assert failure.category is FailureCategory.FORBIDDEN, failure.summary()
+    if host_kernel_reports_refusals():
+        assert f"refused system call {name} " in failure.message, failure.summary()
+
+
+def host_kernel_reports_refusals() -> bool:
+    import platform
+
+    return platform.machine() == "x86_64"
+
+
+@pytest.mark.parametrize("how", ["mmap", "mprotect"])
+def test_no_new_executable_memory_once_started(mode, how):
+    attempt = {
+        # an anonymous read+write+execute page
+        "mmap": "libc.syscall(9, None, 4096, 7, 0x22, -1, 0)",
+        # a buffer of its own made executable
+        "mprotect": "libc.syscall(10, (ctypes.addressof(buffer) + 4095) & ~4095, 4096, 5)",
+    }[how]
+    source = policy(act=f"""
+libc, ctypes = self.libc, self.ctypes
+buffer = ctypes.create_string_buffer(3 * 4096)
+result = {attempt}
+return obs['legal_actions'][0] if result in (-1, 0xFFFFFFFFFFFFFFFF) else obs['legal_actions'][1]
+""")
+    failure = _refused(source)
+    assert failure.category is FailureCategory.FORBIDDEN, failure.summary()
+    if host_kernel_reports_refusals():
+        assert f"refused system call {how} " in failure.message, failure.summary()

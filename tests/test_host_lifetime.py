@@ -3,7 +3,7 @@ does to its own settings (sandbox v3, issue 27).
 
 The csro process is SIGKILLed in the middle of an evaluation in which one
 policy has taken over its host (raw memory through numpy's array interface,
-then the host's own ctypes: see tests/adversarial/corpus/takeover_*.py) and
+then the host's own ctypes: see tests/takeover.py) and
 tried to stay alive: PR_SET_PDEATHSIG 0, every signal blocked, then a spin.
 The run happens in a PID namespace of the test's own (`unshare --pid
 --fork`, root only), whose first process stays alive, so the namespace's
@@ -24,46 +24,18 @@ from pathlib import Path
 import pytest
 
 from csro_tui.policies.sandbox import bubblewrap_problem, kernel_layers
+from tests.takeover import policy
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Takes over its host, then tries to outlive it.
-CLINGING_POLICY = textwrap.dedent(
-    '''
-    import numpy as np
-    import typing
-
-
-    def _raw(address, size):
-        holder = type("Raw", (), {"__array_interface__": {"data": (address, False), "shape": (size,),
-                                                          "typestr": "|u1", "version": 3}})()
-        return np.asarray(holder)
-
-
-    def take_over():
-        modules = typing.sys.modules
-        for text in modules["host_guard"]._Guard.ALWAYS_BLOCKED_PREFIXES:
-            if text == "ctypes.":
-                _raw(id(text) + 48, 7)[0] = 88  # the guard no longer knows ctypes
-        ctypes = modules["ctypes"]
-        libc = ctypes.CDLL(None, use_errno=True)
-        return ctypes, libc
-
-
-    class Policy:
-        def __init__(self, player, game):
-            ctypes, libc = take_over()
-            libc.prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0
-            everything = (ctypes.c_ulong * 16)(*([0xFFFFFFFFFFFFFFFF] * 16))
-            libc.syscall(14, 0, everything, None, 8)  # rt_sigprocmask(SIG_BLOCK, all)
-            libc.syscall(302, 0, 7, None, None)  # prlimit64: lower its own limits? no: keep CPU
-            while True:
-                pass
-
-        def act(self, obs):
-            return obs["legal_actions"][0]
-    '''
-)
+CLINGING_POLICY = policy(init="""
+libc.prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0
+everything = (ctypes.c_ulong * 16)(*([0xFFFFFFFFFFFFFFFF] * 16))
+libc.syscall(14, 0, everything, None, 8)  # rt_sigprocmask(SIG_BLOCK, every signal)
+while True:
+    pass
+""")
 
 EVALUATOR = textwrap.dedent(
     """

@@ -36,7 +36,7 @@ policy with the kernel layers already in place.  `prepare`, in this order:
 the core-dump limit, modules allowed modules import lazily (rlimits mode as
 root), no-new-privs and the parent-death signal, the call timer's signal
 handlers, Landlock, seccomp.  `load`, before the module runs: the policy's
-resource limits, the modules it imports, dropping root to nobody (and the
+resource limits, the modules it imports, dropping root to its own uid (and the
 parent-death signal again), captured output, the guard's patches; then the
 audit hook, and the policy.  No policy code exists before all of it holds.
 """
@@ -670,9 +670,28 @@ class _Host:
                 reply = {"seq": seq, "ok": False, "category": "crash",
                          "message": f"sandbox protocol error: {type(error).__name__}: {error}",
                          "traceback": "", "output": ""}
+            reply = _with_refusal(reply, op)
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
+
+
+def _with_refusal(reply: dict, op) -> dict:
+    """The reply, turned into a `forbidden` failure naming the system call if
+    seccomp refused one while it was made (host_kernel.install_refusal_reporting):
+    a call missing from the allow-list is diagnosable, and a policy that
+    catches the EPERM still fails."""
+    refusals = host_kernel.refusals
+    name = refusals.new() if refusals is not None else None
+    if name is None:
+        return reply
+    what = f"the sandbox refused system call {name} (seccomp) while serving {op!r}"
+    if reply.get("ok"):
+        return {"seq": reply.get("seq"), "ok": False, "category": "forbidden", "message": what,
+                "traceback": "", "output": ""}
+    if reply.get("category") == "crash":  # most likely the refused call's EPERM
+        return {**reply, "category": "forbidden", "message": f"{what}: {reply.get('message', '')}"}
+    return {**reply, "message": f"{reply.get('message', '')} (the sandbox also refused system call {name})"}
 
 
 def main() -> None:
@@ -707,13 +726,13 @@ def main() -> None:
     try:
         if config.get("op") != "load":
             raise _ProtocolError(f"the second request must be load, not {config.get('op')!r}")
-        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"), parent)
+        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"), parent, layers)
         del ctypes
         host = _Host(channel, config, guard, output, timer, layers, reserve)
         del reserve
     except Exception as error:
         _setup_failed(channel, error, seq)
-    reply = host.load(seq, config["source"])
+    reply = _with_refusal(host.load(seq, config["source"]), "load")
     channel.send(reply)
     if not reply["ok"]:
         os._exit(_EXIT_AFTER_FAILURE)
@@ -748,7 +767,8 @@ def _prepare(channel: _Channel, config: dict, parent: int) -> tuple:
     return guard, timer, layers, ctypes, reserve
 
 
-def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop, parent: int) -> "_OutputTail":
+def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop, parent: int,
+                 layers: dict) -> "_OutputTail":
     """Part two of the set-up, before the policy's module runs: its resource
     limits, the modules it imports (still as root where the installation is
     root's), dropping root (the parent-death signal set again: changing
@@ -757,6 +777,10 @@ def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop, p
     limits = config["limits"]
     host_kernel.apply_limits(limits)
     _preimport(config.get("preimport", []))
+    if layers.get("seccomp"):
+        # Every extension module the policy may use is loaded: no new
+        # executable memory from here on (no JIT, no shellcode).
+        host_kernel.forbid_executable_memory()
     if limits.get("max_processes"):
         host_kernel.set_limit(resource.RLIMIT_NPROC, int(limits["max_processes"]))
     if drop and os.geteuid() == 0:
@@ -797,7 +821,11 @@ def _apply_kernel_layers(wanted: dict, guard: "_Guard", drop_to=None) -> dict:
         roots = [root.rstrip("/") or "/" for root in guard.read_roots]
         applied["landlock"] = host_kernel.restrict_filesystem_and_network(roots)
     if wanted.get("seccomp"):
-        drop = (int(drop_to[0]), int(drop_to[1])) if drop_to and os.geteuid() == 0 else None
+        host_kernel.install_refusal_reporting()  # SIGSYS's handler, while memory may still be made executable
+        try:
+            drop = (int(drop_to[0]), int(drop_to[1])) if drop_to and os.geteuid() == 0 else None
+        except (TypeError, ValueError, IndexError):
+            drop = None  # no credential change allowed; the load reports the bad value
         applied["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM, signal.SIGPROF), drop)
     return applied
 

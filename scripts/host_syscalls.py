@@ -82,8 +82,8 @@ def measure(mode: str) -> collections.Counter:
                     continue
                 if filtered:
                     counts[match.group(1)] += 1
-                elif "SECCOMP_SET_MODE_FILTER" in line:  # the filter is loaded from here on
-                    filtered = True
+                elif "SECCOMP_SET_MODE_FILTER" in line and "{len=" in line and line.rstrip().endswith("= 0"):
+                    filtered = True  # the allow-list is loaded (libseccomp's probes before it pass no program)
         return counts
     finally:
         shutil.rmtree(trace_dir, ignore_errors=True)

@@ -176,3 +176,16 @@ return obs['legal_actions'][0] if result in (-1, 0xFFFFFFFFFFFFFFFF) else obs['l
     assert failure.category is FailureCategory.FORBIDDEN, failure.summary()
     if host_kernel_reports_refusals():
         assert f"refused system call {how} " in failure.message, failure.summary()
+
+
+def test_an_extension_module_first_reached_after_start_up_cannot_load(mode):
+    """numpy's submodules the source names are loaded at start-up; one reached
+    only by a computed name would need new executable memory: refused, named."""
+    named = "import numpy as np\nclass Policy:\n    def __init__(self, p, g):\n        pass\n" \
+            "    def act(self, obs):\n        return int(np.fft.rfft([1.0, 2.0]).real[0] > 0)\n"
+    assert _play(named) == [[1, 1]]
+    hidden = named.replace("np.fft.rfft", "getattr(np, 'f' + 'ft').rfft")
+    failure = _refused(hidden)
+    assert failure.category is FailureCategory.FORBIDDEN, failure.summary()
+    if host_kernel_reports_refusals():
+        assert "refused system call mmap " in failure.message, failure.summary()

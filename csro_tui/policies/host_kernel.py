@@ -113,6 +113,7 @@ def _load_libseccomp():
     library.seccomp_load.restype = ctypes.c_int
     library.seccomp_load.argtypes = [ctypes.c_void_p]
     library.seccomp_release.argtypes = [ctypes.c_void_p]
+    library.seccomp_syscall_priority.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint8]
     _libseccomp.append(library)
     return library
 
@@ -277,6 +278,8 @@ ALLOWED_SYSCALLS = {
     # a filter can only add restrictions: the executable-memory one comes after the imports
     "seccomp": "forbid_executable_memory stacks a second filter",
 }
+# Made at every request, most frequent first: tested first by the filter.
+_HOT_SYSCALLS = ("read", "write", "setitimer", "rt_sigreturn", "futex")
 # Allowed only in the form given: (syscall, [(argument index, op, value[, mask])], reason).
 _WRITE_OPEN_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # + O_TMPFILE
 _TCGETS = 0x5401
@@ -331,19 +334,18 @@ _SIGSYS_HANDLER_X86_64 = (bytes.fromhex("8b4618" "48b9"), bytes.fromhex("8901" "
 class _Refusals:
     """What the SIGSYS handler recorded: read by the host after each request."""
 
-    def __init__(self, slot, names: dict) -> None:
+    def __init__(self, slot) -> None:
         self._slot = slot  # made before the guard is armed: reading it raises no audit event
-        self._names = names
         self.reported = 0
 
     def new(self):
-        """The name of the last call refused since the last look, or None."""
+        """The number of the last call refused since the last look, or None
+        (the parent names it: syscall_name)."""
         count = self._slot[1]
         if count == self.reported:
             return None
         self.reported = count
-        number = self._slot[0]
-        return self._names.get(number, f"system call {number}")
+        return int(self._slot[0])
 
 
 refusals = None  # a _Refusals once install_refusal_reporting has run
@@ -358,10 +360,8 @@ def install_refusal_reporting() -> bool:
     """Install the SIGSYS handler (x86-64 Linux only; elsewhere refused calls
     still fail with EPERM, unreported).  Before the filter and the guard."""
     global refusals
-    import platform
-
     library = _load_libseccomp()
-    if library is None or platform.machine() not in ("x86_64", "AMD64") or ctypes.sizeof(ctypes.c_void_p) != 8:
+    if library is None or os.uname().machine != "x86_64" or ctypes.sizeof(ctypes.c_void_p) != 8:
         return False
     libc = _c_library()
     libc.mmap.restype = ctypes.c_void_p
@@ -379,15 +379,25 @@ def install_refusal_reporting() -> bool:
     action = _SigAction(page, (ctypes.c_uint64 * 16)(), 4, None)  # SA_SIGINFO
     if libc.sigaction(int(signal.SIGSYS), ctypes.byref(action), None) != 0:
         return False
-    names = {}
-    library.seccomp_syscall_resolve_num_arch.restype = ctypes.c_char_p  # a malloc'd copy (a few kB, kept)
-    library.seccomp_syscall_resolve_num_arch.argtypes = [ctypes.c_uint32, ctypes.c_int]
-    for number in range(512):
-        name = library.seccomp_syscall_resolve_num_arch(0, number)
-        if name:
-            names[number] = name.decode()
-    refusals = _Refusals(slot, names)
+    refusals = _Refusals(slot)
     return True
+
+
+def syscall_name(number: int) -> str:
+    """The name of system call `number` on this architecture (the parent's
+    side: the host reports numbers, since it may make no ctypes call once
+    the guard is armed)."""
+    library = _load_libseccomp()
+    if library is not None:
+        library.seccomp_syscall_resolve_num_arch.restype = ctypes.c_void_p  # malloc'd
+        library.seccomp_syscall_resolve_num_arch.argtypes = [ctypes.c_uint32, ctypes.c_int]
+        pointer = library.seccomp_syscall_resolve_num_arch(0, int(number))
+        if pointer:
+            try:
+                return ctypes.string_at(pointer).decode("ascii", "replace")
+            finally:
+                _c_library().free(ctypes.c_void_p(pointer))
+    return f"#{number}"
 
 
 def install_syscall_filter(frozen_signals=(), drop_to=None) -> int:
@@ -426,6 +436,12 @@ def install_syscall_filter(frozen_signals=(), drop_to=None) -> int:
             allow(name)
         for name, comparisons, _reason in _argument_rules(os.getpid(), drop_to):
             allow(name, comparisons)
+        # The calls of every request (the channel, the timers) are checked first.
+        if hasattr(library, "seccomp_syscall_priority"):
+            for priority, name in enumerate(reversed(_HOT_SYSCALLS), 250):
+                number = library.seccomp_syscall_resolve_name(name.encode())
+                if number >= 0:
+                    library.seccomp_syscall_priority(context, number, priority)
         result = library.seccomp_load(context)
         if result < 0:
             raise OSError(-result, f"seccomp_load: {os.strerror(-result)}")

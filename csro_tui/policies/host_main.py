@@ -33,12 +33,15 @@ policy's traceback and the tail of what it printed; the parent then kills us.
 
 The set-up comes in two parts, so a pre-started (pooled) host waits for its
 policy with the kernel layers already in place.  `prepare`, in this order:
-the core-dump limit, modules allowed modules import lazily (rlimits mode as
-root), no-new-privs and the parent-death signal, the call timer's signal
-handlers, Landlock, seccomp.  `load`, before the module runs: the policy's
-resource limits, the modules it imports, dropping root to its own uid (and the
-parent-death signal again), captured output, the guard's patches; then the
-audit hook, and the policy.  No policy code exists before all of it holds.
+the core-dump limit, modules allowed modules import lazily, no-new-privs
+and the parent-death signal, the call timer's signal handlers, Landlock,
+SIGSYS's handler, seccomp's allow-list.  `load`, before the module runs:
+the policy's resource limits, the modules it imports (numpy's submodules
+with numpy), no new executable memory from then on, dropping root to its
+own uid (and the parent-death signal again), captured output, the guard's
+patches; then the audit hook, and the policy.  No policy code exists
+before all of it holds.  A system call seccomp refused while serving a
+request turns its reply into a `forbidden` failure that names the call.
 """
 
 import sys
@@ -682,16 +685,19 @@ def _with_refusal(reply: dict, op) -> dict:
     a call missing from the allow-list is diagnosable, and a policy that
     catches the EPERM still fails."""
     refusals = host_kernel.refusals
-    name = refusals.new() if refusals is not None else None
-    if name is None:
+    number = refusals.new() if refusals is not None else None
+    if number is None:
         return reply
-    what = f"the sandbox refused system call {name} (seccomp) while serving {op!r}"
+    # "#N": the parent puts the call's name in (sandbox.PolicyHost._child_failure).
+    what = f"the sandbox refused system call #{number} (seccomp) while serving {op!r}"
     if reply.get("ok"):
         return {"seq": reply.get("seq"), "ok": False, "category": "forbidden", "message": what,
-                "traceback": "", "output": ""}
+                "traceback": "", "output": "", "syscall": number}
     if reply.get("category") == "crash":  # most likely the refused call's EPERM
-        return {**reply, "category": "forbidden", "message": f"{what}: {reply.get('message', '')}"}
-    return {**reply, "message": f"{reply.get('message', '')} (the sandbox also refused system call {name})"}
+        return {**reply, "category": "forbidden", "message": f"{what}: {reply.get('message', '')}",
+                "syscall": number}
+    return {**reply, "message": f"{reply.get('message', '')} (the sandbox also refused system call #{number})",
+            "syscall": number}
 
 
 def main() -> None:

@@ -140,7 +140,8 @@ def describe_isolation() -> str:
         kernel.append(f"Landlock ABI {layers['landlock']} (read-only Python install, no writes, no TCP"
                       + (", signals scoped" if layers["landlock"] >= 6 else "") + ")")
     if layers["seccomp"]:
-        kernel.append("seccomp (no exec, fork, sockets, ptrace; signals to itself only)")
+        kernel.append("seccomp allow-list (no exec, fork, sockets, ptrace, new executable memory; "
+                      "signals and limits of itself only)")
     if kernel:
         kernel_text = "kernel: " + " + ".join(kernel)
     elif os.environ.get(WEAK_SANDBOX_ENV_VAR, "").strip() == "1":

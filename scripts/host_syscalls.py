@@ -106,9 +106,9 @@ def main() -> None:
         print(name.ljust(24) + "".join(str(results[mode][name]).rjust(12) for mode in results))
     from csro_tui.policies import host_kernel
 
-    allowed = set(getattr(host_kernel, "ALLOWED_SYSCALLS", {}))
-    if allowed:
-        print("made but not on the allow-list:", sorted(set(names) - allowed) or "none")
+    allowed = set(host_kernel.ALLOWED_SYSCALLS) | {name for name, *_ in host_kernel._argument_rules(0, (0, 0))}
+    print("made but not on the allow-list:", sorted(set(names) - allowed) or "none")
+    print("on the allow-list but not made here:", sorted(allowed - set(names)) or "none")
 
 
 if __name__ == "__main__":

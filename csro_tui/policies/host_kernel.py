@@ -213,8 +213,9 @@ def restrict_filesystem_and_network(read_dirs, read_files=()) -> int:
 # scripts/host_syscalls.py (strace on hosts playing policies that use every
 # allowed module, numpy's submodules included, and fail in every way: time
 # out, run out of memory, crash, recurse) on CPython 3.11.7 and numpy 2.4.6,
-# Debian glibc, in both modes; a few calls not seen there but made by the
-# same code in other set-ups are marked "not measured here".  The reason for
+# Debian glibc, in both modes; calls not seen there but made by the same code
+# in other set-ups or by a policy's own harmless use are marked "not
+# measured here".  The reason for
 # each is its value.  Calls that are only safe in one form are in
 # _argument_rules instead.
 
@@ -242,30 +243,30 @@ ALLOWED_SYSCALLS = {
     "newfstatat": "the import system's stat of paths and open files",
     "fstat": "glibc's fstat of an open file",
     "getdents64": "the import system listing a directory on sys.path",
-    "getcwd": "the guard resolving relative paths",
+    "getcwd": "the guard resolving a relative path a policy names (not measured here)",
     # memory (its own only; executable mappings: see forbid_executable_memory)
     "brk": "malloc",
     "mmap": "malloc of large blocks, numpy arrays, dlopen of extension modules",
     "mprotect": "dlopen (relocations), glibc's malloc arenas",
     "munmap": "free of large blocks",
     "mremap": "realloc of large blocks (not measured here)",
-    "madvise": "glibc's malloc trimming, numpy's huge pages (not measured here)",
+    "madvise": "glibc's malloc trimming, numpy's huge pages",
     "mbind": "OpenBLAS placing its buffers",
     # time, signals, exit
     "futex": "locks (the GIL's, OpenBLAS's); there is no other thread",
     "setitimer": "the per-call timers",
     "rt_sigreturn": "return from a signal handler (the timers', SIGSYS's)",
-    "restart_syscall": "a call interrupted by a timer signal resumes",
+    "restart_syscall": "a call interrupted by a timer signal resumes (not measured here)",
     "clock_gettime": "time.monotonic when the vDSO is unavailable (not measured here)",
     "clock_getres": "the same (not measured here)",
     "gettimeofday": "the same (not measured here)",
     "getrandom": "seeding random and numpy's generators",
-    "clock_nanosleep": "time.sleep: a policy's sleep costs only its own time limit",
+    "clock_nanosleep": "time.sleep: a policy's sleep costs only its own time limit (not measured here)",
     "nanosleep": "the same, older glibc (not measured here)",
     "exit_group": "the host ends",
     "exit": "the same, from a thread library's path (not measured here)",
     # read-only facts about itself
-    "getpid": "the guard and the kill rule",
+    "getpid": "os.getpid, glibc's raise (not measured here)",
     "getppid": "the parent check after (re)arming the parent-death signal",
     "gettid": "glibc, numpy",
     "getuid": "the drop to the host uid, os.path.expanduser",
@@ -303,7 +304,7 @@ def _argument_rules(me: int, drop_to) -> list:
         ("prctl", [(0, _SCMP_CMP_EQ, _PR_SET_PDEATHSIG), (1, _SCMP_CMP_EQ, int(signal.SIGKILL))],
          "re-arming the parent-death signal after the drop; never another value"),
         ("prctl", [(0, _SCMP_CMP_EQ, _PR_SET_NO_NEW_PRIVS), (1, _SCMP_CMP_EQ, 1)], "set again with it"),
-        ("kill", [(0, _SCMP_CMP_EQ, me)], "signals to itself only (abort, raise)"),
+        ("kill", [(0, _SCMP_CMP_EQ, me)], "signals to itself only: abort, raise (not measured here)"),
         ("tgkill", [(0, _SCMP_CMP_EQ, me)], "the same"),
         ("tkill", [(0, _SCMP_CMP_EQ, me)], "the same (its only thread has its pid)"),
     ]

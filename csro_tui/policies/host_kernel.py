@@ -319,7 +319,7 @@ def _argument_rules(me: int, drop_to) -> list:
     return rules
 
 
-# The one that answers a refused call (x86-64): SIGSYS's handler records the
+# How a refused call is answered (x86-64): SIGSYS's handler records the
 # call's number and makes it return -EPERM.  Machine code, because the
 # handler must set the interrupted call's return register, which no Python
 # handler can; written once into a page that is then made read+execute.
@@ -375,7 +375,10 @@ def install_refusal_reporting() -> bool:
     if page in (None, ctypes.c_void_p(-1).value):
         return False
     ctypes.memmove(page, code, len(code))
-    if libc.mprotect(page, 4096, 5) != 0:  # PROT_READ|PROT_EXEC: never writable again
+    # PROT_READ|PROT_EXEC.  A policy that owns the process may make it
+    # writable again, which drops the execute right (the filter refuses
+    # PROT_EXEC from then on): its next refused call then ends the host.
+    if libc.mprotect(page, 4096, 5) != 0:
         return False
     action = _SigAction(page, (ctypes.c_uint64 * 16)(), 4, None)  # SA_SIGINFO
     if libc.sigaction(int(signal.SIGSYS), ctypes.byref(action), None) != 0:

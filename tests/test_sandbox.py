@@ -415,9 +415,18 @@ def test_hash_seed_is_fixed(sandbox_mode):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="privileges are only dropped when running as root")
-def test_root_is_dropped_to_nobody(sandbox_mode):
-    legal = list(range(70000))
-    assert act_once("environment.py", {"legal_actions": legal, "question": "uid"}) == 65534
+def test_root_is_dropped_to_a_uid_of_each_hosts_own(sandbox_mode):
+    """Not nobody's, not the user's, not another host's (sandbox v3, issue 27)."""
+    from csro_tui.policies.isolation import HOST_UID_BASE, host_uid
+
+    with make_host("environment.py") as first, make_host("environment.py") as second:
+        uids = []
+        for host in (first, second):
+            host.new_episodes([(1, 0, 0)])
+            obs = {"legal_actions": [0, 1], "question": "uid_is", "uid": host_uid(host._process.pid)}
+            assert host.act([(1, obs)]) == [1]
+            uids.append(host_uid(host._process.pid))
+    assert uids[0] != uids[1] and min(uids) >= HOST_UID_BASE
 
 
 def test_bubblewrap_hides_the_project_and_home(monkeypatch):

@@ -33,12 +33,15 @@ policy's traceback and the tail of what it printed; the parent then kills us.
 
 The set-up comes in two parts, so a pre-started (pooled) host waits for its
 policy with the kernel layers already in place.  `prepare`, in this order:
-the core-dump limit, modules allowed modules import lazily (rlimits mode as
-root), no-new-privs and the parent-death signal, the call timer's signal
-handlers, Landlock, seccomp.  `load`, before the module runs: the policy's
-resource limits, the modules it imports, dropping root to nobody (and the
-parent-death signal again), captured output, the guard's patches; then the
-audit hook, and the policy.  No policy code exists before all of it holds.
+the core-dump limit, modules allowed modules import lazily, no-new-privs
+and the parent-death signal, the call timer's signal handlers, Landlock,
+SIGSYS's handler, seccomp's allow-list.  `load`, before the module runs:
+the policy's resource limits, the modules it imports (numpy's submodules
+with numpy), no new executable memory from then on, dropping root to its
+own uid (and the parent-death signal again), captured output, the guard's
+patches; then the audit hook, and the policy.  No policy code exists
+before all of it holds.  A system call seccomp refused while serving a
+request turns its reply into a `forbidden` failure that names the call.
 """
 
 import sys
@@ -670,12 +673,35 @@ class _Host:
                 reply = {"seq": seq, "ok": False, "category": "crash",
                          "message": f"sandbox protocol error: {type(error).__name__}: {error}",
                          "traceback": "", "output": ""}
+            reply = _with_refusal(reply, op)
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
 
 
+def _with_refusal(reply: dict, op) -> dict:
+    """The reply, turned into a `forbidden` failure naming the system call if
+    seccomp refused one while it was made (host_kernel.install_refusal_reporting):
+    a call missing from the allow-list is diagnosable, and a policy that
+    catches the EPERM still fails."""
+    refusals = host_kernel.refusals
+    number = refusals.new() if refusals is not None else None
+    if number is None:
+        return reply
+    # "#N": the parent puts the call's name in (sandbox.PolicyHost._child_failure).
+    what = f"the sandbox refused system call #{number} (seccomp) while serving {op!r}"
+    if reply.get("ok"):
+        return {"seq": reply.get("seq"), "ok": False, "category": "forbidden", "message": what,
+                "traceback": "", "output": "", "syscall": number}
+    if reply.get("category") == "crash":  # most likely the refused call's EPERM
+        return {**reply, "category": "forbidden", "message": f"{what}: {reply.get('message', '')}",
+                "syscall": number}
+    return {**reply, "message": f"{reply.get('message', '')} (the sandbox also refused system call #{number})",
+            "syscall": number}
+
+
 def main() -> None:
+    parent = os.getppid()  # before anything: the process whose death must end this one
     # Move the protocol off fds 0/1 at once; 0 and 1 become /dev/null, 2 stays
     # the crash log the parent reads if the interpreter itself dies.
     in_fd, out_fd = os.dup(0), os.dup(1)
@@ -693,7 +719,7 @@ def main() -> None:
     try:
         if prepare.get("op") != "prepare":
             raise _ProtocolError(f"the first request must be prepare, not {prepare.get('op')!r}")
-        guard, timer, layers, ctypes, reserve = _prepare(channel, prepare)
+        guard, timer, layers, ctypes, reserve = _prepare(channel, prepare, parent)
     except Exception as error:  # the host could not even be set up
         _setup_failed(channel, error, prepare.get("seq") if type(prepare) is dict else None)
     channel.send({"seq": prepare.get("seq"), "ok": True})
@@ -706,13 +732,13 @@ def main() -> None:
     try:
         if config.get("op") != "load":
             raise _ProtocolError(f"the second request must be load, not {config.get('op')!r}")
-        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"))
+        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"), parent, layers)
         del ctypes
         host = _Host(channel, config, guard, output, timer, layers, reserve)
         del reserve
     except Exception as error:
         _setup_failed(channel, error, seq)
-    reply = host.load(seq, config["source"])
+    reply = _with_refusal(host.load(seq, config["source"]), "load")
     channel.send(reply)
     if not reply["ok"]:
         os._exit(_EXIT_AFTER_FAILURE)
@@ -722,7 +748,7 @@ def main() -> None:
         _last_words(channel, host, guard, error)
 
 
-def _prepare(channel: _Channel, config: dict) -> tuple:
+def _prepare(channel: _Channel, config: dict, parent: int) -> tuple:
     """Part one of the set-up: every layer that does not depend on the policy.
 
     In this order: modules the parent asks for (what allowed modules import
@@ -739,15 +765,16 @@ def _prepare(channel: _Channel, config: dict) -> tuple:
             dont_inherit=True)
     reserve = bytearray(1 << 20)  # freed on MemoryError so the failure can still be reported
     ctypes = host_kernel.load_ctypes()
-    host_kernel.set_parent_death_signal(ctypes)  # also no-new-privs, which Landlock needs
+    host_kernel.set_parent_death_signal(ctypes, parent)  # also no-new-privs, which Landlock needs
     guard = _Guard(config)
     timer = _CallTimer(channel, 1.0, 2.0)  # its limits come with the policy (_load_limits)
     timer.install()  # before patch_modules stubs signal.signal, and before seccomp freezes the handlers
-    layers = _apply_kernel_layers(config.get("kernel", {}), guard)
+    layers = _apply_kernel_layers(config.get("kernel", {}), guard, config.get("drop_to"))
     return guard, timer, layers, ctypes, reserve
 
 
-def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop) -> "_OutputTail":
+def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop, parent: int,
+                 layers: dict) -> "_OutputTail":
     """Part two of the set-up, before the policy's module runs: its resource
     limits, the modules it imports (still as root where the installation is
     root's), dropping root (the parent-death signal set again: changing
@@ -756,11 +783,15 @@ def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop) -
     limits = config["limits"]
     host_kernel.apply_limits(limits)
     _preimport(config.get("preimport", []))
+    if layers.get("seccomp"):
+        # Every extension module the policy may use is loaded: no new
+        # executable memory from here on (no JIT, no shellcode).
+        host_kernel.forbid_executable_memory()
     if limits.get("max_processes"):
         host_kernel.set_limit(resource.RLIMIT_NPROC, int(limits["max_processes"]))
     if drop and os.geteuid() == 0:
         host_kernel.drop_privileges(int(drop[0]), int(drop[1]))
-        host_kernel.set_parent_death_signal(ctypes)
+        host_kernel.set_parent_death_signal(ctypes, parent)
     output = _OutputTail(int(config.get("output_tail_chars", 2000)))
     sys.stdout = sys.stderr = output
     timer.set_limits(float(limits.get("call_seconds", 1.0)), float(limits.get("call_grace_seconds", 2.0)))
@@ -785,7 +816,7 @@ def _setup_failed(channel: _Channel, error: BaseException, seq) -> None:
     os._exit(_EXIT_AFTER_FAILURE)
 
 
-def _apply_kernel_layers(wanted: dict, guard: "_Guard") -> dict:
+def _apply_kernel_layers(wanted: dict, guard: "_Guard", drop_to=None) -> dict:
     """Landlock and seccomp (host_kernel.py), as the parent asked; a layer the
     parent asked for and the kernel refused is fatal (the parent checked the
     kernel offers it, so refusing means something is wrong)."""
@@ -796,7 +827,12 @@ def _apply_kernel_layers(wanted: dict, guard: "_Guard") -> dict:
         roots = [root.rstrip("/") or "/" for root in guard.read_roots]
         applied["landlock"] = host_kernel.restrict_filesystem_and_network(roots)
     if wanted.get("seccomp"):
-        applied["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM, signal.SIGPROF))
+        host_kernel.install_refusal_reporting()  # SIGSYS's handler, while memory may still be made executable
+        try:
+            drop = (int(drop_to[0]), int(drop_to[1])) if drop_to and os.geteuid() == 0 else None
+        except (TypeError, ValueError, IndexError):
+            drop = None  # no credential change allowed; the load reports the bad value
+        applied["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM, signal.SIGPROF), drop)
     return applied
 
 

@@ -16,7 +16,7 @@ applied by the host to itself (host_kernel.py):
 
 Both modes apply, inside the child and before the policy loads: resource
 limits (address space, CPU seconds, processes, file size, open files, no
-core dumps), dropping root to nobody (so the process limit and file
+core dumps), dropping root to a uid of the host's own (so the process limit and file
 permissions apply), and an audit hook plus restricted builtins that block
 imports outside the allowlist, file writes, reads outside the Python
 installation, processes, sockets, signals, ctypes and frame introspection.
@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -64,7 +65,7 @@ from csro_tui.policies.isolation import (  # noqa: F401 - re-exported: callers i
     WEAK_SANDBOX_ENV_VAR,
     SANDBOX_ENV_VAR,
     _SANDBOX_SCRIPT,
-    _NOBODY,
+    host_uid,
     _PASSTHROUGH_ENV,
     isolation_mode,
     bubblewrap_problem,
@@ -85,10 +86,12 @@ from csro_tui.policies.validation import (
     imported_modules,
 )
 
-# Modules the host also loads before dropping root in rlimits mode: after the
-# drop the Python installation may be unreadable (e.g. pyenv under /root), so
-# what allowed modules import lazily must already be loaded (Counter.most_common
-# imports heapq, functools.singledispatch weakref, str.encode codecs, ...).
+# Modules the host also loads before the policy runs: what allowed modules
+# import lazily (Counter.most_common imports heapq, functools.singledispatch
+# weakref, str.encode codecs, numpy 2 its submodules on first use, ...).
+# After start-up no new executable memory may be mapped, so no extension
+# module can load any more (host_kernel.forbid_executable_memory); and after
+# the drop from root the installation may be unreadable (pyenv under /root).
 _NUMPY_SUBMODULES = ("numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial")
 _LAZY_STDLIB = ("heapq", "weakref", "copy", "types", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
 # Categories the child may report itself; anything else is malformed.
@@ -228,8 +231,6 @@ def start_host_process(mode: str) -> StartedProcess:
     try:
         work_dir = os.path.join(temp_dir, "work")
         os.mkdir(work_dir, 0o700)
-        if os.geteuid() == 0:
-            os.chown(work_dir, *_NOBODY)
         log_path = os.path.join(temp_dir, "host.log")
         if mode == "bubblewrap":
             command = _bubblewrap_command(shutil.which("bwrap") or "bwrap", work_dir)
@@ -255,27 +256,31 @@ def start_host_process(mode: str) -> StartedProcess:
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
     started = StartedProcess(process, temp_dir, mode)
+    drop_to = None
+    if os.geteuid() == 0:  # its own uid, made from its pid (isolation.host_uid)
+        drop_to = [host_uid(process.pid)] * 2
+        os.chown(work_dir, *drop_to)
     # Part one of the host's set-up goes at once, so a pooled host has its
     # kernel layers in place before any policy is given to it.
     try:
-        process.stdin.write(_encode_message(_prepare_message(mode), "the host's set-up"))
+        process.stdin.write(_encode_message(_prepare_message(mode, drop_to), "the host's set-up"))
         process.stdin.flush()
     except OSError:  # died at once: whoever loads a policy into it reports why
         pass
     return started
 
 
-def _prepare_message(mode: str) -> dict:
+def _prepare_message(mode: str, drop_to: list | None) -> dict:
     """The host's first request: the part of its set-up that does not depend
-    on the policy (host_main._prepare).  The same for every host of a mode."""
+    on the policy (host_main._prepare).  The same for every host of a mode
+    but `drop_to`, the [uid, gid] it drops to as root (None: no drop)."""
     layers = kernel_layers()
-    drop_to = list(_NOBODY) if os.geteuid() == 0 else None
     return {
         "seq": 0,
         "op": "prepare",
         # What allowed modules import lazily, loaded while the installation
         # is readable: after the drop to nobody it may not be (pyenv under /root).
-        "preimport": ["__future__"] + (list(_LAZY_STDLIB) if drop_to and mode == "rlimits" else []),
+        "preimport": ["__future__", *_LAZY_STDLIB],
         "site_dirs": list(_site_dirs()),
         "drop_to": drop_to,
         "allowed_imports": sorted(ALLOWED_IMPORTS),
@@ -445,11 +450,16 @@ class PolicyHost:
         self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
         self._poll_out = select.poll()
         self._poll_out.register(self._process.stdin.fileno(), select.POLLOUT)
-        # Imported by the host before it drops root (the rest of its set-up
-        # came with `start_host_process`: _prepare_message).
+        # Imported by the host before it drops root and forbids new executable
+        # memory (the rest of its set-up came with `start_host_process`:
+        # _prepare_message).
         preimport = sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
-        if "numpy" in preimport and os.geteuid() == 0 and self.mode == "rlimits":
-            preimport += list(_NUMPY_SUBMODULES)
+        if "numpy" in preimport:
+            # numpy 2 loads these on first use (40-50 ms for all of them):
+            # those the source names, so honest code finds them loaded; code
+            # that reaches one otherwise fails, naming the refused mmap.
+            preimport += [name for name in _NUMPY_SUBMODULES
+                          if re.search(rf"\b{name.split('.')[1]}\b", self.source)]
         config = {
             "op": "load",
             "source": self.source,
@@ -885,6 +895,11 @@ class PolicyHost:
         output = reply.get("output", "")
         if category is None or not all(isinstance(v, str) for v in (message, traceback_text, output)):
             return FailureCategory.MALFORMED, "host sent a failure report out of protocol", ""
+        number = reply.get("syscall")
+        if type(number) is int and 0 <= number < 1 << 16:  # a call seccomp refused: name it
+            from csro_tui.policies.host_kernel import syscall_name
+
+            message = message.replace(f"system call #{number}", f"system call {syscall_name(number)}", 1)
         # Policy-made text: escape sequences and control characters go here,
         # before it reaches a session log, an LLM prompt or a terminal.
         message = clean_text(message[:_TEXT_LIMIT]) or "no message"

@@ -25,9 +25,10 @@ from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
 
 # Settings a resumed session may change; the others define the session.
-# Where evaluation runs (workers, backend, ray_address) never changes a result.
+# Where evaluation runs (workers, backend, ray_address) never changes a result,
+# nor where the model is served (base_url: the server may have moved since).
 RESUMABLE_OVERRIDES = frozenset(
-    {"iterations", "review", "max_attempts", "workers", "backend", "ray_address", "sessions_dir"}
+    {"iterations", "review", "max_attempts", "workers", "backend", "ray_address", "sessions_dir", "base_url"}
 )
 
 
@@ -55,12 +56,16 @@ def _software_versions() -> dict[str, str]:
 
 
 def oracle_options(config: RunConfig) -> dict[str, Any]:
-    """What the oracle factory receives: the oracle options plus model and base URL."""
+    """What the oracle factory receives: the oracle options plus model, base URL and the [llm] table."""
+    from csro_tui.oracles.llm.common import LLM_FILE_SETTINGS
+
     options = dict(config.oracle_options)
     if config.model:
         options.setdefault("model", config.model)
     if config.base_url:
         options.setdefault("base_url", config.base_url)
+    if config.llm:
+        options[LLM_FILE_SETTINGS] = dict(config.llm)
     return options
 
 

@@ -196,7 +196,10 @@ def resume_engine(
             reviewer = make_reviewer(config.review)
             if isinstance(reviewer, ScriptReviewer):
                 # The script's first decisions were given before the stop.
-                reviewer.skip(sum(1 for p in state.proposals.values() if p.decision and p.decision.decided_by == reviewer.name))
+                # One line per decision, except the verdict on the script's own edit (the edit line decided it).
+                reviewer.skip(sum(1 for p in state.proposals.values()
+                                  if p.decision and p.decision.decided_by == reviewer.name
+                                  and p.edited_by != reviewer.name))
         spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
     except BaseException:
         writer.close()

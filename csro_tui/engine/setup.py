@@ -17,7 +17,7 @@ from csro_tui import __version__
 from csro_tui.config import REDACTED, RunConfig
 from csro_tui.engine.evaluator import Evaluator, GameEvaluator
 from csro_tui.engine.loop import Engine, MetaSolve
-from csro_tui.errors import ConfigError
+from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.oracles.base import Oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
@@ -93,7 +93,7 @@ def _check_solver(name: str) -> None:
     if name not in SOLVERS:
         from csro_tui.names import did_you_mean
 
-        raise ConfigError(f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; known solvers: {', '.join(SOLVERS)}")
+        raise UnknownName(f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; known solvers: {', '.join(SOLVERS)}")
 
 
 def check_seed_policies(config: RunConfig, spec: Any) -> None:
@@ -105,8 +105,8 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
     known = list(spec.seed_policies())
     for name in config.seed_policies:
         if name not in known:
-            raise ConfigError(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)} "
-                              f"(seeds: {', '.join(known) or 'none'}; `csro games {spec.name}` lists them)")
+            raise UnknownName(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)}; "
+                              f"seeds: {', '.join(known) or 'none'}, listed by `csro games {spec.name}`")
 
 
 def new_engine(

@@ -123,3 +123,14 @@ def test_sigterm_to_the_process_group_stops_the_run_like_ctrl_c(tmp_path):
     assert "stopped" in lines and any(line.startswith("continue with: csro run --resume ") for line in lines)
     state = fold(SessionStore(root).read(only_session(root)).events)
     assert state.closed is not None and state.closed.reason == "stopped"
+
+
+def test_best_response_under_uniform_finishes_instead_of_reproposing_a_member(tmp_path, capsys):
+    assert main(["run", "--game", "kuhn_poker", "--oracle", "best-response", "--solver", "uniform",
+                 "--iterations", "10", "--session-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    state = fold(SessionStore(tmp_path).read(only_session(tmp_path)).events)
+    assert state.closed.reason == "completed" and state.completed_iterations < 10
+    assert not any(p.decision and p.decision.action == "reject" for p in state.proposals.values())
+    assert re.search(r"completed: oracle best-response has nothing more to propose: the best response to the "
+                     r"meta-strategy \(.*\) is member br-\d+ \(p\d+\) already", out)

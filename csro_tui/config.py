@@ -175,6 +175,9 @@ def _set(config: RunConfig, key: str, value: Any, source: str) -> None:
         for name in LLM_RUN_FIELDS:
             if name in value:
                 raise ConfigError(f"{source}: [llm] {name} belongs in the run settings here, not in the llm table")
+    if isinstance(value, dict):
+        # A table is layered key by key: `--oracle-option a=1` keeps the file's `b`.
+        value = {**getattr(config, key), **value}
     setattr(config, key, value)
 
 

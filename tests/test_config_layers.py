@@ -92,3 +92,9 @@ def test_every_table_beside_run_counts_and_unknown_ones_are_named(tmp_path):
     path = write(tmp_path, '[run]\ngame = "kuhn_poker"\n[lm]\nmodel = "x"\n')
     with pytest.raises(ConfigError, match=r"unknown setting 'lm' \(did you mean llm\?\)"):
         load_run_config({}, config_file=path, env={})
+
+
+def test_tables_are_layered_key_by_key(tmp_path):
+    path = write(tmp_path, '[run]\noracle = "llm"\n[oracle_options]\ncandidates = 2\ntop_k = 4\n')
+    config = load_run_config({"oracle_options": {"top_k": 6, "temperature": 0.3}}, config_file=path, env={})
+    assert config.oracle_options == {"candidates": 2, "top_k": 6, "temperature": 0.3}

@@ -327,7 +327,7 @@ def llm_table_values(table: Any, source: str) -> dict[str, Any]:
     for key, raw in table.items():
         if key == "api_key":
             raise ConfigError(f"{source}: [llm] api_key is not read from a file (keys are never part of the "
-                              "configuration); set OPENAI_API_KEY, or name the variable with api_key_env")
+                              "configuration); set OPENAI_API_KEY, or name the variable holding it with --api-key-env")
         if key not in LLM_TABLE_KEYS:
             raise ConfigError(f"{source}: unknown key {key!r} in [llm]{did_you_mean(key, LLM_TABLE_KEYS)} "
                               f"(known: {', '.join(LLM_TABLE_KEYS)})")

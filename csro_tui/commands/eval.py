@@ -243,17 +243,20 @@ def isolation_name() -> str:
         return f"misconfigured: {error}"
 
 
-def format_payoff(mean: float, stderr: float | None, exact: bool) -> str:
+def format_payoff(mean: float, stderr: float | None, exact: bool, measurable: bool = True) -> str:
     from csro_tui.numbers import number
 
-    return number(mean, signed=True, stderr=None if exact else stderr)
+    return number(mean, signed=True, stderr=None if exact else stderr, measurable=exact or measurable)
 
 
-def metric_stderrs(results) -> dict[str, float]:
+def metric_stderrs(results) -> dict[str, float | None]:
     """Conservative stderrs of PopReturn, PopExpl and AggScore from sampled results
-    (see `evaluation.metrics.agg_score_stderr`)."""
+    (see `evaluation.metrics.agg_score_stderr`); None when a result's error could
+    not be measured (fewer than two seat-swapped pairs), since each figure uses them all."""
     from csro_tui.evaluation.metrics import agg_score_stderr
 
+    if not all(result.stderr_measurable for result in results):
+        return {"pop_return_stderr": None, "pop_expl_stderr": None, "agg_score_stderr": None}
     means = {result.b: result.mean for result in results}
     errors = {result.b: result.stderr for result in results}
     worst = min(means, key=lambda name: means[name])
@@ -262,6 +265,16 @@ def metric_stderrs(results) -> dict[str, float]:
         "pop_expl_stderr": errors[worst],
         "agg_score_stderr": agg_score_stderr(means, errors),
     }
+
+
+def result_record(result) -> dict:
+    """A result for --json: `stderr` null and `stderr_measurable` false where fewer than
+    two seat-swapped pairs were played (one pair cannot measure its own noise)."""
+    record = result.to_dict()
+    record["stderr_measurable"] = result.stderr_measurable
+    if not result.stderr_measurable:
+        record["stderr"] = None
+    return record
 
 
 # ---------------------------------------------------------------- output
@@ -273,6 +286,7 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
     scores = metrics.to_dict() if metrics else None
     if scores is not None and not spec.exact:
         scores.update(metric_stderrs(results))
+        scores["stderr_measurable"] = all(result.stderr_measurable for result in results)
     return plain_numbers({
         "game": spec.name,
         "policy": participant.name,
@@ -281,7 +295,7 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "seed": seed,
         "isolation": isolation_name(),
         "isolation_layers": isolation_description(),
-        "results": [result.to_dict() for result in results],
+        "results": [result_record(result) for result in results],
         "metrics": scores,
         "exploitability": expl,
     })
@@ -298,16 +312,22 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     table.add_column("opponent")
     table.add_column("mean return" if spec.exact else "mean ± stderr", justify="right")
     for result in results:
-        table.add_row(plain(one_line(result.b, 80)), format_payoff(result.mean, result.stderr, result.exact))
+        table.add_row(plain(one_line(result.b, 80)),
+                      format_payoff(result.mean, result.stderr, result.exact, result.stderr_measurable))
     console.print(table)
+    measurable = all(result.stderr_measurable for result in results)
 
     summary = Table(show_header=False)
     summary.add_column("metric")
     summary.add_column("value", justify="right")
     errors = {} if spec.exact else metric_stderrs(results)
     for label, key in (("PopReturn", "pop_return"), ("PopExpl", "pop_expl"), ("AggScore", "agg_score")):
-        summary.add_row(label, format_payoff(getattr(metrics, key), errors.get(f"{key}_stderr"), spec.exact))
+        summary.add_row(label, format_payoff(getattr(metrics, key), errors.get(f"{key}_stderr"), spec.exact, measurable))
     if expl is not None:
         summary.add_row("exploitability", fixed(expl))
     console.print(summary)
+    if not measurable:
+        from csro_tui.numbers import NOT_MEASURABLE_NOTE
+
+        console.print(plain(NOT_MEASURABLE_NOTE))
     console.print(plain(isolation_description(), style="dim"))

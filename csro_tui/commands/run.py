@@ -140,6 +140,20 @@ def parse_oracle_options(items: list[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Until the engine runs (then stop_on_signals), SIGTERM ends the command as
+    # Ctrl-C does: "csro: interrupted", status 130; no event is recorded before the run.
+    previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(args: argparse.Namespace) -> int:
     from csro_tui.commands._output import pipe_aware_console
     from csro_tui.config import load_run_config
     from csro_tui.engine import new_engine, resume_engine
@@ -163,8 +177,8 @@ def run(args: argparse.Namespace) -> int:
                       highlight=False)
     else:
         engine = new_engine(config, store=store)
-    display = RunDisplay(console, engine)
     try:
+        display = RunDisplay(console, engine)
         with stop_on_signals(engine, console), display:
             outcome = engine.run()
     finally:

@@ -82,6 +82,9 @@ class ClusterStatus:
         return f"ray: {self.done:.0f}/{self.total} jobs, {self.workers_alive}/{self.workers} workers alive"
 
 
+RAY_INSTALL = ".venv/bin/pip install -e '.[ray]'"
+
+
 def ray_available() -> bool:
     try:
         import ray  # noqa: F401
@@ -94,7 +97,8 @@ def _ray():
     try:
         import ray
     except ImportError:
-        raise ConfigError("the ray backend needs Ray: pip install 'csro-tui[ray]'") from None
+        # The install the README gives (a checkout, installed editable); one command, the same everywhere.
+        raise ConfigError(f"the ray backend needs Ray, which is not installed: run {RAY_INSTALL} in the csro-tui checkout") from None
     return ray
 
 

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from csro_tui.policies.failures import PolicyFailure
 
+# A standard error is the spread of seat-swapped pairs' means, so it needs two
+# pairs (four episodes); one pair cannot measure its own noise (issue 27).
+MIN_PAIRS_FOR_STDERR = 2
+
 
 @dataclass
 class MatchResult:
@@ -31,6 +35,16 @@ class MatchResult:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    @property
+    def pairs(self) -> int:
+        """Seat-swapped pairs of episodes behind a sampled result (0 when exact)."""
+        return 0 if self.exact else self.episodes // 2
+
+    @property
+    def stderr_measurable(self) -> bool:
+        """False for a sampled result of fewer than two pairs: its `stderr` says nothing."""
+        return self.exact or self.pairs >= MIN_PAIRS_FOR_STDERR
 
     def to_dict(self) -> dict:
         return {

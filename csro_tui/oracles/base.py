@@ -96,6 +96,10 @@ class Preview:
         value = self.expected_payoff
         if value is None or value != value:
             return "no payoff against the meta-strategy could be measured"
+        if self.pairs == 1:  # sampled on one seat-swapped pair: its noise is unknown, so no margin can be cleared
+            return (f"no improvement shown: expected payoff {value:+.3f} against the meta-strategy was measured on "
+                    "one seat-swapped pair per member, which cannot measure its own noise "
+                    "(--preview-episodes 4 or more)")
         margin = self.improvement_margin(z)
         if value > threshold + margin + _EXACT_SLACK:
             return None

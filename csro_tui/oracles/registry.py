@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Mapping
 
-from csro_tui.errors import ConfigError, CsroError
+from csro_tui.errors import ConfigError, CsroError, UnknownName
 from csro_tui.oracles.base import Oracle
 
 # name -> "module:factory"
@@ -49,7 +49,7 @@ def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
     if name not in ORACLES:
         from csro_tui.names import did_you_mean
 
-        raise ConfigError(f"unknown oracle {name!r}{did_you_mean(name, ORACLES)}; known oracles: {', '.join(ORACLES)}")
+        raise UnknownName(f"unknown oracle {name!r}{did_you_mean(name, ORACLES)}; known oracles: {', '.join(ORACLES)}")
     try:
         return _load(ORACLES[name])
     except (ImportError, AttributeError) as error:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from csro_tui.errors import ConfigError
+from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.meta.solvers.alpha_rank import alpharank
 from csro_tui.meta.solvers.base import MetaSolution, nash_conv
 from csro_tui.meta.solvers.zero_sum_lp import nash
@@ -69,7 +69,7 @@ def _lookup(name: str) -> Callable[..., MetaSolution]:
     except KeyError:
         from csro_tui.names import did_you_mean
 
-        raise ConfigError(
+        raise UnknownName(
             f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; choose one of: {', '.join(SOLVERS)}"
         ) from None
 

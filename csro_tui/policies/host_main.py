@@ -72,7 +72,7 @@ try:
     import host_kernel  # noqa: E402
 finally:
     sys.path.remove(_HERE)
-from host_channel import EXIT_AFTER_FAILURE as _EXIT_AFTER_FAILURE, CallTimeout, _CallTimer, _Channel, _OutputTail  # noqa: E402
+from host_channel import EXIT_AFTER_FAILURE as _EXIT_AFTER_FAILURE, CallTimeout, _CallTimer, _Channel, _OutputTail, _Progress  # noqa: E402
 from host_guard import ForbiddenOperation, _Guard  # noqa: E402
 
 # Mutable host state lives in closures and locals, not here, so a policy that
@@ -219,6 +219,7 @@ class _Host:
         self.guard = guard
         self.output = output
         self.timer = timer
+        self.progress = timer.progress
         self.layers = layers
         self.filename = config["policy_filename"]
         self.game_json = json.dumps(config["game_info"])
@@ -334,6 +335,7 @@ class _Host:
         self.guard.policy_ids.add(id(namespace))
         # Modules such as dataclasses look the policy's module up by name.
         sys.modules["policy"] = module
+        self.progress.tick()
         self.timer.start(seq, "module load", limit)
         try:
             exec(self.code, namespace)
@@ -376,7 +378,8 @@ class _Host:
 
     def new_episodes(self, seq, episodes) -> dict:
         episode = None
-        timer = self.timer
+        timer, progress, clock = self.timer, self.progress, self.timer._monotonic
+        count, total, longest = 0, 0.0, 0.0
         try:
             for episode, player, seed in episodes:
                 game = json.loads(self.game_json)
@@ -385,15 +388,20 @@ class _Host:
                 # One module per episode: nothing a policy keeps in its
                 # globals or class attributes reaches its next episode.
                 namespace = self._new_module(seq, self.load_seconds)
+                progress.tick()
                 timer.start(seq, f"Policy.__init__ (episode {episode})")
                 try:
                     self.instances[episode] = namespace.get("Policy")(player, game)
                 finally:
                     timer.stop()
+                elapsed = clock() - timer.call_started
+                count, total, longest = count + 1, total + elapsed, max(longest, elapsed)
                 self.modules[episode] = namespace
                 self.lists[episode] = {}
         except BaseException as error:  # noqa: BLE001
             return self.failure(seq, error, f"Policy.__init__ (episode {episode})")
+        finally:
+            progress.add(4, count, total, longest)
         return self._after_call(seq, f"Policy.__init__ (episode {episode})") or {"seq": seq, "ok": True}
 
     def _reconstruct(self, episode, obs: dict, deltas: dict) -> list:
@@ -441,6 +449,8 @@ class _Host:
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
+        ticks = self.progress.counts
+        total = longest = 0.0
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
             if instance is None:
@@ -452,8 +462,13 @@ class _Host:
                 self.lists[episode] = {}
             try:
                 timer.episode = episode
-                timer.call_started = clock()  # timer.start(seq, "act", None, episode), inlined
+                ticks[0] += 1  # the parent's clock: a call starts
+                timer.call_started = started = clock()  # timer.start(seq, "act", None, episode), inlined
                 answer = instance.act(obs)
+                elapsed = clock() - started
+                total += elapsed
+                if elapsed > longest:
+                    longest = elapsed
                 # The common answer, a plain int that fits 63 bits (literal
                 # bounds: nothing a policy could rebind), skips encode.
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
@@ -472,6 +487,7 @@ class _Host:
                         # parent send it whole next time.
                         del self.lists[episode][key]
                         resync.append([episode, key])
+        self.progress.add(1, len(answers), total, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
         reply = {"seq": seq, "ok": True, "answers": answers}
@@ -595,11 +611,18 @@ class _Host:
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
+        ticks = self.progress.counts
+        total = longest = 0.0
         for episode, obs, fingerprints in zip(ids, observations, prints):
             try:
                 timer.episode = episode
-                timer.call_started = clock()
+                ticks[0] += 1  # the parent's clock: a call starts
+                timer.call_started = started = clock()
                 answer = instances[episode].act(obs)
+                elapsed = clock() - started
+                total += elapsed
+                if elapsed > longest:
+                    longest = elapsed
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
                     answer = encode(answer)
                 answers.append(answer)
@@ -620,6 +643,7 @@ class _Host:
                 ):
                     del held_lists[episode][fingerprint[0]]  # changed in place: the parent sends it whole next time
                     resync.append([episode, fingerprint[0]])
+        self.progress.add(1, len(answers), total, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
         reply = {"seq": seq, "ok": True, "answers": answers}
@@ -631,6 +655,7 @@ class _Host:
         timer = self.timer
         try:
             for episode in episode_ids:
+                self.progress.tick()
                 timer.start(seq, f"end of episode {episode}")
                 try:
                     # Dropping the instance may run its __del__: under the timer and the guard.
@@ -670,6 +695,7 @@ class _Host:
                 reply = {"seq": seq, "ok": False, "category": "crash",
                          "message": f"sandbox protocol error: {type(error).__name__}: {error}",
                          "traceback": "", "output": ""}
+            self.progress.tick()  # the request is done: its reply follows
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
@@ -713,6 +739,7 @@ def main() -> None:
     except Exception as error:
         _setup_failed(channel, error, seq)
     reply = host.load(seq, config["source"])
+    host.progress.tick()
     channel.send(reply)
     if not reply["ok"]:
         os._exit(_EXIT_AFTER_FAILURE)
@@ -742,6 +769,7 @@ def _prepare(channel: _Channel, config: dict) -> tuple:
     host_kernel.set_parent_death_signal(ctypes)  # also no-new-privs, which Landlock needs
     guard = _Guard(config)
     timer = _CallTimer(channel, 1.0, 2.0)  # its limits come with the policy (_load_limits)
+    timer.progress = _Progress(config.get("clock_fd"))  # mapped before seccomp, which may refuse mmap of it later
     timer.install()  # before patch_modules stubs signal.signal, and before seccomp freezes the handlers
     layers = _apply_kernel_layers(config.get("kernel", {}), guard)
     return guard, timer, layers, ctypes, reserve

@@ -242,13 +242,21 @@ class HostClock:
         what = _call_label(kind, episode)
         limit = self._call_limit(kind)
         allowed = limit + limits.call_grace + (limits.batch_timeout if ticks <= 0 else 0.0)
-        if now - self._last_change > allowed:
+        running = now - self._last_change
+        if running > allowed:
             return (f"{what} ran past its limit of {limit:g} s (stopped from outside the host "
-                    f"after {now - self._last_change:.1f} s without progress)")
+                    f"after {running:.1f} s without progress)")
+        # A call past its own limit is the per-call limit's (the host words
+        # it, or the line above): the budget speaks for calls within it.
+        over_limit = running > limit
         if kind in (KIND_LOAD, KIND_INIT):
+            if len(kinds) == 1:  # the first load: its own limit is the budget (and start-up is not the policy's)
+                if ticks > 0:
+                    self.setup_used += span
+                return None
             self.setup_used += span
             allowed = limits.init_timeout + limits.init_budget * self.episodes_set_up
-            if self.setup_used > allowed:
+            if self.setup_used > allowed and not over_limit:
                 return (f"{what} ran out of the time budget for loading the module and Policy.__init__: "
                         f"{self.setup_used:.1f} s used for {self.episodes_set_up} episode(s), more than "
                         f"init_timeout {limits.init_timeout:g} s plus init_budget {limits.init_budget:g} s per episode")
@@ -257,7 +265,7 @@ class HostClock:
             if episode is not None:
                 self.used_by_episode[episode] = self.used_by_episode.get(episode, 0.0) + span
             allowed = limits.budget_reserve + limits.move_budget * self.decisions
-            if self.play_used > allowed:
+            if self.play_used > allowed and not over_limit:
                 return (f"{what} ran out of the policy's time budget: {self.play_used:.1f} s used over "
                         f"{self.decisions} decision(s), more than move_budget {limits.move_budget * 1000:g} ms "
                         f"per decision plus budget_reserve {limits.budget_reserve:g} s")

@@ -180,6 +180,11 @@ def _exception_text(error: BaseException) -> tuple[str, str]:
     return name, ""
 
 
+def _peak_kb() -> int:
+    """The host's peak resident memory so far, in kB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _fingerprint(items: list) -> tuple:
     """Length and five sampled elements: O(1), catches appends, pops,
     clears and most sorts or reversals of a history list."""
@@ -234,6 +239,7 @@ class _Host:
         self.current_seq = None
         # Freed on MemoryError so the failure can still be reported.
         self.reserve = reserve
+        self.base_kb = 0
 
     # -- failures --------------------------------------------------------------
 
@@ -288,7 +294,7 @@ class _Host:
         elif issubclass(kind, ForbiddenOperation):
             category, message = "forbidden", f"{message} in {phase}{detail}"
         elif issubclass(kind, MemoryError):
-            category, message = "memory", f"ran out of memory in {phase}{detail}"
+            category, message = "memory", f"ran out of memory in {phase}{detail}{self._memory_note()}"
         else:
             first = message.strip().splitlines()[0] if message.strip() else ""
             category, message = "crash", f"{name}{': ' + first if first else ''} in {phase}{detail}"
@@ -300,6 +306,18 @@ class _Host:
             "traceback": text,
             "output": self.output.tail(),
         }
+
+    def _memory_note(self) -> str:
+        """', with N episodes live, about M MB each': how the host's memory was
+        shared when it ran out (peak resident memory beyond the host's own,
+        measured after the module's first load)."""
+        live = len(self.instances)
+        try:
+            grown = _peak_kb() - self.base_kb
+        except Exception:  # noqa: BLE001 - the report must go out regardless
+            return f", with {live} episodes live"
+        each = f", about {grown / 1024 / live:.1f} MB each" if live and grown > 0 else ""
+        return f", with {live} episodes live{each}"
 
     def violation(self, seq, phase: str) -> dict:
         return {
@@ -361,6 +379,10 @@ class _Host:
         except BaseException as error:  # noqa: BLE001 - policy code may raise anything
             return self.failure(seq, error, "module load")
         self.answers = _AnswerTypes()  # after the policy's own imports (numpy)
+        try:
+            self.base_kb = _peak_kb()  # the host and the module, before any episode
+        except Exception:  # noqa: BLE001
+            pass
         failed = self._after_call(seq, "module load")
         if failed:
             return failed

@@ -282,12 +282,21 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "isolation": isolation_name(),
         "isolation_layers": isolation_description(),
         "results": [result.to_dict() for result in results],
+        "timing": _timing(results),
         "metrics": scores,
         "exploitability": expl,
     })
 
 
+def _timing(results) -> dict | None:
+    from csro_tui.policies.clock import timing_of
+
+    return timing_of(results)
+
+
 def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
+    from csro_tui.policies.clock import describe_timing
+
     from rich.table import Table
 
     from csro_tui.commands._output import stdout_console
@@ -310,4 +319,7 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     if expl is not None:
         summary.add_row("exploitability", fixed(expl))
     console.print(summary)
+    timing = describe_timing(_timing(results))
+    if timing:  # "slow: ..." when act is far slower than the contract expects
+        console.print(plain(f"timing: {timing}", style="bold yellow" if "slow: " in timing else "dim"))
     console.print(plain(isolation_description(), style="dim"))

@@ -204,6 +204,11 @@ class Lockstep:
         for match in self.matches:  # a match still open here was cut short by an error
             if match.result is None:
                 match.result = _result(match)
+            side_a = match.hosts[0]
+            timing = getattr(side_a.host, "timing", None) if side_a is not None else None
+            measured = timing() if timing is not None else None
+            if measured is not None:
+                match.result.timing = measured.to_dict()
         return [match.result for match in self.matches]
 
     # -- the step loop ---------------------------------------------------------

@@ -374,3 +374,27 @@ def watchdog() -> Watchdog:
         if _watchdog is None or _watchdog._pid != os.getpid():
             _watchdog = Watchdog()
         return _watchdog
+
+
+def describe_timing(timing: dict | None) -> str:
+    """A MatchResult's timing as one line, with the slow flag when it applies; '' when not measured."""
+    if not timing:
+        return ""
+    measured = CallTiming.from_dict(timing)
+    line = measured.describe()
+    if line and slow_act_note(measured):
+        return f"slow: {line} (the contract expects act well under 1 ms)"
+    return line
+
+
+def timing_of(results) -> dict | None:
+    """Side a's timing over MatchResults it played: the host's figures with the
+    most calls (later results of a host include its earlier calls), with the
+    longest call of any (several worker processes each run their own host)."""
+    timings = [t for t in (getattr(result, "timing", None) for result in results) if t]
+    if not timings:
+        return None
+    chosen = dict(max(timings, key=lambda t: t.get("act_calls", 0)))
+    chosen["act_max"] = max(t.get("act_max", 0.0) for t in timings)
+    chosen["init_max"] = max(t.get("init_max", 0.0) for t in timings)
+    return chosen

@@ -25,3 +25,22 @@ def test_timing_travels_with_match_results_and_combines_over_hosts():
     combined = timing_of([early, late, MatchResult("p", "bot", 0.0, 0.0, 2)])
     assert combined["act_calls"] == 20 and combined["act_max"] == 0.002
     assert timing_of([MatchResult("p", "b", 0.0, 0.0, 2)]) is None
+
+
+def test_the_budgets_are_run_options_that_reach_the_evaluator(tmp_path):
+    from csro_tui.config import ConfigError, load_run_config
+    from csro_tui.engine.setup import _parts
+
+    path = tmp_path / "csro.toml"
+    path.write_text("game = 'rrps(num_repetitions=10)'\nmove_budget = 0.05\nepisode_memory_mb = 8\n")
+    config = load_run_config({"budget_reserve": "3"}, config_file=path, env={})
+    assert (config.move_budget, config.budget_reserve, config.episode_memory_mb) == (0.05, 3.0, 8)
+    _spec, _oracle, evaluator = _parts(config, None, None, None)
+    limits = evaluator.limits
+    assert (limits.move_budget, limits.budget_reserve, limits.episode_memory_mb) == (0.05, 3.0, 8)
+    assert limits.move_timeout == 1.0  # not given: the sandbox's default
+    assert _parts(load_run_config({}, config_file=None, env={}), None, None, None)[2].limits is None
+    import pytest
+
+    with pytest.raises(ConfigError, match="move_budget"):
+        load_run_config({"move_budget": "-1"}, config_file=None, env={})

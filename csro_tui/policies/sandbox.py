@@ -193,6 +193,19 @@ class SandboxLimits:
         return max(1, (self.memory_mb - HOST_BASE_MB) // self.episode_memory_mb)
 
 
+def limits_from(values: dict) -> SandboxLimits | None:
+    """SandboxLimits with the given options (a name -> value mapping where None
+    means the default: RunConfig's fields, `csro eval`'s flags); None when no
+    option is given.  ConfigError for a value the limits refuse."""
+    given = {name: value for name, value in values.items() if value is not None}
+    if not given:
+        return None
+    try:
+        return SandboxLimits(**given)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(str(error)) from None
+
+
 # -- spawning ---------------------------------------------------------------------
 
 _spawner: ThreadPoolExecutor | None = None

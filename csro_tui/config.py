@@ -77,7 +77,7 @@ class RunConfig:
     # the episodes a host plays at once: move_budget [0.02 s] per decision
     # plus budget_reserve [2 s]; init_budget [0.2 s] per episode for the
     # module's code and __init__.  Memory: memory_mb [1024] per host,
-    # episode_memory_mb [16] per episode (a host plays (memory_mb - 128) /
+    # episode_memory_mb [8] per episode (a host plays (memory_mb - 128) /
     # episode_memory_mb episodes at once).
     move_timeout: float | None = None
     init_timeout: float | None = None

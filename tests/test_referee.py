@@ -500,7 +500,7 @@ def test_chunks_cover_every_job_once_and_balance_the_load():
 # -- memory per episode: hosts play in waves ---------------------------------------------
 
 
-def _history_tables_jobs(throws: int = 40, bots: int = 4):
+def _history_tables_jobs(throws: int = 20, bots: int = 4):
     from csro_tui.games.registry import get_game
 
     spec = get_game(f"rrps(num_repetitions={throws})")
@@ -512,8 +512,8 @@ def _history_tables_jobs(throws: int = 40, bots: int = 4):
 
 
 def test_a_policy_keeping_megabytes_per_episode_plays_its_episodes_in_waves(monkeypatch):
-    """~8 MB per episode by the end; 80 episodes at once would need 640 MB of
-    the host's 320.  At 12 MB per episode the host holds (320 - 128) / 12 =
+    """~4 MB per episode by the end (20 throws); 80 episodes at once would
+    need 320 MB beside the host in its 320.  At 12 MB per episode the host holds (320 - 128) / 12 =
     16 at a time, so the referee plays the 4 matches one after another on
     the same host, and every episode completes."""
     from csro_tui.evaluation import referee as referee_module
@@ -556,16 +556,17 @@ def test_a_host_out_of_memory_says_how_many_episodes_were_live_and_what_each_hel
 
 @pytest.mark.parametrize("waves", [True, False])
 def test_a_policy_keeping_megabytes_per_episode_evaluates_at_the_default_limits(monkeypatch, waves):
-    """Against 8 bots at the default 20 episodes each: 160 episodes of ~8 MB
-    would need 1.3 GB at once, more than the default 1024 MB; in waves of
-    what the default 16 MB per episode allows, every match completes.
+    """Against 16 bots at the default 20 episodes each: 320 episodes of ~4 MB
+    (like the Iocaine-style policy of issue 25 at 1000 throws) would need
+    1.3 GB at once, more than the default 1024 MB; in waves of what the
+    default 8 MB per episode allows (112), every match completes.
     (waves=False shows the test can fail: all at once, the host runs out.)"""
     from csro_tui.evaluation import referee as referee_module
 
     monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
     if not waves:
         monkeypatch.setattr(referee_module, "episodes_per_host", lambda limits: 10_000)
-    spec, jobs = _history_tables_jobs(bots=8)
+    spec, jobs = _history_tables_jobs(bots=16)
     results = play_matches(spec, jobs, limits=SandboxLimits())
     failures = [r.failure for r in results if r.failure is not None]
     if waves:

@@ -23,7 +23,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds per episode for the module's code and __init__, on top of --init-timeout [0.2]")
     add("--memory-mb", type=int, metavar="MB", help="address-space limit of a policy's host process [1024]")
     add("--episode-memory-mb", type=int, metavar="MB",
-        help="memory each episode may hold; a host plays (memory_mb - 128) / this many episodes at once [16]")
+        help="memory each episode may hold; a host plays (memory_mb - 128) / this many episodes at once [8]")
 
 
 def given_limits(args: argparse.Namespace) -> dict:

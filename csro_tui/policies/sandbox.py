@@ -159,7 +159,7 @@ class SandboxLimits:
     budget_reserve: float = 2.0
     init_budget: float = 0.2
     memory_mb: int = 1024
-    episode_memory_mb: int = 16
+    episode_memory_mb: int = 8
     cpu_seconds: int = 600
     max_processes: int = 1
     max_file_bytes: int = 1 << 20

@@ -42,12 +42,18 @@ spec = get_game("rrps")
 seeds = spec.seed_policies()
 a = CodePolicy("frequency_counter", seeds["frequency_counter"])
 b = CodePolicy("markov_predictor", seeds["markov_predictor"])
+import resource
 play_match(spec, a, b, episodes=2, seed=1)  # imports, bytecode, page cache
+def children():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+hosts_before, cpu = children(), time.process_time()
 start = time.perf_counter()
 result = play_match(spec, a, b, episodes={episodes}, seed=7)
 seconds = time.perf_counter() - start
 assert result.failure is None, result.failure
-print(seconds, sum(result.returns))
+# wall, the referee's CPU, the two hosts' CPU (reaped children; bwrap's included)
+print(seconds, time.process_time() - cpu, children() - hosts_before)
 """
 
 WAVES = """
@@ -106,19 +112,31 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=60)
     parser.add_argument("--only", choices=("clock", "waves"))
     args = parser.parse_args()
-    print(f"cores {os.cpu_count()}, load at start {os.getloadavg()[0]:.2f}")
+    # rlimits: the host is the referee's own child, so its CPU time is counted
+    # when it is reaped (under bubblewrap it is a grandchild in a PID namespace);
+    # the clock's code is the same in both modes.
+    os.environ.setdefault("CSRO_SANDBOX", "rlimits")
+    print(f"cores {os.cpu_count()}, load at start {os.getloadavg()[0]:.2f}, CSRO_SANDBOX={os.environ['CSRO_SANDBOX']}")
     if args.only != "waves":
         with tempfile.TemporaryDirectory(prefix="csro-bench-base-") as base:
             export(args.base, base)
             sides: dict[str, list[float]] = {"baseline": [], "clock": []}
+            referee_cpu: dict[str, list[float]] = {"baseline": [], "clock": []}
+            host_cpu: dict[str, list[float]] = {"baseline": [], "clock": []}
             for turn in range(args.turns):
                 for name, root in (("baseline", base), ("clock", str(ROOT))):
-                    seconds, _returns = run(CODE_VS_CODE.format(root=root, episodes=args.episodes))
+                    seconds, referee, hosts = run(CODE_VS_CODE.format(root=root, episodes=args.episodes))
                     sides[name].append(float(seconds))
-                print(f"turn {turn + 1}: baseline {sides['baseline'][-1]:.3f} s, clock {sides['clock'][-1]:.3f} s, "
+                    referee_cpu[name].append(float(referee))
+                    host_cpu[name].append(float(hosts))
+                print(f"turn {turn + 1}: baseline {sides['baseline'][-1]:.3f} s, clock {sides['clock'][-1]:.3f} s "
+                      f"(CPU referee {referee_cpu['baseline'][-1]:.3f} / {referee_cpu['clock'][-1]:.3f}, "
+                      f"hosts {host_cpu['baseline'][-1]:.3f} / {host_cpu['clock'][-1]:.3f}), "
                       f"load {os.getloadavg()[0]:.2f}")
             print(f"1. code vs code, {args.episodes} episodes of 1000 throws (play_match, cold hosts):")
-            report("cost of the clock", sides)
+            report("cost of the clock, wall", sides)
+            report("cost of the clock, the referee's CPU", referee_cpu)
+            report("cost of the clock, the hosts' CPU", host_cpu)
     if args.only != "clock":
         for bots, opponents, throws in ((True, 16, 300), (False, 8, 1000)):
             sides = {"all at once": [], "waves": []}

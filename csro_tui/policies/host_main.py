@@ -473,6 +473,7 @@ class _Host:
         clock = timer._monotonic
         ticks = self.progress.counts
         total = longest = 0.0
+        started = clock()  # then each call's end is the next one's start: one clock read per call
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
             if instance is None:
@@ -485,9 +486,11 @@ class _Host:
             try:
                 timer.episode = episode
                 ticks[0] += 1  # the parent's clock: a call starts
-                timer.call_started = started = clock()  # timer.start(seq, "act", None, episode), inlined
+                timer.call_started = started  # timer.start(seq, "act", None, episode), inlined
                 answer = instance.act(obs)
-                elapsed = clock() - started
+                ended = clock()
+                elapsed = ended - started
+                started = ended
                 total += elapsed
                 if elapsed > longest:
                     longest = elapsed
@@ -635,13 +638,16 @@ class _Host:
         clock = timer._monotonic
         ticks = self.progress.counts
         total = longest = 0.0
+        started = clock()  # then each call's end is the next one's start: one clock read per call
         for episode, obs, fingerprints in zip(ids, observations, prints):
             try:
                 timer.episode = episode
                 ticks[0] += 1  # the parent's clock: a call starts
-                timer.call_started = started = clock()
+                timer.call_started = started
                 answer = instances[episode].act(obs)
-                elapsed = clock() - started
+                ended = clock()
+                elapsed = ended - started
+                started = ended
                 total += elapsed
                 if elapsed > longest:
                     longest = elapsed

@@ -234,7 +234,8 @@ def test_infinite_loop_in_init_times_out(sandbox_mode):
 
 
 def test_cpu_limit_is_a_timeout(sandbox_mode):
-    limits = SandboxLimits(init_timeout=30.0, move_timeout=60.0, cpu_seconds=1)
+    # budget_reserve 60: on a loaded machine 1 s of CPU can take longer than the default 2 s reserve
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=60.0, budget_reserve=60.0, cpu_seconds=1)
     failure = failure_of("loop_act.py", {"legal_actions": LEGAL}, limits)
     assert failure.category is FailureCategory.TIMEOUT
     assert "CPU" in failure.message

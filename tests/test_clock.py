@@ -44,3 +44,11 @@ def test_the_budgets_are_run_options_that_reach_the_evaluator(tmp_path):
 
     with pytest.raises(ConfigError, match="move_budget"):
         load_run_config({"move_budget": "-1"}, config_file=None, env={})
+
+
+def test_a_session_report_says_what_an_unset_limit_meant():
+    from csro_tui.sessions.export import setting_text
+
+    assert setting_text("move_budget", None, "rrps") == "0.02 (default)"
+    assert setting_text("episode_memory_mb", None, "rrps") == "8 (default)"
+    assert setting_text("move_budget", 0.05, "rrps") != "0.02 (default)"

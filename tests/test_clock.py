@@ -52,3 +52,72 @@ def test_a_session_report_says_what_an_unset_limit_meant():
     assert setting_text("move_budget", None, "rrps") == "0.02 (default)"
     assert setting_text("episode_memory_mb", None, "rrps") == "8 (default)"
     assert setting_text("move_budget", 0.05, "rrps") != "0.02 (default)"
+
+
+# -- HostClock.check, driven by hand: a page whose counter the test moves, the
+# watchdog's looks at chosen moments (what a host could do to its counter).
+
+
+class _Gone:
+    """A process that has ended already: kill() signals nothing."""
+
+    returncode = 0
+    pid = -1
+
+
+def _clock(**limits):
+    from csro_tui.policies.clock import HostClock, ProgressPage
+    from csro_tui.policies.sandbox import SandboxLimits
+
+    page = ProgressPage()
+    return HostClock(page, _Gone(), SandboxLimits(**limits)), page
+
+
+def test_a_call_without_progress_is_stopped_after_its_limit_and_grace():
+    from csro_tui.policies.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0, budget_reserve=100.0)
+    clock.arm(2, (KIND_ACT,), [7, 8], at=0.0)
+    page.counts[0] += 1  # call 0 (episode 7) starts
+    assert clock.check(0.1, lambda: False) is None
+    assert clock.check(1.5, lambda: False) is None  # 1.4 s since the start was seen: within 1 + 0.5
+    reason = clock.check(1.7, lambda: False)
+    assert reason.startswith("act (episode 7) ran past its limit of 1 s (stopped from outside the host")
+    page.close()
+
+
+def test_a_counter_bumped_past_the_request_buys_no_time():
+    """Claiming every call done (and more) makes the request finished: its
+    reply must follow within batch_timeout, or the host is stopped."""
+    from csro_tui.policies.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0)
+    clock.arm(3, (KIND_ACT,), [1, 2, 3], at=0.0)
+    page.counts[0] += 1000
+    assert clock.check(0.1, lambda: False) is None
+    assert clock.check(2.0, lambda: False) is None
+    assert clock.check(2.2, lambda: True) is None  # the reply is in the pipe: nothing to stop
+    assert "sent no reply within 2 s" in clock.check(2.2, lambda: False)
+    page.close()
+
+
+def test_the_budget_is_pooled_over_the_hosts_episodes_and_earned_per_decision():
+    from csro_tui.policies.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, move_budget=0.01, budget_reserve=0.5)
+    # 100 decisions, one after another, each seen starting: 1 s earned + 0.5 s reserve.
+    now = 0.0
+    for step in range(100):
+        clock.arm(1, (KIND_ACT,), [step % 10], at=now)
+        page.counts[0] += 1
+        now += 0.014  # 14 ms a decision: 1.4 s over 100 decisions, within 1.5 s
+        assert clock.check(now, lambda: False) is None, step
+        page.counts[0] += 1  # done
+        clock.disarm()
+    assert clock.decisions == 100 and abs(clock.play_used - 1.4) < 1e-9
+    clock.arm(1, (KIND_ACT,), [3], at=now)
+    page.counts[0] += 1
+    reason = clock.check(now + 0.2, lambda: False)  # 1.6 s > 1.01 + 0.5
+    assert reason.startswith("act (episode 3) ran out of the policy's time budget: 1.6 s used over 101 decision(s)")
+    assert "(this episode 0.3 s, 10 episode(s) charged)" in reason
+    page.close()

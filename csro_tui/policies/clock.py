@@ -59,10 +59,9 @@ SLOT_INIT_CALLS = 4  # uint64: __init__ calls timed
 SLOT_INIT_TOTAL = 5  # float64
 SLOT_INIT_MAX = 6  # float64
 
-# What each kind of call is: (its own limit's name, the budget it draws on).
+# The kinds of policy call: load and init draw on the set-up budget (load's
+# own limit is init_timeout), act and end on the play budget (move_timeout).
 KIND_LOAD, KIND_INIT, KIND_ACT, KIND_END = "load", "init", "act", "end"
-_SETUP = "setup"
-_PLAY = "play"
 
 
 class ProgressPage:

@@ -314,3 +314,15 @@ def test_validation_shows_how_long_the_candidates_calls_took_and_flags_a_slow_on
     )
     slow = gate.validate("slow", slow_source, population)
     assert slow.valid and slow.timing.startswith("slow: act: "), slow.timing
+
+
+def test_validation_in_an_exact_game_shows_the_timing_of_tabularising():
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.oracles.base import PolicyRecord
+
+    seeds = KUHN.seed_policies()
+    population = [PolicyRecord("p0", "uniform", seeds["uniform"], "seed")]
+    gate = Gate(GameEvaluator(KUHN, workers=1), GateSettings(seed=1))
+    # A fresh source (a comment makes its hash new): asked through its sandbox, not a cache.
+    validation = gate.validate("exact", seeds["card_rules"] + "\n# timing test\n", population)
+    assert validation.valid and validation.timing.startswith("act: "), validation.timing

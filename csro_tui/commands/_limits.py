@@ -10,7 +10,7 @@ from csro_tui.config import SANDBOX_LIMIT_FIELDS
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "sandbox limits", "every limit is kept from outside the policy's process; empty: the default"
+        "sandbox limits", "every limit is kept from outside the policy's process; not given: the default in brackets"
     )
     add = group.add_argument
     add("--move-timeout", type=float, metavar="S", help="wall-clock limit of each act/__init__ call [1 s]")

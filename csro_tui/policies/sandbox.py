@@ -95,7 +95,17 @@ from csro_tui.policies.validation import (
 # After start-up no new executable memory may be mapped, so no extension
 # module can load any more (host_kernel.forbid_executable_memory); and after
 # the drop from root the installation may be unreadable (pyenv under /root).
-_NUMPY_SUBMODULES = ("numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial")
+# numpy's submodules loaded on first use, each with the words in a policy's
+# source that may reach it.  numpy.ma is pure Python but its import parses
+# signatures with ast (a compile the guard refuses once a policy is loaded);
+# np.unique and the set functions import it.
+_NUMPY_SUBMODULES = {
+    "numpy.random": r"\brandom\b",
+    "numpy.linalg": r"\blinalg\b",
+    "numpy.fft": r"\bfft\b",
+    "numpy.polynomial": r"\bpolynomial\b",
+    "numpy.ma": r"\b(ma|unique\w*)\b|1d\b",
+}
 _LAZY_STDLIB = ("heapq", "weakref", "copy", "types", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
 # Categories the child may report itself; anything else is malformed.
 _CHILD_CATEGORIES = {
@@ -516,8 +526,7 @@ class PolicyHost:
             # numpy 2 loads these on first use (40-50 ms for all of them):
             # those the source names, so honest code finds them loaded; code
             # that reaches one otherwise fails, naming the refused mmap.
-            preimport += [name for name in _NUMPY_SUBMODULES
-                          if re.search(rf"\b{name.split('.')[1]}\b", self.source)]
+            preimport += [name for name, words in _NUMPY_SUBMODULES.items() if re.search(words, self.source)]
         config = {
             "op": "load",
             "source": self.source,

@@ -27,7 +27,7 @@ HOST_SCRIPT = Path(__file__).with_name("host_start.py")
 # The host's modules, imported from the script's directory: the episode
 # runner and its layers.
 HOST_MODULES = tuple(
-    Path(__file__).with_name(name) for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py")
+    Path(__file__).with_name(name) for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py", "zygote_main.py")
 )
 # Set to 1 to run untrusted policies where the kernel offers neither
 # Landlock nor seccomp (the Python guard is then the only boundary).

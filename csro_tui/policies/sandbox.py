@@ -61,6 +61,7 @@ from csro_tui.errors import ConfigError
 from csro_tui.text import clean_text
 from csro_tui.policies.clock import KIND_ACT, KIND_END, KIND_INIT, KIND_LOAD, CallTiming, HostClock, ProgressPage, watchdog
 from csro_tui.policies.contract import ALLOWED_IMPORTS
+from csro_tui.policies import zygote
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 from csro_tui.policies.isolation import (  # noqa: F401 - re-exported: callers import them from here
     HOST_SCRIPT,
@@ -255,7 +256,7 @@ class StartedProcess:
     limits; it has run nothing but the host's own code.
     `host_pool.HostPool` keeps a few ready; `PolicyHost.adopt` takes one, once."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen  # or a zygote.ZygoteHost (the same interface)
     temp_dir: str
     mode: str
     page: ProgressPage | None = None  # the clock's page shared with the host
@@ -301,18 +302,23 @@ def start_host_process(mode: str) -> StartedProcess:
         # -S: no site module (faster start, no .pth code, our editable install
         # stays invisible); the child adds the site dirs it needs itself.
         command += ["-s", "-S", "-P", script]
-        with open(log_path, "wb") as log:
-            process = _spawn(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=work_dir,
-                env=_child_env(),
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(page.fd,),
-            )
+        forked = zygote.spawn_host(mode, work_dir, log_path, page.fd) if zygote.zygote_enabled(mode) else None
+        if forked is not None:  # forked by the zygote (zygote.py); it runs the same host_main
+            process, clock_fd = forked
+        else:
+            clock_fd = page.fd
+            with open(log_path, "wb") as log:
+                process = _spawn(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    cwd=work_dir,
+                    env=_child_env(),
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=(page.fd,),
+                )
     except BaseException:
         if page is not None:
             page.close()
@@ -324,7 +330,7 @@ def start_host_process(mode: str) -> StartedProcess:
         drop_to = [host_uid(process.pid)] * 2
         os.chown(work_dir, *drop_to)
     prepare = _prepare_message(mode, drop_to)
-    prepare["clock_fd"] = page.fd  # the page the host maps for the parent's clock (clock.py)
+    prepare["clock_fd"] = clock_fd  # the page the host maps for the parent's clock (clock.py)
     page.close_fd()  # the host has its own copy; the mapping stays
     # Part one of the host's set-up goes at once, so a pooled host has its
     # kernel layers in place before any policy is given to it.

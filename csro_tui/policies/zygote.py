@@ -1,0 +1,278 @@
+"""The host zygote, parent side: new sandbox hosts forked in milliseconds.
+
+One zygote process per csro process (and per referee-pool worker or Ray
+actor, each a process of its own) has done, once, the start-up work no
+policy can influence (zygote_main.py); `spawn_host` asks it to fork a child
+that then runs `host_main.main()` exactly as a spawned host does, applying
+every layer to itself before any policy byte.  `start_host_process`
+(sandbox.py) uses it when `zygote_enabled(mode)`, so the warm pool, exact
+tabularisation and sampled matches all take their hosts from it, and falls
+back to spawning when the zygote cannot start or has died (it is started
+again on the next host).
+
+Each child gets from the parent, through the zygote (SCM_RIGHTS): its own
+stdin and stdout pipes, its log, its clock page (a memfd the parent made,
+so the page is the parent's whatever becomes of the zygote, and the child
+maps it exactly as a spawned host maps the one it inherits) and a status
+pipe on which the zygote reports its exit code.  `ZygoteHost` stands in for
+`subprocess.Popen` towards the rest of the sandbox (pid, stdin, stdout,
+poll, wait, returncode).
+
+CSRO_ZYGOTE=0 turns the zygote off (every host spawned, as before).  Only
+the "rlimits" mode has a zygote for now; bubblewrap hosts are spawned.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+log = logging.getLogger(__name__)
+
+ZYGOTE_ENV_VAR = "CSRO_ZYGOTE"
+_CLOCK_FD_IN_CHILD = 3  # zygote_main.CLOCK_FD
+_READY_SECONDS = 20.0  # the zygote's start (interpreter and imports) on a loaded machine
+_REPLY_SECONDS = 10.0  # a fork and its reply
+_RETRY_AFTER_SECONDS = 5.0  # after a zygote failed to start: spawn hosts meanwhile
+
+
+def zygote_enabled(mode: str) -> bool:
+    """Whether hosts of this isolation mode come from the zygote."""
+    if os.environ.get(ZYGOTE_ENV_VAR, "1").strip() in ("0", "false", "no", "off"):
+        return False
+    return mode == "rlimits"
+
+
+class ZygoteHost:
+    """A host forked by the zygote, with the part of `subprocess.Popen`'s
+    interface the sandbox uses.  Its exit code comes from the zygote (its
+    parent); if the zygote dies first the host dies with it (parent-death
+    signal) and reads as killed."""
+
+    def __init__(self, zygote: "_Zygote", pid: int, stdin_fd: int, stdout_fd: int, status_fd: int) -> None:
+        self.pid = pid
+        self.args = ["zygote child", str(pid)]
+        self.stdin = open(stdin_fd, "wb")
+        self.stdout = open(stdout_fd, "rb")
+        self.returncode: int | None = None
+        self._zygote = zygote
+        self._status_fd = status_fd
+        self._lock = threading.Lock()
+
+    def poll(self) -> int | None:
+        try:
+            return self.wait(0)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        status_fd = self._status_fd
+        if status_fd >= 0:
+            ready, _, _ = select.select([status_fd], [], [], timeout)
+            if not ready:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        with self._lock:
+            if self.returncode is not None:
+                return self.returncode
+            data = b""
+            while True:
+                chunk = os.read(self._status_fd, 64)
+                if not chunk:
+                    break
+                data += chunk
+            os.close(self._status_fd)
+            self._status_fd = -1
+            try:
+                code = int(data.strip())
+            except ValueError:
+                # The zygote died: the child dies with it (parent-death signal); make sure.
+                code = -signal.SIGKILL
+                _kill_quietly(self.pid)
+            else:
+                self._zygote.release(self.pid)
+            self.returncode = code
+            return code
+
+    def send_signal(self, number: int) -> None:
+        if self.returncode is None:
+            _kill_quietly(self.pid, number)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def __del__(self) -> None:
+        if getattr(self, "_status_fd", -1) >= 0:
+            try:
+                os.close(self._status_fd)
+            except OSError:
+                pass
+
+
+def _kill_quietly(pid: int, number: int = signal.SIGKILL) -> None:
+    try:
+        os.kill(pid, number)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Zygote:
+    """One running zygote process and the socket to it."""
+
+    def __init__(self, mode: str) -> None:
+        from csro_tui.policies.isolation import HOST_SCRIPT, _child_env, host_bytecode
+        from csro_tui.policies.sandbox import _spawn
+
+        host_bytecode()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.mode = mode
+        self.lock = threading.Lock()
+        self.socket = ours
+        try:
+            # Started on the long-lived spawner thread (sandbox._spawn): the
+            # zygote's parent-death signal is tied to the thread that starts it.
+            self.process = _spawn(
+                [sys.executable, "-s", "-S", "-P", str(HOST_SCRIPT), "--zygote", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=_child_env(), start_new_session=True, close_fds=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        finally:
+            theirs.close()
+        try:
+            reply = self._receive(_READY_SECONDS)
+        except OSError:
+            self.close()
+            raise
+        if not isinstance(reply, dict) or reply.get("ready") != self.process.pid:
+            self.close()
+            raise OSError("the host zygote did not start")
+
+    def _receive(self, timeout: float):
+        ready, _, _ = select.select([self.socket], [], [], timeout)
+        if not ready:
+            raise OSError(f"the host zygote did not answer within {timeout:g} s")
+        data = self.socket.recv(1 << 16)
+        if not data:
+            raise OSError("the host zygote ended")
+        return json.loads(data)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def spawn(self, work_dir: str, stdin_r: int, stdout_w: int, log_fd: int, clock_fd: int, status_w: int) -> int:
+        with self.lock:
+            socket.send_fds(self.socket, [json.dumps({"op": "spawn", "cwd": work_dir}).encode()],
+                            [stdin_r, stdout_w, log_fd, clock_fd, status_w])
+            reply = self._receive(_REPLY_SECONDS)
+        pid = reply.get("pid") if isinstance(reply, dict) else None
+        if type(pid) is not int or pid <= 0:
+            raise OSError(f"the host zygote refused to fork a host: {reply!r}")
+        return pid
+
+    def release(self, pid: int) -> None:
+        try:
+            with self.lock:
+                self.socket.send(json.dumps({"op": "release", "pid": pid}).encode())
+        except OSError:
+            pass  # the zygote is gone, and its zombies with it
+
+    def close(self) -> None:
+        try:
+            self.socket.close()
+        except OSError:
+            pass
+        if self.process.poll() is None:
+            try:
+                self.process.kill()
+            except OSError:
+                pass
+            self.process.wait()
+
+
+_zygote: _Zygote | None = None
+_zygote_pid = 0
+_zygote_lock = threading.Lock()
+_failed_at = float("-inf")
+starts = 0  # zygotes started by this process (tests, benches)
+
+
+def _current(mode: str) -> _Zygote | None:
+    """This process's zygote, started (or restarted) if needed; None while
+    one cannot be started (hosts are then spawned)."""
+    global _zygote, _zygote_pid, _failed_at, starts
+    with _zygote_lock:
+        zygote = _zygote if _zygote_pid == os.getpid() else None  # a forked child starts its own
+        if zygote is not None and zygote.alive():
+            return zygote
+        if zygote is not None:
+            log.warning("the host zygote died (exit %s); starting another", zygote.process.returncode)
+            zygote.close()
+            _zygote = None
+        if time.monotonic() - _failed_at < _RETRY_AFTER_SECONDS:
+            return None
+        try:
+            zygote = _Zygote(mode)
+        except (OSError, ValueError) as error:
+            log.warning("could not start the host zygote (hosts are spawned instead): %s", error)
+            _failed_at = time.monotonic()
+            return None
+        _zygote, _zygote_pid = zygote, os.getpid()
+        starts += 1
+        return zygote
+
+
+def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[ZygoteHost, int] | None:
+    """A host forked by the zygote, with the descriptor number of its clock
+    page inside it; None when the zygote is unavailable (the caller spawns)."""
+    zygote = _current(mode)
+    if zygote is None:
+        return None
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    status_r, status_w = os.pipe()
+    theirs = [stdin_r, stdout_w, status_w]
+    ours = [stdin_w, stdout_r, status_r]
+    try:
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        theirs.append(log_fd)
+        try:
+            pid = zygote.spawn(work_dir, stdin_r, stdout_w, log_fd, clock_fd, status_w)
+        except (OSError, ValueError) as error:
+            log.warning("the host zygote failed (%s); spawning this host", error)
+            with _zygote_lock:
+                if _zygote is zygote:
+                    zygote.close()
+            for fd in ours:
+                os.close(fd)
+            return None
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return ZygoteHost(zygote, pid, stdin_w, stdout_r, status_r), _CLOCK_FD_IN_CHILD
+
+
+def shutdown() -> None:
+    """Kill this process's zygote (its hosts die with it)."""
+    global _zygote
+    with _zygote_lock:
+        zygote, _zygote = (_zygote if _zygote_pid == os.getpid() else None), None
+    if zygote is not None:
+        zygote.close()
+
+
+atexit.register(shutdown)

@@ -18,8 +18,13 @@ pipe on which the zygote reports its exit code.  `ZygoteHost` stands in for
 `subprocess.Popen` towards the rest of the sandbox (pid, stdin, stdout,
 poll, wait, returncode).
 
-CSRO_ZYGOTE=0 turns the zygote off (every host spawned, as before).  Only
-the "rlimits" mode has a zygote for now; bubblewrap hosts are spawned.
+Under bubblewrap the zygote runs in one bubblewrap sandbox (the command
+line a spawned host gets) and its children share its namespaces; each one
+still drops to a uid of its own (isolation.host_uid of its pid as the
+parent sees it, found through /proc: the zygote only knows the pid in its
+namespace).
+
+CSRO_ZYGOTE=0 turns the zygote off (every host spawned, as before).
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ import json
 import logging
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -49,7 +56,7 @@ def zygote_enabled(mode: str) -> bool:
     """Whether hosts of this isolation mode come from the zygote."""
     if os.environ.get(ZYGOTE_ENV_VAR, "1").strip() in ("0", "false", "no", "off"):
         return False
-    return mode == "rlimits"
+    return mode in ("rlimits", "bubblewrap")
 
 
 class ZygoteHost:
@@ -138,11 +145,20 @@ class _Zygote:
         self.mode = mode
         self.lock = threading.Lock()
         self.socket = ours
+        self.work_dir = None
+        self.pid = 0  # the zygote's pid here (not bwrap's)
+        if mode == "bubblewrap":
+            from csro_tui.policies.isolation import _SANDBOX_SCRIPT, _bubblewrap_command
+
+            self.work_dir = tempfile.mkdtemp(prefix="csro-zygote-")
+            command = _bubblewrap_command(shutil.which("bwrap") or "bwrap", self.work_dir) + ["-s", "-S", "-P", _SANDBOX_SCRIPT]
+        else:
+            command = [sys.executable, "-s", "-S", "-P", str(HOST_SCRIPT)]
         try:
             # Started on the long-lived spawner thread (sandbox._spawn): the
             # zygote's parent-death signal is tied to the thread that starts it.
             self.process = _spawn(
-                [sys.executable, "-s", "-S", "-P", str(HOST_SCRIPT), "--zygote", str(theirs.fileno())],
+                command + ["--zygote", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env=_child_env(), start_new_session=True, close_fds=True,
                 pass_fds=(theirs.fileno(),),
@@ -154,9 +170,21 @@ class _Zygote:
         except OSError:
             self.close()
             raise
-        if not isinstance(reply, dict) or reply.get("ready") != self.process.pid:
+        ready = reply.get("ready") if isinstance(reply, dict) else None
+        if type(ready) is not int:
             self.close()
             raise OSError("the host zygote did not start")
+        if mode == "bubblewrap":
+            found = [pid for pid in _descendants(self.process.pid, 3) if _namespace_pid(pid) == ready]
+            if len(found) != 1:
+                self.close()
+                raise OSError("the host zygote's process was not found under bubblewrap")
+            self.pid = found[0]
+        elif ready != self.process.pid:
+            self.close()
+            raise OSError("the host zygote did not start")
+        else:
+            self.pid = ready
 
     def _receive(self, timeout: float):
         ready, _, _ = select.select([self.socket], [], [], timeout)
@@ -171,20 +199,33 @@ class _Zygote:
         return self.process.poll() is None
 
     def spawn(self, work_dir: str, stdin_r: int, stdout_w: int, log_fd: int, clock_fd: int, status_w: int) -> int:
+        """The pid (here) of a child forked for a host.  Under bubblewrap the
+        child makes its working directory in the sandbox's private /tmp."""
+        cwd = None if self.mode == "bubblewrap" else work_dir
         with self.lock:
-            socket.send_fds(self.socket, [json.dumps({"op": "spawn", "cwd": work_dir}).encode()],
+            socket.send_fds(self.socket, [json.dumps({"op": "spawn", "cwd": cwd}).encode()],
                             [stdin_r, stdout_w, log_fd, clock_fd, status_w])
             reply = self._receive(_REPLY_SECONDS)
         pid = reply.get("pid") if isinstance(reply, dict) else None
         if type(pid) is not int or pid <= 0:
             raise OSError(f"the host zygote refused to fork a host: {reply!r}")
+        if self.mode == "bubblewrap":
+            inner = pid
+            found = [child for child in _children(self.pid) if _namespace_pid(child) == inner]
+            if len(found) != 1:
+                _kill_namespace_child(self, inner)
+                raise OSError("the host the zygote forked was not found under bubblewrap")
+            pid = found[0]
         return pid
 
     def release(self, pid: int) -> None:
+        """The zygote reaps the child; once this returns its pid is free (as
+        after `Popen.wait`)."""
         try:
             with self.lock:
                 self.socket.send(json.dumps({"op": "release", "pid": pid}).encode())
-        except OSError:
+                self._receive(_REPLY_SECONDS)
+        except (OSError, ValueError):
             pass  # the zygote is gone, and its zombies with it
 
     def close(self) -> None:
@@ -198,6 +239,52 @@ class _Zygote:
             except OSError:
                 pass
             self.process.wait()
+        if self.work_dir is not None:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+def _children(pid: int) -> list[int]:
+    """The pids of a process's children (its threads' children, all of them)."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as stream:
+                found += [int(word) for word in stream.read().split()]
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def _descendants(pid: int, depth: int) -> list[int]:
+    found, frontier = [], [pid]
+    for _level in range(depth):
+        frontier = [child for parent in frontier for child in _children(parent)]
+        found += frontier
+    return found
+
+
+def _namespace_pid(pid: int) -> int | None:
+    """A process's pid in its own (innermost) PID namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as stream:
+            for line in stream:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _kill_namespace_child(zygote: "_Zygote", inner: int) -> None:
+    """A forked child the parent cannot name: end the zygote, and the child with it."""
+    try:
+        zygote.process.kill()
+    except OSError:
+        pass
 
 
 _zygote: _Zygote | None = None

@@ -22,7 +22,7 @@ Protocol over the SOCK_SEQPACKET socket whose descriptor follows `--zygote`:
   where it writes the child's exit code (Popen's convention: -N for a
   signal) when the child ends;
 - `{"op": "release", "pid": pid}`: the parent has read the exit code; the
-  zygote reaps the child.  Until then the dead child stays a zombie, so its
+  zygote reaps the child and replies `{"released": pid}`.  Until then the dead child stays a zombie, so its
   pid (and process group) cannot be reused while the parent may still
   signal it, as with a child of the parent's own.
 EOF on the socket (the parent is gone) ends the zygote.  The zygote dies
@@ -37,9 +37,7 @@ sys.dont_write_bytecode = True
 
 import json  # noqa: E402
 import os  # noqa: E402
-import select  # noqa: E402
 import signal  # noqa: E402
-import socket  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
@@ -48,6 +46,16 @@ try:
     import host_main  # noqa: E402
 finally:
     sys.path.remove(_HERE)
+
+# What a spawned host has loaded at this point; the zygote's own modules
+# (sockets, select) are dropped from a child's sys.modules before its host
+# starts, so a policy finds nothing there a spawned host would not have
+# (the guard refuses the first import of socket, select, ...).
+_HOST_MODULES = frozenset(sys.modules)
+import select  # noqa: E402
+import socket  # noqa: E402
+
+_ZYGOTE_ONLY_MODULES = frozenset(sys.modules) - _HOST_MODULES
 
 CLOCK_FD = 3  # in a child: where its clock page's descriptor lands (the control socket is closed there)
 _FDS_PER_SPAWN = 5
@@ -110,6 +118,7 @@ def main() -> None:
                     os.waitpid(request["pid"], 0)
                 except ChildProcessError:
                     pass
+                control.send(json.dumps({"released": request["pid"]}).encode())
             else:
                 for fd in fds:
                     os.close(fd)
@@ -156,7 +165,13 @@ def _fork_host(request: dict, fds: list, control, ctypes) -> int:
             os.dup2(fd, target)
         os.closerange(CLOCK_FD + 1, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 1 << 16)
         control.detach()  # closed above (or replaced by the clock page's at 3)
-        os.chdir(request.get("cwd") or "/")
+        for name in _ZYGOTE_ONLY_MODULES | {__name__}:
+            sys.modules.pop(name, None)
+        cwd = request.get("cwd")
+        if type(cwd) is not str:  # under bubblewrap: a directory of its own in the sandbox's private /tmp
+            cwd = f"/tmp/host-{os.getpid()}"
+            os.mkdir(cwd, 0o700)
+        os.chdir(cwd)
         host_main.main()
         code = 0
     except BaseException:  # noqa: BLE001 - the child must never return into the zygote's loop

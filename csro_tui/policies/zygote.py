@@ -65,8 +65,10 @@ class ZygoteHost:
     parent); if the zygote dies first the host dies with it (parent-death
     signal) and reads as killed."""
 
-    def __init__(self, zygote: "_Zygote", pid: int, stdin_fd: int, stdout_fd: int, status_fd: int) -> None:
+    def __init__(self, zygote: "_Zygote", pid: int, inner_pid: int, stdin_fd: int, stdout_fd: int,
+                 status_fd: int) -> None:
         self.pid = pid
+        self.inner_pid = inner_pid  # its pid as the zygote sees it (another under bubblewrap)
         self.args = ["zygote child", str(pid)]
         self.stdin = open(stdin_fd, "wb")
         self.stdout = open(stdout_fd, "rb")
@@ -107,7 +109,7 @@ class ZygoteHost:
                 code = -signal.SIGKILL
                 _kill_quietly(self.pid)
             else:
-                self._zygote.release(self.pid)
+                self._zygote.release(self.inner_pid)
             self.returncode = code
             return code
 
@@ -198,8 +200,9 @@ class _Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def spawn(self, work_dir: str, stdin_r: int, stdout_w: int, log_fd: int, clock_fd: int, status_w: int) -> int:
-        """The pid (here) of a child forked for a host.  Under bubblewrap the
+    def spawn(self, work_dir: str, stdin_r: int, stdout_w: int, log_fd: int, clock_fd: int,
+              status_w: int) -> tuple[int, int]:
+        """(pid here, pid in the zygote's namespace) of a child forked for a host.  Under bubblewrap the
         child makes its working directory in the sandbox's private /tmp."""
         cwd = None if self.mode == "bubblewrap" else work_dir
         with self.lock:
@@ -209,14 +212,14 @@ class _Zygote:
         pid = reply.get("pid") if isinstance(reply, dict) else None
         if type(pid) is not int or pid <= 0:
             raise OSError(f"the host zygote refused to fork a host: {reply!r}")
+        inner = pid
         if self.mode == "bubblewrap":
-            inner = pid
             found = [child for child in _children(self.pid) if _namespace_pid(child) == inner]
             if len(found) != 1:
                 _kill_namespace_child(self, inner)
                 raise OSError("the host the zygote forked was not found under bubblewrap")
             pid = found[0]
-        return pid
+        return pid, inner
 
     def release(self, pid: int) -> None:
         """The zygote reaps the child; once this returns its pid is free (as
@@ -334,7 +337,7 @@ def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         theirs.append(log_fd)
         try:
-            pid = zygote.spawn(work_dir, stdin_r, stdout_w, log_fd, clock_fd, status_w)
+            pid, inner_pid = zygote.spawn(work_dir, stdin_r, stdout_w, log_fd, clock_fd, status_w)
         except (OSError, ValueError) as error:
             log.warning("the host zygote failed (%s); spawning this host", error)
             with _zygote_lock:
@@ -350,7 +353,7 @@ def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[
     finally:
         for fd in theirs:
             os.close(fd)
-    return ZygoteHost(zygote, pid, stdin_w, stdout_r, status_r), _CLOCK_FD_IN_CHILD
+    return ZygoteHost(zygote, pid, inner_pid, stdin_w, stdout_r, status_r), _CLOCK_FD_IN_CHILD
 
 
 def shutdown() -> None:

@@ -76,8 +76,21 @@ class ZygoteHost:
         self._zygote = zygote
         self._status_fd = status_fd
         self._lock = threading.Lock()
+        try:
+            # Readable once the process has ended, before the zygote has
+            # noticed: poll() must see a dead host at once, as Popen.poll does
+            # (a pool must not hand it out).  The pid cannot be reused first: the
+            # zygote reaps it only on release.
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self._pidfd = -1
 
     def poll(self) -> int | None:
+        if self.returncode is None and self._pidfd >= 0 and select.select([self._pidfd], [], [], 0)[0]:
+            try:
+                return self.wait(_REPLY_SECONDS)  # ended: the zygote's report follows at once
+            except subprocess.TimeoutExpired:
+                return None
         try:
             return self.wait(0)
         except subprocess.TimeoutExpired:
@@ -102,6 +115,9 @@ class ZygoteHost:
                 data += chunk
             os.close(self._status_fd)
             self._status_fd = -1
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+                self._pidfd = -1
             try:
                 code = int(data.strip())
             except ValueError:
@@ -121,11 +137,12 @@ class ZygoteHost:
         self.send_signal(signal.SIGKILL)
 
     def __del__(self) -> None:
-        if getattr(self, "_status_fd", -1) >= 0:
-            try:
-                os.close(self._status_fd)
-            except OSError:
-                pass
+        for name in ("_status_fd", "_pidfd"):
+            if getattr(self, name, -1) >= 0:
+                try:
+                    os.close(getattr(self, name))
+                except OSError:
+                    pass
 
 
 def _kill_quietly(pid: int, number: int = signal.SIGKILL) -> None:

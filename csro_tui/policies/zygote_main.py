@@ -66,6 +66,7 @@ def main() -> None:
     parent = os.getppid()
     ctypes = host_kernel.load_ctypes()
     host_kernel.set_parent_death_signal(ctypes, parent)  # the zygote dies with the csro process
+    host_kernel._load_libseccomp()  # the library only: each child builds and loads its own filter
     # The work a spawned host repeats each time (host_main._prepare's
     # policy-independent part): lazily imported stdlib and the compiler.
     for name in ("__future__", "heapq", "weakref", "copy", "types", "encodings.latin_1", "encodings.ascii",

@@ -307,34 +307,37 @@ def _kill_namespace_child(zygote: "_Zygote", inner: int) -> None:
         pass
 
 
-_zygote: _Zygote | None = None
-_zygote_pid = 0
+_zygotes: dict[str, _Zygote] = {}  # isolation mode -> this process's zygote for it
+_zygotes_pid = 0  # the process they belong to: a forked child starts its own
 _zygote_lock = threading.Lock()
-_failed_at = float("-inf")
+_failed_at: dict[str, float] = {}
 starts = 0  # zygotes started by this process (tests, benches)
 
 
 def _current(mode: str) -> _Zygote | None:
-    """This process's zygote, started (or restarted) if needed; None while
-    one cannot be started (hosts are then spawned)."""
-    global _zygote, _zygote_pid, _failed_at, starts
+    """This process's zygote for `mode`, started (or restarted) if needed;
+    None while one cannot be started (hosts are then spawned)."""
+    global _zygotes_pid, starts
     with _zygote_lock:
-        zygote = _zygote if _zygote_pid == os.getpid() else None  # a forked child starts its own
+        if _zygotes_pid != os.getpid():
+            _zygotes.clear()  # a forked process's copies: not its children
+            _zygotes_pid = os.getpid()
+        zygote = _zygotes.get(mode)
         if zygote is not None and zygote.alive():
             return zygote
         if zygote is not None:
             log.warning("the host zygote died (exit %s); starting another", zygote.process.returncode)
             zygote.close()
-            _zygote = None
-        if time.monotonic() - _failed_at < _RETRY_AFTER_SECONDS:
+            del _zygotes[mode]
+        if time.monotonic() - _failed_at.get(mode, float("-inf")) < _RETRY_AFTER_SECONDS:
             return None
         try:
             zygote = _Zygote(mode)
         except (OSError, ValueError) as error:
             log.warning("could not start the host zygote (hosts are spawned instead): %s", error)
-            _failed_at = time.monotonic()
+            _failed_at[mode] = time.monotonic()
             return None
-        _zygote, _zygote_pid = zygote, os.getpid()
+        _zygotes[mode] = zygote
         starts += 1
         return zygote
 
@@ -358,7 +361,7 @@ def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[
         except (OSError, ValueError) as error:
             log.warning("the host zygote failed (%s); spawning this host", error)
             with _zygote_lock:
-                if _zygote is zygote:
+                if _zygotes.get(mode) is zygote:
                     zygote.close()
             for fd in ours:
                 os.close(fd)
@@ -374,11 +377,11 @@ def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[
 
 
 def shutdown() -> None:
-    """Kill this process's zygote (its hosts die with it)."""
-    global _zygote
+    """Kill this process's zygotes (their hosts die with them)."""
     with _zygote_lock:
-        zygote, _zygote = (_zygote if _zygote_pid == os.getpid() else None), None
-    if zygote is not None:
+        zygotes = list(_zygotes.values()) if _zygotes_pid == os.getpid() else []
+        _zygotes.clear()
+    for zygote in zygotes:
         zygote.close()
 
 

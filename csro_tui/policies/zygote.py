@@ -46,7 +46,7 @@ import time
 log = logging.getLogger(__name__)
 
 ZYGOTE_ENV_VAR = "CSRO_ZYGOTE"
-_CLOCK_FD_IN_CHILD = 3  # zygote_main.CLOCK_FD
+_CLOCK_FD_IN_CHILD = 10  # zygote_main.CLOCK_FD
 _READY_SECONDS = 20.0  # the zygote's start (interpreter and imports) on a loaded machine
 _REPLY_SECONDS = 10.0  # a fork and its reply
 _RETRY_AFTER_SECONDS = 5.0  # after a zygote failed to start: spawn hosts meanwhile

@@ -57,7 +57,10 @@ import socket  # noqa: E402
 
 _ZYGOTE_ONLY_MODULES = frozenset(sys.modules) - _HOST_MODULES
 
-CLOCK_FD = 3  # in a child: where its clock page's descriptor lands (the control socket is closed there)
+# In a child: where its clock page's descriptor lands.  Not 3: a spawned
+# host's channel takes the lowest free descriptors (host_main.main dups
+# stdin and stdout), and a child must look the same from inside.
+CLOCK_FD = 10
 _FDS_PER_SPAWN = 5
 _HIGH_FD = 64  # received descriptors are moved above the child's 0-3 before being placed there
 
@@ -162,10 +165,11 @@ def _fork_host(request: dict, fds: list, control, ctypes) -> int:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()  # a process group of its own, as a spawned host (start_new_session)
         high = [os.dup2(fd, _HIGH_FD + index) for index, fd in enumerate(fds[:4])]
-        for target, fd in enumerate(high):  # stdin, stdout, the log as stderr, the clock page
+        for target, fd in zip((0, 1, 2, CLOCK_FD), high):  # stdin, stdout, the log as stderr, the clock page
             os.dup2(fd, target)
+        os.closerange(3, CLOCK_FD)
         os.closerange(CLOCK_FD + 1, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 1 << 16)
-        control.detach()  # closed above (or replaced by the clock page's at 3)
+        control.detach()  # closed above (or replaced by the clock page's)
         for name in _ZYGOTE_ONLY_MODULES | {__name__}:
             sys.modules.pop(name, None)
         cwd = request.get("cwd")

@@ -1,6 +1,6 @@
 """A new sandbox host ready for a policy: spawned against forked by the zygote.
 
-    .venv/bin/python -m bench.zygote [--pairs 7] [--mode rlimits|bubblewrap|both]
+    .venv/bin/python -m bench.zygote [--pairs 7] [--mode rlimits|bubblewrap|both] [--games]
 
 "Ready" is what a pooled host is when it is handed a policy: started, and
 its reply to `prepare` read (every kernel layer in place: rlimits, no-new-
@@ -12,6 +12,14 @@ under bubblewrap, bwrap's, from /proc/<pid>/schedstat of the process tree
 just before it is killed; for the zygote, the zygote's CPU over the same
 stretch (its fork) is added.  The zygote's own start (once per process) is
 timed separately.  Prints the median of the pairs with the range.
+
+--games adds, in the default isolation mode, alternating zygote off / on
+(CSRO_ZYGOTE) in each turn: an RRPS 1000-throw code-vs-code match
+(`play_match`, 60 episodes, hosts started cold as the referee does) with
+the bare limit (two `act` calls per throw in one process) timed in the
+same turn, and a Kuhn PSRO race to exploitability 0.01 (the engine,
+best-response oracle, a fresh table cache each run) with psro_v2 (exact
+entries) in the same turn.
 """
 
 from __future__ import annotations
@@ -94,14 +102,89 @@ def run(mode: str, pairs: int) -> None:
     del sandbox
 
 
+def _with_zygote(flag: str, function):
+    from csro_tui.policies import zygote
+
+    os.environ[zygote.ZYGOTE_ENV_VAR] = flag
+    try:
+        return function()
+    finally:
+        os.environ[zygote.ZYGOTE_ENV_VAR] = "1"
+
+
+def games(pairs: int) -> None:
+    import tempfile
+
+    from bench.common import load_policy_class
+    from bench.psro_race import TARGETS, _clear_memory_caches, race_ours, race_psro_v2
+    from bench.rrps import CODE_A, CODE_B, bare_loop
+    from csro_tui.evaluation import table_cache
+    from csro_tui.evaluation.participants import CodePolicy
+    from csro_tui.evaluation.referee import play_match
+    from csro_tui.games.registry import get_game
+    from csro_tui.policies.isolation import isolation_mode
+
+    spec = get_game("rrps")
+    seeds = spec.seed_policies()
+    a, b = CodePolicy(CODE_A, seeds[CODE_A]), CodePolicy(CODE_B, seeds[CODE_B])
+    class_a, class_b = load_policy_class(seeds[CODE_A]), load_policy_class(seeds[CODE_B])
+    episodes = 60
+
+    def match() -> float:
+        began = time.perf_counter()
+        result = play_match(spec, a, b, episodes=episodes, seed=7)
+        assert result.failure is None, result.failure
+        return time.perf_counter() - began
+
+    def kuhn() -> tuple[float, int, float]:
+        with tempfile.TemporaryDirectory(prefix="csro-bench-tables-") as cache_dir:
+            os.environ[table_cache.CACHE_DIR_ENV_VAR] = cache_dir
+            _clear_memory_caches()
+            race = race_ours("kuhn_poker", 60, 120.0)
+        reached = race.reached(TARGETS[-1])
+        return (reached[1] if reached else float("nan"), len(race.points), race.per_iteration(len(race.points)))
+
+    match(), _with_zygote("0", match)  # warm-up
+    spawned, forked, bare, k_spawned, k_forked, k_theirs = [], [], [], [], [], []
+    for _ in range(pairs):
+        spawned.append(_with_zygote("0", match))
+        forked.append(_with_zygote("1", match))
+        bare.append(bare_loop(spec, class_a, class_b, episodes, spec.num_repetitions))
+        k_spawned.append(_with_zygote("0", kuhn))
+        k_forked.append(_with_zygote("1", kuhn))
+        theirs = race_psro_v2("kuhn_poker", 60, 120.0)
+        reached = theirs.reached(TARGETS[-1])
+        k_theirs.append((reached[1] if reached else float("nan"), len(theirs.points),
+                         theirs.per_iteration(len(theirs.points))))
+    print(f"games ({isolation_mode()} mode), {pairs} turns of zygote off / on / baseline")
+    print(f"  RRPS {CODE_A} vs {CODE_B}, {spec.num_repetitions} throws, {episodes} episodes, cold hosts:")
+    print(f"    spawned {_summary(spawned)}; zygote {_summary(forked)}; bare limit {_summary(bare)}")
+    print(f"    x the bare limit (per turn): spawned median {statistics.median(s / b for s, b in zip(spawned, bare)):.2f}x, "
+          f"zygote median {statistics.median(f / b for f, b in zip(forked, bare)):.2f}x "
+          f"(range {min(f / b for f, b in zip(forked, bare)):.2f}-{max(f / b for f, b in zip(forked, bare)):.2f}); "
+          f"target <= 3x")
+    for name, runs in (("spawned", k_spawned), ("zygote", k_forked), ("psro_v2", k_theirs)):
+        print(f"  Kuhn to exploitability {TARGETS[-1]} ({name}): {_summary([r[0] for r in runs])}; "
+              f"iterations {sorted(r[1] for r in runs)}; per iteration median "
+              f"{statistics.median(r[2] for r in runs) * 1e3:.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--mode", choices=("rlimits", "bubblewrap", "both"), default="both")
+    parser.add_argument("--games", action="store_true", help="also RRPS 1000 throws and Kuhn PSRO")
     args = parser.parse_args()
     print(machine_line())
+    previous = os.environ.get("CSRO_SANDBOX")
     for mode in (("rlimits", "bubblewrap") if args.mode == "both" else (args.mode,)):
         run(mode, max(5, args.pairs))
+    if previous is None:
+        os.environ.pop("CSRO_SANDBOX", None)
+    else:
+        os.environ["CSRO_SANDBOX"] = previous
+    if args.games:
+        games(max(5, args.pairs))
     try:
         print(f"load average at end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     except OSError:

@@ -152,8 +152,14 @@ def _report_exits(running: dict) -> None:
 
 def _fork_host(request: dict, fds: list, control, ctypes) -> int:
     zygote = os.getpid()
+    # The reply waits until the child has its own session, as Popen returns
+    # after its child's setsid: the parent may signal the group at once.
+    session_r, session_w = os.pipe()
     pid = os.fork()
     if pid:
+        os.close(session_w)
+        os.read(session_r, 1)  # one byte, or EOF if the child died first
+        os.close(session_r)
         return pid
     # The child: nothing of the zygote's but its code and imports.
     code = 1
@@ -164,6 +170,9 @@ def _fork_host(request: dict, fds: list, control, ctypes) -> int:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()  # a process group of its own, as a spawned host (start_new_session)
+        os.close(session_r)
+        os.write(session_w, b"1")
+        os.close(session_w)
         high = [os.dup2(fd, _HIGH_FD + index) for index, fd in enumerate(fds[:4])]
         for target, fd in zip((0, 1, 2, CLOCK_FD), high):  # stdin, stdout, the log as stderr, the clock page
             os.dup2(fd, target)

@@ -35,6 +35,7 @@ import sys
 
 sys.dont_write_bytecode = True
 
+import gc  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
@@ -70,6 +71,7 @@ def main() -> None:
     ctypes = host_kernel.load_ctypes()
     host_kernel.set_parent_death_signal(ctypes, parent)  # the zygote dies with the csro process
     host_kernel._load_libseccomp()  # the library only: each child builds and loads its own filter
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved once: a child's first call after the fork
     # The work a spawned host repeats each time (host_main._prepare's
     # policy-independent part): lazily imported stdlib and the compiler.
     for name in ("__future__", "heapq", "weakref", "copy", "types", "encodings.latin_1", "encodings.ascii",
@@ -80,6 +82,10 @@ def main() -> None:
             pass
     compile("class C:\n    def f(self, x):\n        return {'a': [x, 1.0, f'{x}']}\n", "<zygote warm-up>", "exec",
             dont_inherit=True)
+    # Everything loaded so far out of the collector's sight: a child's
+    # collections then never touch (and copy) the zygote's pages.
+    gc.collect()
+    gc.freeze()
     control = socket.socket(fileno=int(sys.argv[2]))  # host_start.py --zygote FD
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -111,7 +117,7 @@ def main() -> None:
                 request = {}
             op = request.get("op") if type(request) is dict else None
             if op == "spawn" and len(fds) == _FDS_PER_SPAWN:
-                pid = _fork_host(request, fds, control, ctypes)
+                pid = _fork_host(request, fds, control, prctl)
                 for fd in fds[:4]:
                     os.close(fd)
                 running[pid] = fds[4]
@@ -150,7 +156,7 @@ def _report_exits(running: dict) -> None:
         os.close(status)
 
 
-def _fork_host(request: dict, fds: list, control, ctypes) -> int:
+def _fork_host(request: dict, fds: list, control, prctl) -> int:
     zygote = os.getpid()
     # The reply waits until the child has its own session, as Popen returns
     # after its child's setsid: the parent may signal the group at once.
@@ -166,7 +172,9 @@ def _fork_host(request: dict, fds: list, control, ctypes) -> int:
     try:
         # Dies with the zygote (which dies with the csro process); ends now if
         # the zygote is already gone.  host_main sets it again, as in a spawned host.
-        host_kernel.set_parent_death_signal(ctypes, zygote)
+        prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG (host_kernel.set_parent_death_signal)
+        if os.getppid() != zygote:
+            os._exit(host_kernel.EXIT_ORPHANED)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()  # a process group of its own, as a spawned host (start_new_session)

@@ -185,3 +185,19 @@ def test_a_taken_over_child_cannot_signal_trace_or_read_its_sibling_or_the_zygot
         assert _alive(sibling.pid) and forked.alive()
         sibling.new_episodes([(2, 0, 0)])
         assert sibling.act([(2, {"legal_actions": [0, 1, 2]})])[0] in (0, 1, 2)
+
+
+def test_a_child_that_cannot_prove_its_layers_is_replaced_not_charged_to_the_policy(mode, monkeypatch, caplog):
+    real = zygote.spawn_host
+
+    def dying(*args, **kwargs):
+        forked = real(*args, **kwargs)
+        os.kill(forked[0].pid, signal.SIGKILL)  # dies before its reply to prepare
+        return forked
+
+    monkeypatch.setattr(zygote, "spawn_host", dying)
+    with PolicyHost(HONEST, GAME, name="honest", limits=LIMITS) as host:
+        assert _play(host) in (0, 1, 2)  # no PolicyFailure: served by a spawned host
+        assert not isinstance(host._process, zygote.ZygoteHost)
+        assert host.failure is None
+    assert "could not prove its sandbox" in caplog.text

@@ -280,11 +280,12 @@ class StartedProcess:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def start_host_process(mode: str) -> StartedProcess:
+def start_host_process(mode: str, *, fork: bool = True) -> StartedProcess:
     """Spawn a host (`python -s -S -P host_start.py`, in bubblewrap in that
     mode) in a fresh temporary directory and send it the first part of its
     set-up; it then waits for the policy's module.  OSError if it cannot be
-    started."""
+    started.  The host is forked by the zygote (zygote.py) when it is on
+    and `fork`, else spawned."""
     host_bytecode()  # the host's modules compiled once, not at every start
     temp_dir = tempfile.mkdtemp(prefix="csro-host-")
     page = None
@@ -302,7 +303,7 @@ def start_host_process(mode: str) -> StartedProcess:
         # -S: no site module (faster start, no .pth code, our editable install
         # stays invisible); the child adds the site dirs it needs itself.
         command += ["-s", "-S", "-P", script]
-        forked = zygote.spawn_host(mode, work_dir, log_path, page.fd) if zygote.zygote_enabled(mode) else None
+        forked = zygote.spawn_host(mode, work_dir, log_path, page.fd) if fork and zygote.zygote_enabled(mode) else None
         if forked is not None:  # forked by the zygote (zygote.py); it runs the same host_main
             process, clock_fd = forked
         else:
@@ -430,6 +431,7 @@ class PolicyHost:
         self._poll_out: select.poll | None = None
         self._in_flight: tuple | None = None  # (requests, legal lists, what) of a sent act
         self._launching = False  # launched: the module load not confirmed yet
+        self._prepared = False  # its reply to `prepare` read at launch (zygote hosts)
         self._page: ProgressPage | None = None
         self._clock: HostClock | None = None
         self._timing: CallTiming | None = None  # the page's last figures, once it is closed
@@ -460,8 +462,10 @@ class PolicyHost:
         self.launch()
         if self._launching:
             self._launching = False
-            # The reply to `prepare` (start_host_process), then to the load.
-            self._receive("setting up the sandbox", expected_seq=0)
+            # The reply to `prepare` (start_host_process; read at launch for a
+            # host forked by the zygote), then to the load.
+            if not self._prepared:
+                self._receive("setting up the sandbox", expected_seq=0)
             reply = self._receive("loading the module")
             self._clock.disarm()
             self._check_layers(reply.get("layers"))
@@ -515,6 +519,8 @@ class PolicyHost:
                 )
                 self.close()
                 raise self.failure from None
+        if isinstance(started.process, zygote.ZygoteHost):
+            started = self._proven(started)
         self._process, self._temp_dir, self._page = started.process, started.temp_dir, started.page
         started.page = None  # this host's now (closed with it)
         self._clock = HostClock(self._page, self._process, self.limits)
@@ -555,6 +561,25 @@ class PolicyHost:
         self._clock.arm(1, (KIND_LOAD,), at=launched_at)  # from spawn on: start-up, imports, module code
         self._send(config, "loading the module")
         self._launching = True
+
+    def _proven(self, started: StartedProcess) -> StartedProcess:
+        """A host forked by the zygote proves its layers (its `prepare` reply)
+        before the policy's module is sent; one that cannot is replaced by a
+        spawned host, and the policy is not charged with it."""
+        problem = zygote.prepared(started.process, self.limits.init_timeout)
+        if problem is None:
+            self._prepared = True
+            return started
+        zygote.log.warning("a host forked by the zygote could not prove its sandbox (%s); spawning one instead",
+                           problem)
+        started.discard()
+        try:
+            return start_host_process(self.mode, fork=False)
+        except OSError as error:
+            self.failure = PolicyFailure(FailureCategory.CRASH, f"could not start the policy host: {error}", "",
+                                         self.name)
+            self.close()
+            raise self.failure from None
 
     def new_episodes(self, episodes: list[tuple[int, int, int]]) -> None:
         """Construct `Policy(player, game)` for each (episode_id, player, seed)."""

@@ -376,6 +376,34 @@ def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[
     return ZygoteHost(zygote, pid, inner_pid, stdin_w, stdout_r, status_r), _CLOCK_FD_IN_CHILD
 
 
+def prepared(host: ZygoteHost, timeout: float) -> str | None:
+    """Read a forked host's reply to `prepare` (its layers in place); None if
+    it came and is a success, else what went wrong.  The parent checks this
+    before a policy's module is sent, so a child that cannot set its sandbox
+    up is replaced, never charged to the policy."""
+    fd = host.stdout.fileno()
+    line = b""
+    deadline = time.monotonic() + timeout
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return f"no reply to its set-up within {timeout:g} s"
+        chunk = os.read(fd, 1)  # byte by byte: nothing after the reply may be consumed here (none is sent)
+        if not chunk:
+            return f"it ended before its set-up was done (exit {host.poll()})"
+        line += chunk
+        if len(line) > 1 << 16:
+            return "its reply to the set-up is too long"
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        return "its reply to the set-up is not JSON"
+    if not isinstance(reply, dict) or reply.get("seq") != 0 or reply.get("ok") is not True:
+        message = reply.get("message") if isinstance(reply, dict) else None
+        return f"its set-up failed: {str(message)[:200]}" if message else "its reply to the set-up is out of protocol"
+    return None
+
+
 def shutdown() -> None:
     """Kill this process's zygotes (their hosts die with them)."""
     with _zygote_lock:

@@ -201,3 +201,22 @@ def test_a_child_that_cannot_prove_its_layers_is_replaced_not_charged_to_the_pol
         assert not isinstance(host._process, zygote.ZygoteHost)
         assert host.failure is None
     assert "could not prove its sandbox" in caplog.text
+
+
+@pytest.mark.parametrize("numpy_flag", ["1", "0"])
+def test_the_zygote_preloads_numpy_but_not_its_lazy_submodules(numpy_flag, monkeypatch):
+    monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
+    monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, "1")
+    monkeypatch.setenv(zygote.ZYGOTE_NUMPY_ENV_VAR, numpy_flag)
+    zygote.shutdown()
+    try:
+        forked = zygote._current("rlimits")
+        maps = Path(f"/proc/{forked.pid}/maps").read_text()
+        assert ("_multiarray_umath" in maps) == (numpy_flag == "1")
+        assert "pocketfft" not in maps  # numpy.fft stays lazy: a child loads it only for a policy that names it
+        uses_numpy = "import numpy as np\n" + HONEST.replace("self.calls += 1", "self.calls += int(np.int64(1))")
+        with PolicyHost(uses_numpy, GAME, name="numpy", limits=LIMITS) as host:
+            assert _play(host) in (0, 1, 2)
+            assert isinstance(host._process, zygote.ZygoteHost)
+    finally:
+        zygote.shutdown()

@@ -46,6 +46,7 @@ import time
 log = logging.getLogger(__name__)
 
 ZYGOTE_ENV_VAR = "CSRO_ZYGOTE"
+ZYGOTE_NUMPY_ENV_VAR = "CSRO_ZYGOTE_NUMPY"
 _CLOCK_FD_IN_CHILD = 10  # zygote_main.CLOCK_FD
 _READY_SECONDS = 20.0  # the zygote's start (interpreter and imports) on a loaded machine
 _REPLY_SECONDS = 10.0  # a fork and its reply
@@ -57,6 +58,15 @@ def zygote_enabled(mode: str) -> bool:
     if os.environ.get(ZYGOTE_ENV_VAR, "1").strip() in ("0", "false", "no", "off"):
         return False
     return mode in ("rlimits", "bubblewrap")
+
+
+def preloaded_modules() -> list[str]:
+    """What the zygote imports before forking: numpy (any policy may import
+    it, and its import is most of a numpy policy's load), unless
+    CSRO_ZYGOTE_NUMPY=0.  Its submodules stay lazy, as in a spawned host."""
+    if os.environ.get(ZYGOTE_NUMPY_ENV_VAR, "1").strip() in ("0", "false", "no", "off"):
+        return []
+    return ["numpy"]
 
 
 class ZygoteHost:
@@ -204,6 +214,16 @@ class _Zygote:
             raise OSError("the host zygote did not start")
         else:
             self.pid = ready
+        modules = preloaded_modules()
+        if modules:
+            from csro_tui.policies.isolation import _site_dirs
+
+            self.socket.send(json.dumps({"op": "preload", "site_dirs": list(_site_dirs()), "modules": modules}).encode())
+            try:
+                self._receive(_READY_SECONDS)
+            except (OSError, ValueError):
+                self.close()
+                raise
 
     def _receive(self, timeout: float):
         ready, _, _ = select.select([self.socket], [], [], timeout)

@@ -21,6 +21,9 @@ Protocol over the SOCK_SEQPACKET socket whose descriptor follows `--zygote`:
   the zygote forks, replies `{"pid": pid}` and keeps only the status pipe,
   where it writes the child's exit code (Popen's convention: -N for a
   signal) when the child ends;
+- `{"op": "preload", "site_dirs": [...], "modules": [...]}` (before any
+  child): modules every host may import anyway (numpy) are imported here
+  once; the reply is `{"preloaded": [...]}`;
 - `{"op": "release", "pid": pid}`: the parent has read the exit code; the
   zygote reaps the child and replies `{"released": pid}`.  Until then the dead child stays a zombie, so its
   pid (and process group) cannot be reused while the parent may still
@@ -123,6 +126,9 @@ def main() -> None:
                 running[pid] = fds[4]
                 control.send(json.dumps({"pid": pid}).encode())
                 _report_exits(running)
+            elif op == "preload" and not running and type(request.get("modules")) is list:
+                _preload(request)
+                control.send(json.dumps({"preloaded": sorted(set(request["modules"]) & set(sys.modules))}).encode())
             elif op == "release" and type(request.get("pid")) is int:
                 try:
                     os.waitpid(request["pid"], 0)
@@ -133,6 +139,24 @@ def main() -> None:
                 for fd in fds:
                     os.close(fd)
                 control.send(json.dumps({"error": "bad request"}).encode())
+
+
+def _preload(request: dict) -> None:
+    """Import modules every host may import anyway (numpy), from the
+    installation's site directories, before any child exists: a child then
+    finds them loaded instead of importing them at its policy's load.
+    Sent by the parent once, right after `ready`; never policy data."""
+    for directory in request.get("site_dirs", []):
+        if type(directory) is str and directory not in sys.path:
+            sys.path.append(directory)
+    for name in request["modules"]:
+        if type(name) is str:
+            try:
+                __import__(name)
+            except Exception:  # noqa: BLE001 - a child imports it (and reports) as a spawned host would
+                pass
+    gc.collect()
+    gc.freeze()
 
 
 def _report_exits(running: dict) -> None:

@@ -131,9 +131,17 @@ class ZygoteHost:
             try:
                 code = int(data.strip())
             except ValueError:
-                # The zygote died: the child dies with it (parent-death signal); make sure.
+                # The zygote died: the child dies with it (parent-death signal);
+                # make sure, through its pidfd (never a recycled pid), and wait for it.
                 code = -signal.SIGKILL
-                _kill_quietly(self.pid)
+                if self._pidfd >= 0:
+                    try:
+                        signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    select.select([self._pidfd], [], [], _REPLY_SECONDS)
+                else:
+                    _kill_quietly(self.pid)
             else:
                 self._zygote.release(self.inner_pid)
             self.returncode = code
@@ -192,6 +200,11 @@ class _Zygote:
                 env=_child_env(), start_new_session=True, close_fds=True,
                 pass_fds=(theirs.fileno(),),
             )
+        except BaseException:
+            ours.close()
+            if self.work_dir is not None:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
+            raise
         finally:
             theirs.close()
         try:

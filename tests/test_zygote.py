@@ -104,7 +104,7 @@ def test_a_zygote_that_cannot_start_leaves_hosts_spawned(monkeypatch):
     monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, "1")
     zygote.shutdown()
 
-    def broken(_mode):
+    def broken(*_args):
         raise OSError("no zygote today")
 
     monkeypatch.setattr(zygote, "_Zygote", broken)
@@ -162,9 +162,12 @@ raise RuntimeError("RESULTS" + repr(sorted(results.items())))
 def test_a_taken_over_child_cannot_signal_trace_or_read_its_sibling_or_the_zygote(mode):
     if not kernel_layers()["seccomp"]:
         pytest.skip("no seccomp here: the takeover's system calls are what this tests")
-    with PolicyHost(HONEST, GAME, name="sibling", limits=LIMITS) as sibling:
+    # The attacker imports numpy (its takeover needs it), so it is forked by
+    # the zygote that has numpy loaded: so is its sibling here.
+    honest_numpy = "import numpy as np\n" + HONEST
+    with PolicyHost(honest_numpy, GAME, name="sibling", limits=LIMITS) as sibling:
         assert _play(sibling) in (0, 1, 2)
-        forked = zygote._current(mode)
+        forked = zygote._current(mode, sibling._process.numpy)
         # Under bubblewrap the hosts see pids of the zygote's namespace.
         inner = {"sibling": sibling._process.inner_pid, "zygote": zygote._namespace_pid(forked.pid)}
         game = {**GAME, "params": {"targets": inner}}
@@ -204,19 +207,26 @@ def test_a_child_that_cannot_prove_its_layers_is_replaced_not_charged_to_the_pol
 
 
 @pytest.mark.parametrize("numpy_flag", ["1", "0"])
-def test_the_zygote_preloads_numpy_but_not_its_lazy_submodules(numpy_flag, monkeypatch):
+def test_numpy_policies_are_forked_from_a_zygote_that_has_numpy_the_others_from_one_without(numpy_flag, monkeypatch):
     monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
     monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, "1")
     monkeypatch.setenv(zygote.ZYGOTE_NUMPY_ENV_VAR, numpy_flag)
     zygote.shutdown()
     try:
-        forked = zygote._current("rlimits")
-        maps = Path(f"/proc/{forked.pid}/maps").read_text()
-        assert ("_multiarray_umath" in maps) == (numpy_flag == "1")
-        assert "pocketfft" not in maps  # numpy.fft stays lazy: a child loads it only for a policy that names it
         uses_numpy = "import numpy as np\n" + HONEST.replace("self.calls += 1", "self.calls += int(np.int64(1))")
-        with PolicyHost(uses_numpy, GAME, name="numpy", limits=LIMITS) as host:
-            assert _play(host) in (0, 1, 2)
-            assert isinstance(host._process, zygote.ZygoteHost)
+        with PolicyHost(uses_numpy, GAME, name="numpy", limits=LIMITS) as with_numpy, \
+                PolicyHost(HONEST, GAME, name="plain", limits=LIMITS) as plain:
+            assert _play(with_numpy) in (0, 1, 2) and _play(plain) in (0, 1, 2)
+            assert isinstance(with_numpy._process, zygote.ZygoteHost) and isinstance(plain._process, zygote.ZygoteHost)
+            assert with_numpy._process.numpy == (numpy_flag == "1")
+            assert not plain._process.numpy
+            plain_maps = Path(f"/proc/{zygote._current('rlimits').pid}/maps").read_text()
+            assert "_multiarray_umath" not in plain_maps
+            if numpy_flag == "1":
+                numpy_maps = Path(f"/proc/{zygote._current('rlimits', True).pid}/maps").read_text()
+                assert "_multiarray_umath" in numpy_maps
+                assert "pocketfft" not in numpy_maps  # numpy.fft stays lazy: loaded only for a policy naming it
+            else:
+                assert ("rlimits", True) not in zygote._zygotes
     finally:
         zygote.shutdown()

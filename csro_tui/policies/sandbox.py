@@ -280,12 +280,12 @@ class StartedProcess:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def start_host_process(mode: str, *, fork: bool = True) -> StartedProcess:
+def start_host_process(mode: str, *, fork: bool = True, numpy: bool = False) -> StartedProcess:
     """Spawn a host (`python -s -S -P host_start.py`, in bubblewrap in that
     mode) in a fresh temporary directory and send it the first part of its
     set-up; it then waits for the policy's module.  OSError if it cannot be
     started.  The host is forked by the zygote (zygote.py) when it is on
-    and `fork`, else spawned."""
+    and `fork` (by the one that has imported numpy if `numpy`), else spawned."""
     host_bytecode()  # the host's modules compiled once, not at every start
     temp_dir = tempfile.mkdtemp(prefix="csro-host-")
     page = None
@@ -303,7 +303,8 @@ def start_host_process(mode: str, *, fork: bool = True) -> StartedProcess:
         # -S: no site module (faster start, no .pth code, our editable install
         # stays invisible); the child adds the site dirs it needs itself.
         command += ["-s", "-S", "-P", script]
-        forked = zygote.spawn_host(mode, work_dir, log_path, page.fd) if fork and zygote.zygote_enabled(mode) else None
+        forked = (zygote.spawn_host(mode, work_dir, log_path, page.fd, numpy) if fork and zygote.zygote_enabled(mode)
+                  else None)
         if forked is not None:  # forked by the zygote (zygote.py); it runs the same host_main
             process, clock_fd = forked
         else:
@@ -506,13 +507,18 @@ class PolicyHost:
         if problem:
             raise ConfigError(problem)
         launched_at = time.monotonic()
+        uses_numpy = "numpy" in imported_modules(self.source)
         started, self._prestarted = self._prestarted, None
         if started is not None and (started.mode != self.mode or started.process.poll() is not None):
             started.discard()  # started for another isolation mode, or dead: not trusted with this policy
             started = None
+        if (started is not None and uses_numpy and isinstance(started.process, zygote.ZygoteHost)
+                and not started.process.numpy and zygote.numpy_zygote_enabled()):
+            started.discard()  # a fork from the zygote that has numpy loaded is cheaper than numpy's import
+            started = None
         if started is None:
             try:
-                started = start_host_process(self.mode)
+                started = start_host_process(self.mode, numpy=uses_numpy)
             except OSError as error:
                 self.failure = PolicyFailure(
                     FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name

@@ -24,6 +24,10 @@ still drops to a uid of its own (isolation.host_uid of its pid as the
 parent sees it, found through /proc: the zygote only knows the pid in its
 namespace).
 
+A second zygote per mode has imported numpy: a policy that imports numpy
+gets its host from it (`PolicyHost.launch`), so its load skips numpy's
+import, while other hosts stay small (CSRO_ZYGOTE_NUMPY=0: no second one).
+
 CSRO_ZYGOTE=0 turns the zygote off (every host spawned, as before).
 """
 
@@ -60,13 +64,11 @@ def zygote_enabled(mode: str) -> bool:
     return mode in ("rlimits", "bubblewrap")
 
 
-def preloaded_modules() -> list[str]:
-    """What the zygote imports before forking: numpy (any policy may import
-    it, and its import is most of a numpy policy's load), unless
-    CSRO_ZYGOTE_NUMPY=0.  Its submodules stay lazy, as in a spawned host."""
-    if os.environ.get(ZYGOTE_NUMPY_ENV_VAR, "1").strip() in ("0", "false", "no", "off"):
-        return []
-    return ["numpy"]
+def numpy_zygote_enabled() -> bool:
+    """Whether policies that import numpy get hosts from a second zygote
+    that has imported it (its import is most of such a policy's load; its
+    submodules stay lazy, as in a spawned host).  CSRO_ZYGOTE_NUMPY=0: no."""
+    return os.environ.get(ZYGOTE_NUMPY_ENV_VAR, "1").strip() not in ("0", "false", "no", "off")
 
 
 class ZygoteHost:
@@ -79,6 +81,7 @@ class ZygoteHost:
                  status_fd: int) -> None:
         self.pid = pid
         self.inner_pid = inner_pid  # its pid as the zygote sees it (another under bubblewrap)
+        self.numpy = zygote.numpy  # numpy loaded before the fork
         self.args = ["zygote child", str(pid)]
         self.stdin = open(stdin_fd, "wb")
         self.stdout = open(stdout_fd, "rb")
@@ -173,13 +176,14 @@ def _kill_quietly(pid: int, number: int = signal.SIGKILL) -> None:
 class _Zygote:
     """One running zygote process and the socket to it."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, numpy: bool = False) -> None:
         from csro_tui.policies.isolation import HOST_SCRIPT, _child_env, host_bytecode
         from csro_tui.policies.sandbox import _spawn
 
         host_bytecode()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.mode = mode
+        self.numpy = numpy  # the flavour that has imported numpy
         self.lock = threading.Lock()
         self.socket = ours
         self.work_dir = None
@@ -227,7 +231,7 @@ class _Zygote:
             raise OSError("the host zygote did not start")
         else:
             self.pid = ready
-        modules = preloaded_modules()
+        modules = ["numpy"] if numpy else []
         if modules:
             from csro_tui.policies.isolation import _site_dirs
 
@@ -340,14 +344,14 @@ def _kill_namespace_child(zygote: "_Zygote", inner: int) -> None:
         pass
 
 
-_zygotes: dict[str, _Zygote] = {}  # isolation mode -> this process's zygote for it
+_zygotes: dict[tuple[str, bool], _Zygote] = {}  # (isolation mode, numpy) -> this process's zygote
 _zygotes_pid = 0  # the process they belong to: a forked child starts its own
 _zygote_lock = threading.Lock()
-_failed_at: dict[str, float] = {}
+_failed_at: dict[tuple[str, bool], float] = {}
 starts = 0  # zygotes started by this process (tests, benches)
 
 
-def _current(mode: str) -> _Zygote | None:
+def _current(mode: str, numpy: bool = False) -> _Zygote | None:
     """This process's zygote for `mode`, started (or restarted) if needed;
     None while one cannot be started (hosts are then spawned)."""
     global _zygotes_pid, starts
@@ -355,30 +359,32 @@ def _current(mode: str) -> _Zygote | None:
         if _zygotes_pid != os.getpid():
             _zygotes.clear()  # a forked process's copies: not its children
             _zygotes_pid = os.getpid()
-        zygote = _zygotes.get(mode)
+        key = (mode, numpy)
+        zygote = _zygotes.get(key)
         if zygote is not None and zygote.alive():
             return zygote
         if zygote is not None:
             log.warning("the host zygote died (exit %s); starting another", zygote.process.returncode)
             zygote.close()
-            del _zygotes[mode]
-        if time.monotonic() - _failed_at.get(mode, float("-inf")) < _RETRY_AFTER_SECONDS:
+            del _zygotes[key]
+        if time.monotonic() - _failed_at.get(key, float("-inf")) < _RETRY_AFTER_SECONDS:
             return None
         try:
-            zygote = _Zygote(mode)
+            zygote = _Zygote(mode, numpy)
         except (OSError, ValueError) as error:
             log.warning("could not start the host zygote (hosts are spawned instead): %s", error)
-            _failed_at[mode] = time.monotonic()
+            _failed_at[key] = time.monotonic()
             return None
-        _zygotes[mode] = zygote
+        _zygotes[key] = zygote
         starts += 1
         return zygote
 
 
-def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[ZygoteHost, int] | None:
+def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int,
+               numpy: bool = False) -> tuple[ZygoteHost, int] | None:
     """A host forked by the zygote, with the descriptor number of its clock
     page inside it; None when the zygote is unavailable (the caller spawns)."""
-    zygote = _current(mode)
+    zygote = _current(mode, numpy and numpy_zygote_enabled())
     if zygote is None:
         return None
     stdin_r, stdin_w = os.pipe()
@@ -394,7 +400,7 @@ def spawn_host(mode: str, work_dir: str, log_path: str, clock_fd: int) -> tuple[
         except (OSError, ValueError) as error:
             log.warning("the host zygote failed (%s); spawning this host", error)
             with _zygote_lock:
-                if _zygotes.get(mode) is zygote:
+                if _zygotes.get((mode, zygote.numpy)) is zygote:
                     zygote.close()
             for fd in ours:
                 os.close(fd)

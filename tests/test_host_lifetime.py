@@ -170,7 +170,8 @@ def test_no_host_outlives_a_killed_parent_even_one_that_cleared_its_death_signal
         )
         zygotes = [pid for pid, command in _descendants(launcher).items()
                    if "bwrap" not in command.split()[0] and _is_zygote(pid, command)]
-        assert len(zygotes) == (1 if zygote == "1" else 0), _descendants(launcher)
+        # One zygote per flavour in use: the clinging policy imports numpy (its takeover does).
+        assert (1 <= len(zygotes) <= 2) if zygote == "1" else not zygotes, _descendants(launcher)
         assert all(_is_zygote(_parent(pid), _command(_parent(pid))) == (zygote == "1") for pid in hosts)
         time.sleep(3.0)  # the clinging policy has cleared what it could and spins
         evaluator = [pid for pid, command in _descendants(launcher).items()

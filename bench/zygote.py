@@ -70,6 +70,33 @@ def _one(mode: str, use_zygote: bool) -> tuple[float, float]:
     return wall, cpu
 
 
+NUMPY_POLICY = """
+import numpy as np
+
+class Policy:
+    def __init__(self, player, game):
+        self.weights = np.ones(3)
+
+    def act(self, obs):
+        return int(obs["legal_actions"][int(np.argmax(self.weights)) % len(obs["legal_actions"])])
+"""
+
+
+def _numpy_first_answer(use_zygote: bool) -> float:
+    """Wall seconds from a new PolicyHost to the first answer of a policy that imports numpy."""
+    from csro_tui.policies import zygote
+    from csro_tui.policies.sandbox import PolicyHost
+
+    os.environ[zygote.ZYGOTE_ENV_VAR] = "1" if use_zygote else "0"
+    began = time.perf_counter()
+    with PolicyHost(NUMPY_POLICY, {"name": "bench"}) as host:
+        host.new_episodes([(1, 0, 0)])
+        host.act([(1, {"legal_actions": [0, 1, 2]})])
+        if use_zygote != (type(host._process).__name__ == "ZygoteHost"):
+            raise RuntimeError("the host did not come from where it was asked for")
+        return time.perf_counter() - began
+
+
 def _summary(values: list[float]) -> str:
     return (f"median {statistics.median(values) * 1e3:.1f} ms "
             f"(range {min(values) * 1e3:.1f}-{max(values) * 1e3:.1f})")
@@ -99,6 +126,13 @@ def run(mode: str, pairs: int) -> None:
           f"(range {min(wall_ratios):.1f}-{max(wall_ratios):.1f}), CPU median {statistics.median(cpu_ratios):.1f}x "
           f"(range {min(cpu_ratios):.1f}-{max(cpu_ratios):.1f}); target >= 5x")
     print(f"  the zygote's own start (once per process): {zygote_start * 1e3:.0f} ms wall")
+    _numpy_first_answer(True), _numpy_first_answer(False)  # warm-up: the numpy zygote's start
+    spawned_np, forked_np = [], []
+    for _ in range(pairs):
+        spawned_np.append(_numpy_first_answer(False))
+        forked_np.append(_numpy_first_answer(True))
+    print(f"  a numpy policy, new PolicyHost to its first answer: spawned wall {_summary(spawned_np)}, "
+          f"zygote {_summary(forked_np)}")
     del sandbox
 
 

@@ -230,3 +230,27 @@ def test_numpy_policies_are_forked_from_a_zygote_that_has_numpy_the_others_from_
                 assert ("rlimits", True) not in zygote._zygotes
     finally:
         zygote.shutdown()
+
+
+def test_a_pool_workers_sigterm_inside_a_finalizer_is_delivered_again_not_swallowed(monkeypatch):
+    """Pool.terminate's SIGTERM raising SystemExit inside a __del__ (a host's
+    close, a zygote round trip) was swallowed and the parent waited for the
+    worker forever (test_stop_mid_evaluation hung once): it is sent again."""
+    import sys
+    import threading
+
+    from csro_tui.evaluation import runner
+
+    sent = []
+    done = threading.Event()
+    monkeypatch.setattr(os, "kill", lambda pid, number: (sent.append((pid, number)), done.set()))
+    monkeypatch.setattr(signal, "signal", lambda *_args: None)  # the test process keeps its handlers
+
+    class Closing:
+        def __del__(self):
+            runner._unwind_on_sigterm(signal.SIGTERM, sys._getframe())  # as if the signal came now
+
+    Closing()  # its __del__ runs here: the handler must not raise into it
+    assert done.wait(5) and sent == [(os.getpid(), signal.SIGTERM)]
+    with pytest.raises(SystemExit):  # outside a finalizer it unwinds, as before
+        runner._unwind_on_sigterm(signal.SIGTERM, sys._getframe())

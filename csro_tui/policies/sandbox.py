@@ -507,7 +507,8 @@ class PolicyHost:
         if problem:
             raise ConfigError(problem)
         launched_at = time.monotonic()
-        uses_numpy = "numpy" in imported_modules(self.source)
+        imported = imported_modules(self.source)
+        uses_numpy = "numpy" in imported
         started, self._prestarted = self._prestarted, None
         if started is not None and (started.mode != self.mode or started.process.poll() is not None):
             started.discard()  # started for another isolation mode, or dead: not trusted with this policy
@@ -539,7 +540,7 @@ class PolicyHost:
         # Imported by the host before it drops root and forbids new executable
         # memory (the rest of its set-up came with `start_host_process`:
         # _prepare_message).
-        preimport = sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
+        preimport = sorted(imported & ALLOWED_IMPORTS)
         if "numpy" in preimport:
             # numpy 2 loads these on first use (40-50 ms for all of them):
             # those the source names, so honest code finds them loaded; code

@@ -135,3 +135,44 @@ async def test_the_ray_backend_is_chosen_on_the_form_with_its_address():
     assert app.results == [
         LaunchOptions(game="kuhn_poker", oracle="best-response", backend="ray", ray_address="10.0.0.5:6379")
     ]
+
+
+def _burst(app, *keys: str) -> None:
+    """Keys as a terminal delivers a quick burst: all queued before the app handles the first."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    for key in keys:
+        character = key if len(key) == 1 else None
+        name = _character_to_key(key) if character is not None and not key.isalnum() else key
+        event = events.Key(name, character)
+        event.set_sender(app)
+        app._driver.send_message(event)  # noqa: SLF001 - what the driver does with a terminal's keys
+
+
+async def test_a_burst_of_keys_into_the_game_field_keeps_their_order():
+    """Issue 29, item 2: a bound key (ctrl+u, backspace, home, end, enter) ran only after
+    bubbling up to the app, so in a burst it took effect after the characters typed after
+    it: ctrl+u then `kuhn_poker(bogus=1)` left an empty field."""
+    chosen: list = []
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(game="rrps(num_repetitions=100)"), on_choice=chosen.append))
+    async with app.run_test(size=(80, 24)) as pilot:
+        checked = lambda: getattr(app.screen_stack[-1] if app.screen_stack else None, "checked_game", None)  # noqa: E731
+        await wait_until(pilot, lambda: checked() == "rrps(num_repetitions=100)", "the default game checked")
+        game = app.screen.query_one("#game", Input)
+        game.focus()
+        await pilot.pause()
+
+        async def typed(*keys: str) -> str:
+            _burst(app, *keys)
+            for _ in range(len(keys) + 5):  # every key handled (each takes a few message hops)
+                await pilot.pause()
+            await wait_until(pilot, lambda: checked() == game.value, "the field checked")
+            return game.value
+
+        assert await typed("ctrl+u", *"kuhn_poker(bogus=1)") == "kuhn_poker(bogus=1)"
+        assert "unknown parameter" in _error(app)
+        assert await typed("backspace", "backspace", *"2)", "home", "x", "end", "backspace", ")") == "xkuhn_poker(bogus=2)"
+        _burst(app, "ctrl+u", *"rrps(num_repetitions=100)", "enter")
+        await wait_until(pilot, lambda: chosen, "the session started")
+    assert chosen[0].game == "rrps(num_repetitions=100)"

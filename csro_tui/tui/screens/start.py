@@ -27,6 +27,7 @@ from rich.text import Text
 from csro_tui.config import BACKENDS
 from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
+from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 HUMAN_ORACLE = "human"
@@ -132,7 +133,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             with VerticalScroll(id="new-session", classes="panel") as new:
                 new.border_title = "New session"
                 yield Label("Game: name or name(key=value,…)", classes="field-label")
-                yield Input(
+                yield OrderedInput(
                     d.game,
                     placeholder="kuhn_poker, rrps(num_repetitions=100), …",
                     suggester=SuggestFromList([*self.choices.games, *GAME_EXAMPLES], case_sensitive=False),

@@ -326,6 +326,10 @@ class CsroApp(App[None]):
         if self._busy():
             self.notify("Still working; c cancels.", severity="warning")
             return
+        if getattr(self.live, "oracle_finished", None):
+            self.notify(f"completed: {self.live.oracle_finished}. esc closes the session (recorded completed); "
+                        "a new session can use another oracle.", timeout=10)
+            return
         self._run_worker(self._iterate, count)
 
     def action_cancel_work(self) -> None:

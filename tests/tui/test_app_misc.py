@@ -65,7 +65,7 @@ async def test_help_shows_the_policy_contract_and_keys():
         assert isinstance(app.screen, HelpScreen)
         source = app.screen.query_one(Markdown).source
         assert POLICY_CONTRACT in source
-        assert "| review | `r` | reject it, with a reason the oracle receives |" in source
+        assert "| review | `r` | reject it, with a reason (recorded; LLM oracles get it in their next prompt) |" in source
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)

@@ -234,3 +234,25 @@ async def test_the_reason_box_says_whether_the_oracle_reads_the_reason():
             await pilot.pause()
             assert isinstance(app.screen, RejectReasonScreen)
             assert says in str(app.screen.query_one("#reject-note").render())
+
+
+async def test_the_reason_box_shows_its_whole_explanation_at_both_sizes():
+    """Issue 29, item 4: the note was one line, cut at the box's edge ("... the seed oracle d")."""
+    from dataclasses import replace
+
+    from textual.geometry import Region
+
+    from csro_tui.tui.screens.reject import RejectReasonScreen, reason_note
+
+    for size in ((80, 24), (160, 48)):
+        app = ScreenApp(lambda: ReviewScreen(replace(sample_review(), oracle="seed")))
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("r")
+            await pilot.pause()
+            assert isinstance(app.screen, RejectReasonScreen)
+            note = app.screen.query_one("#reject-note")
+            box = app.screen.query_one("#reject-box")
+            assert box.region.right <= size[0] and note.region.right <= box.content_region.right, size
+            lines = note.render_lines(Region(0, 0, note.size.width, note.size.height))
+            shown = " ".join(line.text.strip() for line in lines)
+            assert shown == reason_note("seed"), size

@@ -261,8 +261,11 @@ class CsroApp(App[None]):
         if self.live is not None and self._busy():
             try:
                 activity = self.live.llm_activity()
+                progress = self.live.progress_line()  # the time left re-estimated now, between reports
             except Exception:  # noqa: BLE001 - a display nicety; never break the app for it
-                activity = None
+                activity = progress = None
+            if progress and progress != self._work_text:
+                self._set_work(progress)
         if isinstance(self.screen, LLMCallScreen):
             self.screen.show(activity)
         if self.dashboard is None or (activity is None and not self._llm_shown):

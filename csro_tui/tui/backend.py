@@ -465,6 +465,7 @@ class LiveRun:
         self._activity = ""
         self._batch: BatchProgress | None = None  # the batch being evaluated
         self._batch_what = ("evaluating", "matchups")
+        self._batch_note = ""  # the Ray backend's workers, beside the counts
         self._progress_shown = 0.0
         self.oracle_finished: str | None = None  # why the oracle has nothing more to propose, once it said so
         # the iterations the session was asked for (the start form's, else the configuration's)
@@ -563,10 +564,23 @@ class LiveRun:
         batch.done = done
         cluster = getattr(self.engine.evaluator, "cluster_status", lambda: None)()  # the Ray backend's
         note = f"{cluster.workers_alive}/{cluster.workers} Ray workers" if cluster is not None else ""
+        self._batch_note = note
         if now - self._progress_shown < PROGRESS_EVERY and done < total:
             return
         self._progress_shown = now
         self._on_event(EvaluationProgress(batch.line(now, note)), None)
+
+    def progress_line(self) -> str | None:
+        """The batch being evaluated as of now (the app asks twice a second): its rate and time
+        left from the work reported done over the time spent so far. A slow policy reports
+        rarely; the line computed at its last report froze at that report's estimate
+        ("50 s left" for 100 s)."""
+        import time
+
+        batch = self._batch
+        if batch is None or batch.done >= batch.total:
+            return None
+        return batch.line(time.monotonic(), self._batch_note)
 
     def _watch_batches(self, run: Callable[..., Any]) -> Callable[..., Any]:
         """The evaluator's `run`, noting what each batch plays (bots or members) for its progress line."""

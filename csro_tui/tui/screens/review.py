@@ -25,7 +25,8 @@ from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.reject import RejectReasonScreen
 
 
-def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text:
+def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_key: str = "2") -> Text:
+    """The header over a proposal's tabs; `diff_key` is the key of the Diff tab on that screen."""
     text = Text()
     text.append(one_line(info.name), style="bold")
     text.append(f"  by {one_line(info.oracle)}  iteration {info.iteration}  attempt {info.attempt}")
@@ -43,7 +44,7 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text
         text.append(f" from the oracle's proposal {one_line(original[0])}")
         if len(info.history) > 1:
             text.append(f" ({len(info.history)} edits)")
-        text.append("; Diff (2) shows oracle → edited\n")
+        text.append(f"; Diff ({diff_key}) shows oracle → edited\n")
     if info.duplicate_of:
         text.append(f"⚠ duplicate of {one_line(info.duplicate_of)}", style="bold yellow")
         if info.duplicate_reason:

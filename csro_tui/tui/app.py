@@ -91,6 +91,8 @@ class CsroApp(App[None]):
         self._close_armed = False  # esc once more closes a session whose work is running
         self._work_text = "idle"
         self._llm_shown = False  # the dashboard shows an LLM call in flight
+        self._hidden_review: tuple[ReviewScreen, Any] | None = None  # esc left it waiting; n opens it again
+        self._review_decided: Any = None  # the shown review's callback (it goes with the screen when hidden)
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
@@ -309,12 +311,33 @@ class CsroApp(App[None]):
             self.pop_screen()
 
         def decided(decision: ReviewDecision | None) -> None:
+            self._hidden_review = None
             decision = decision or ReviewDecision("cancel")
             if self.reviewer is not None:
                 self.reviewer.answer(decision)
             self._set_work(f"{decision.kind}: engine working…")
 
+        self._hidden_review = None
+        self._review_decided = decided
         self.push_screen(ReviewScreen(info), decided)
+
+    def action_hide_review(self) -> None:
+        """esc on the review: back to the dashboard; the proposal stays waiting (n opens it again)."""
+        screen = self.screen
+        if not isinstance(screen, ReviewScreen) or self.dashboard is None:
+            return
+        self._hidden_review = (screen, self._review_decided)
+        self.pop_screen()  # not dismissed: the engine keeps waiting for the decision
+        self._set_work(f"waiting for your review of {screen.info.name} (n opens it)")
+        self.notify(f"{screen.info.name} waits for your review: n opens it again.", timeout=5)
+
+    def _reopen_review(self) -> bool:
+        if self._hidden_review is None:
+            return False
+        screen, callback = self._hidden_review
+        self._hidden_review = None
+        self.push_screen(screen, callback)
+        return True
 
     def _busy(self) -> bool:
         return self._work is not None and self._work.state in (WorkerState.PENDING, WorkerState.RUNNING)
@@ -325,6 +348,8 @@ class CsroApp(App[None]):
     def action_run_iterations(self, count: int = 1) -> None:
         if self.live is None:
             self.notify("No live session: start one from the start screen.", severity="warning")
+            return
+        if self._busy() and self._reopen_review():
             return
         if self._busy():
             self.notify("Still working; c cancels.", severity="warning")
@@ -345,6 +370,7 @@ class CsroApp(App[None]):
             self.reviewer.cancel()
         if isinstance(self.screen, ReviewScreen):
             self.screen.dismiss(ReviewDecision("cancel"))
+        self._hidden_review = None
         if self._work is not None:
             self._work.cancel()
         self._set_work("cancelling…")
@@ -408,6 +434,7 @@ class CsroApp(App[None]):
         self.live = None
         self.dashboard = None
         self.reviewer = None
+        self._hidden_review = None
         self.latest = DashboardData()
         self._closing = False
         if dashboard is not None and dashboard in self.screen_stack:

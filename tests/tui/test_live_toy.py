@@ -225,3 +225,23 @@ async def test_an_oracle_with_nothing_more_to_propose_completes_the_session_as_c
     state = fold(Backend(tmp_path).read_events(session_id))
     assert state.completed_iterations == 2
     assert state.closed.reason == "completed" and "has nothing more to propose" in state.closed.message
+
+
+async def test_esc_on_the_review_goes_back_to_the_dashboard_and_n_opens_the_waiting_proposal(tmp_path):
+    """Issue 29, item 8: esc did nothing on the review and the footer had no esc."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        first = await start_and_review_first_proposal(pilot, app)
+        assert "review.back" in {binding.id for binding in first.BINDINGS}  # esc is in the footer
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+        assert app._busy() and any("waits for your review: n opens it again" in n for n in notifications(app))
+        assert population(app) == ["weak"]  # nothing decided
+        await pilot.press("n")
+        again = await review(pilot, app)
+        assert again is first
+        await pilot.press("a")
+        await engine_idle(pilot, app)
+        assert population(app) == ["weak", first.info.name]

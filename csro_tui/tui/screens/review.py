@@ -210,6 +210,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("g", "regenerate", "Regenerate", id="review.regenerate"),
         Binding("c", "app.cancel_work", "Stop the run", id="review.cancel"),
+        Binding("escape", "app.hide_review", "Back (it waits)", id="review.back", tooltip="Back to the dashboard; n opens the review again"),
         Binding("1", "tab('tab-code')", "Code", id="review.tab_code", show=False),
         Binding("2", "tab('tab-diff')", "Diff", id="review.tab_diff", show=False),
         Binding("3", "tab('tab-rationale')", "Rationale", id="review.tab_rationale", show=False),

@@ -176,3 +176,25 @@ async def test_a_burst_of_keys_into_the_game_field_keeps_their_order():
         _burst(app, "ctrl+u", *"rrps(num_repetitions=100)", "enter")
         await wait_until(pilot, lambda: chosen, "the session started")
     assert chosen[0].game == "rrps(num_repetitions=100)"
+
+
+async def test_the_sessions_panel_is_half_the_screen_again_after_a_narrow_resize():
+    """Issue 29, item 6: 160x48 -> 80x24 -> 160x48 left the sessions panel 46 columns wide."""
+    from dataclasses import replace
+
+    sessions = [(f"20261203-0950{i:02d}-kuhn_poker-seed", "completed · kuhn_poker · seed · nash · 3 iterations · 4 policies")
+                for i in range(3)]
+    app = ScreenApp(lambda: StartScreen(replace(CHOICES, sessions=sessions), LaunchOptions()))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "checked_game", None) == "kuhn_poker", "the form")
+        panel = app.screen.query_one("#open-session")
+        wide = panel.size.width
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert panel.size.width < wide
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        await pilot.pause()
+        assert panel.size.width == wide
+        [column] = app.screen.query_one("#session-list").ordered_columns
+        assert column.width >= len(sessions[0][1])  # summaries whole again, not cut at 46 columns

@@ -17,6 +17,7 @@ from csro_tui.tui.backend import session_summary
 from csro_tui.tui.screens.dashboard import session_dir
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.error_panel import ErrorPanel
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
@@ -45,7 +46,7 @@ class SessionsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
-        yield DataTable(cursor_type="row", id="sessions-list")
+        yield MeasuredTable(cursor_type="row", id="sessions-list")
         yield Footer()
 
     def on_mount(self) -> None:

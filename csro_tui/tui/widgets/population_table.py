@@ -9,6 +9,7 @@ from rich.text import Text
 
 from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData, Member
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 from csro_tui.numbers import number
 
 
@@ -17,7 +18,7 @@ NARROW_NAME = 12  # characters of a name in a narrow table (the inspector has it
 SHORT_HEADERS = {"AggScore": "Agg", "vs meta": "vsMeta"}
 
 
-class PopulationTable(DataTable):
+class PopulationTable(MeasuredTable):
     """Rows keyed by policy id; Enter on a row asks to inspect it."""
 
     class Inspect(Message):

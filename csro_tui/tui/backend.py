@@ -142,13 +142,15 @@ class Backend:
 
 def nothing_accepted(before: Any, after: Any) -> str:
     """Says which iterations run since `before` ended without a new policy, and why ("" if none did)."""
+    from csro_tui.numbers import counted
+
     empty = []
     for number, iteration in sorted(after.iterations.items()):
         if number == 0 or not iteration.finished or iteration.accepted is not None:
             continue
         if number in before.iterations and before.iterations[number].finished:
             continue
-        empty.append(f"iteration {number} ended with nothing accepted ({iteration.attempts} attempts used)")
+        empty.append(f"iteration {number} ended with nothing accepted ({counted(iteration.attempts, 'attempt')} used)")
     return "; ".join(empty)
 
 

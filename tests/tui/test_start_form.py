@@ -198,3 +198,17 @@ async def test_the_sessions_panel_is_half_the_screen_again_after_a_narrow_resize
         assert panel.size.width == wide
         [column] = app.screen.query_one("#session-list").ordered_columns
         assert column.width >= len(sessions[0][1])  # summaries whole again, not cut at 46 columns
+
+
+def test_a_one_letter_game_is_not_answered_with_names_that_merely_contain_it():
+    """Issue 29, item 10: typing `x` suggested coop_box_pushing, dark_hex, dark_hex_ir."""
+    import pytest
+
+    from csro_tui.tui.backend import Backend
+
+    with pytest.raises(Exception) as one_letter:
+        Backend.game_spec("x")
+    assert "did you mean" not in str(one_letter.value) and "built-in games: rrps" in str(one_letter.value)
+    with pytest.raises(Exception) as near:
+        Backend.game_spec("lduc_poker")
+    assert "did you mean leduc_poker" in str(near.value)

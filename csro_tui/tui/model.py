@@ -45,6 +45,7 @@ class Member:
     iteration: int = 0
     scores: dict[str, float] = field(default_factory=dict)
     edited_by: str | None = None  # a person changed the oracle's code before accepting it
+    score_stderr: dict[str, float] = field(default_factory=dict)  # sampled scores' standard errors
 
     @property
     def origin_text(self) -> str:

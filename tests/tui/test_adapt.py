@@ -104,3 +104,20 @@ def test_the_metric_chart_starts_at_zero_and_a_single_value_is_not_a_chart():
     assert one.plain == "exploitability 0.3333 (it 0)\nthe chart starts with the next iteration"
     negative = DashboardData(metric_name="AggScore", metric_history=[(0, -0.5), (1, 0.25)])
     assert "-0.5000 ┤" in curve.render_curve(negative, width=40, height=8).plain  # spans 0: from its minimum
+
+
+def test_sampled_scores_in_the_population_table_carry_their_standard_error(tmp_path):
+    """Issue 29, item 10: the population table showed sampled figures without the review's ±."""
+    from csro_tui.tui.widgets.population_table import PopulationTable
+
+    events = record_sample_session(tmp_path)
+    exact = dashboard_data(fold(events))
+    assert exact.members[0].score_stderr == {}  # exact payoffs: no ±
+    for event in events:
+        if isinstance(event, ev.PayoffsEvaluated):
+            event.entries = [dataclasses.replace(entry, stderr=0.1, episodes=40, exact=False) for entry in event.entries]
+    sampled = dashboard_data(fold(events))
+    p0 = sampled.members[0]
+    assert p0.scores["vs meta"] == -0.5 and round(p0.score_stderr["vs meta"], 6) == 0.1  # all weight on p1
+    for narrow, shown in ((False, "-0.500 ± 0.100"), (True, "-0.50±0.10")):
+        assert str(PopulationTable._cells(p0, ["vs meta"], narrow)[-1]) == shown

@@ -56,8 +56,12 @@ class PopulationTable(MeasuredTable):
 
     @staticmethod
     def _cells(member: Member, score_names: list[str], narrow: bool = False) -> list[Text | str]:
-        scores = [
-            number(member.scores[name], 3, signed=True) if name in member.scores else "–" for name in score_names
+        scores = [  # a sampled score with its "±", as the review shows it (tighter in 80 columns)
+            (number(member.scores[name], 2, signed=True, stderr=member.score_stderr[name]).replace(" ± ", "±")
+             if narrow and name in member.score_stderr
+             else number(member.scores[name], 3, signed=True, stderr=member.score_stderr.get(name)))
+            if name in member.scores else "–"
+            for name in score_names
         ]
         if narrow:  # a person's edit still shows, after the name: "br-2 ✎" (the inspector names who)
             name = plain(one_line(member.name, NARROW_NAME))

@@ -119,5 +119,5 @@ def test_sampled_scores_in_the_population_table_carry_their_standard_error(tmp_p
     sampled = dashboard_data(fold(events))
     p0 = sampled.members[0]
     assert p0.scores["vs meta"] == -0.5 and round(p0.score_stderr["vs meta"], 6) == 0.1  # all weight on p1
-    for narrow, shown in ((False, "-0.500 ± 0.100"), (True, "-0.50±0.10")):
+    for narrow, shown in ((False, "-0.500 ± 0.100"), (True, "-0.500~")):
         assert str(PopulationTable._cells(p0, ["vs meta"], narrow)[-1]) == shown

@@ -56,11 +56,12 @@ class PopulationTable(MeasuredTable):
 
     @staticmethod
     def _cells(member: Member, score_names: list[str], narrow: bool = False) -> list[Text | str]:
-        scores = [  # a sampled score with its "±", as the review shows it (tighter in 80 columns)
-            (number(member.scores[name], 2, signed=True, stderr=member.score_stderr[name]).replace(" ± ", "±")
-             if narrow and name in member.score_stderr
-             else number(member.scores[name], 3, signed=True, stderr=member.score_stderr.get(name)))
-            if name in member.scores else "–"
+        # a sampled score with its "±", as the review shows it; in 80 columns there is no room
+        # for it: "~" marks it sampled, as in the payoff matrix (a wider terminal shows the ±)
+        scores = [
+            "–" if name not in member.scores
+            else number(member.scores[name], 3, signed=True) + ("~" if name in member.score_stderr else "") if narrow
+            else number(member.scores[name], 3, signed=True, stderr=member.score_stderr.get(name))
             for name in score_names
         ]
         if narrow:  # a person's edit still shows, after the name: "br-2 ✎" (the inspector names who)

@@ -33,6 +33,9 @@ def session_status(info: Any) -> Text:
     return Text(status, style=STATUS_STYLES.get(status, ""))
 
 
+NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+
+
 class SessionsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="sessions.back"),
@@ -51,7 +54,7 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "Recorded sessions"
-        self.query_one(DataTable).add_columns("session", "status", "summary")
+        self._rows: list[tuple[str, Text, str]] | None = None
         self.load()
 
     @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
@@ -64,14 +67,37 @@ class SessionsScreen(Screen[None]):
         self.app.call_from_thread(self._show, rows)
 
     def _show(self, rows: list[tuple[str, Text, str]]) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        for session_id, status, summary in rows:
-            # the id is never cut (the table scrolls sideways); the status comes right after it
-            table.add_row(plain(session_id), status, plain(summary), key=session_id)
-        if not rows:
+        first = self._rows is None
+        self._rows = rows
+        self._list()
+        if first and not rows:
             self.notify(f"No recorded sessions under {self.backend.store.root}.")
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def _list(self) -> None:
+        """One row per session; below 120 columns two lines (id and status, then the summary
+        cut to the screen) instead of a summary cut at the right edge."""
+        table = self.query_one(DataTable)
+        narrow = self.app.size.width < NARROW_BELOW
+        selected = table.cursor_row
+        table.clear(columns=True)
+        if narrow:
+            table.add_column("session · status", key="session")
+            for session_id, status, summary in self._rows or []:
+                line = plain(session_id, style="bold") + Text("  ") + status
+                table.add_row(line + Text("\n") + plain(one_line(summary, max(self.app.size.width - 4, 20))), key=session_id, height=2)
+        else:
+            table.add_columns("session", "status", "summary")
+            for session_id, status, summary in self._rows or []:
+                # the id is never cut (the table scrolls sideways); the status comes right after it
+                table.add_row(plain(session_id), status, plain(summary), key=session_id)
+        self._listed_narrow = narrow
+        if table.row_count:
+            table.move_cursor(row=min(selected, table.row_count - 1))
+
+    def on_resize(self) -> None:
+        if getattr(self, "_rows", None) is not None and (self.app.size.width < NARROW_BELOW) != self._listed_narrow:
+            self._list()
 
     def action_open(self) -> None:
         table = self.query_one(DataTable)

@@ -102,3 +102,14 @@ async def test_the_sessions_list_at_80_columns_shows_each_summary_under_its_id(t
         await pilot.pause()
         await pilot.pause()
         assert [str(cell) for cell in table.get_row_at(0)][1] == "completed"  # wide again: the columns
+
+
+def test_the_timeline_bar_fits_its_width():
+    """Issue 29, item 10: at 80 columns the timeline's top line ran off the right edge."""
+    from csro_tui.tui.screens.sessions import TIMELINE_HINT, timeline_bar
+
+    event = "#23 proposal_decided: i2.1 reject by tui: the policy only repeats the round number modulo three"
+    narrow = timeline_bar("step 23/23  iteration 2  ", event, 78)
+    assert len(narrow) == 78 and narrow.endswith("…") and TIMELINE_HINT not in narrow
+    wide = timeline_bar("step 23/23  iteration 2  ", event, 218)
+    assert wide == "step 23/23  iteration 2  " + event + TIMELINE_HINT

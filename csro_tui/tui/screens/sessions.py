@@ -112,6 +112,19 @@ class SessionsScreen(Screen[None]):
             self.app.push_screen(TimelineScreen(self.backend, event.row_key.value))
 
 
+TIMELINE_HINT = "   (pgup/pgdn iteration, [ ] proposal, o opens it)"
+
+
+def timeline_bar(head: str, event_line: str, width: int) -> str:
+    """The timeline's top line within `width`: the step and its event whole when they fit,
+    the keys' hint only if there is room for it (the footer has the keys), else the event cut
+    with "…" (at 80 columns the line ran off the right edge)."""
+    event_line = one_line(event_line)
+    if len(head) + len(event_line) + len(TIMELINE_HINT) <= width:
+        return head + event_line + TIMELINE_HINT
+    return head + one_line(event_line, max(width - len(head), 10))
+
+
 class TimelineScreen(Screen[None]):
     """The dashboard as it was after each event: left/right step through events,
     page up/down through iterations, [ ] through proposals; o opens a proposal."""
@@ -206,7 +219,7 @@ class TimelineScreen(Screen[None]):
         self.query_one(ErrorPanel).show(data, session_dir=session_dir(self.app, self.session_id))
         iteration = self._iteration_at(step)
         where = f"iteration {iteration}  " if iteration is not None else ""
-        self._set_bar(f"step {step}/{len(self.events)}  {where}{line}   (pgup/pgdn iteration, [ ] proposal, o opens it)")
+        self._set_bar(timeline_bar(f"step {step}/{len(self.events)}  {where}", line, self.app.size.width - 2))
 
     def action_step(self, delta: int) -> None:
         self.go(self.step + delta)

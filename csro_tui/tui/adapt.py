@@ -14,7 +14,7 @@ from typing import Any
 
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
-from csro_tui.numbers import number
+from csro_tui.numbers import counted, number
 
 REGENERATE_REASON = "regenerate: the reviewer asked for a different proposal"
 
@@ -178,9 +178,9 @@ def event_line(event: Any) -> str:
     elif kind == "policy_added":
         body = f"{event.policy.id} {event.policy.name} ({event.policy.origin})"
     elif kind == "payoffs_evaluated":
-        body = f"{len(event.entries)} matchups"
+        body = counted(len(event.entries), "matchup")
     elif kind == "benchmark_evaluated":
-        body = f"{event.policy_id} vs {len(event.per_bot)} bots"
+        body = f"{event.policy_id} vs {counted(len(event.per_bot), 'bot')}"
     elif kind == "meta_solved":
         body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
     elif kind == "metrics":

@@ -121,3 +121,11 @@ def test_sampled_scores_in_the_population_table_carry_their_standard_error(tmp_p
     assert p0.scores["vs meta"] == -0.5 and round(p0.score_stderr["vs meta"], 6) == 0.1  # all weight on p1
     for narrow, shown in ((False, "-0.500 ± 0.100"), (True, "-0.500~")):
         assert str(PopulationTable._cells(p0, ["vs meta"], narrow)[-1]) == shown
+
+
+def test_event_lines_count_in_the_singular_too():
+    """Found driving goofspiel: "benchmark_evaluated: p0 vs 1 bots"."""
+    one_bot = ev.BenchmarkEvaluated(policy_id="p0", per_bot={"random": 0.2}, episodes=10, seed=1)
+    assert event_line(one_bot).endswith("benchmark_evaluated: p0 vs 1 bot")
+    one_matchup = ev.PayoffsEvaluated(entries=[ev.PayoffRecord("p1", "p0", 0.5, exact=True)])
+    assert event_line(one_matchup).endswith("payoffs_evaluated: 1 matchup")

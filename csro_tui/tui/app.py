@@ -218,7 +218,8 @@ class CsroApp(App[None]):
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
         if data is not None:
             self._show(data)
-        self._set_work("idle")
+        finished = getattr(self.live, "oracle_finished", None)
+        self._set_work("completed: the oracle has nothing more to propose (esc closes the session)" if finished else "idle")
         if message:
             self.notify(message)
         if self.live is None and self.dashboard is not None and not self._closing:

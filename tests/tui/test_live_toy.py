@@ -215,6 +215,7 @@ async def test_an_oracle_with_nothing_more_to_propose_completes_the_session_as_c
         [said] = [n for n in notifications(app) if "has nothing more to propose" in n]
         assert said.startswith("completed: oracle ") and "every idea is in the population" in said
         assert "ended with nothing accepted" not in said and "0 attempts" not in said
+        assert app._work_text.startswith("completed: the oracle has nothing more to propose")  # not "idle"
         asked = len(oracle.contexts)
         await pilot.press("n")  # the oracle is not asked again, and no empty iteration is recorded
         await pilot.pause()

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import deque
 import signal
 import threading
+import time
 import traceback
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
@@ -91,8 +93,48 @@ class CsroApp(App[None]):
         self._close_armed = False  # esc once more closes a session whose work is running
         self._work_text = "idle"
         self._llm_shown = False  # the dashboard shows an LLM call in flight
+        self._key_in_flight: events.Key | None = None  # the last key sent to a widget, until handled
+        self._key_sent = 0.0
+        self._held_keys: deque[events.Key] = deque()  # keys typed while an earlier one is in flight
         self._hidden_review: tuple[ReviewScreen, Any] | None = None  # esc left it waiting; n opens it again
         self._review_decided: Any = None  # the shown review's callback (it goes with the screen when hidden)
+
+    # ------------------------------------------------------------------ keys in the order typed
+    KEY_WAIT = 0.5  # seconds at most that keys wait for the one before them (a lost key ends the wait)
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key waits until the key before it has been handled. Textual sends each key to the
+        focused widget at once, but runs a binding (tab, arrows, ctrl+n) only after the key has
+        bubbled back up to the app; in a burst the keys after `tab` reached the widget that had
+        the focus before it (`uhn_poker` typed into the Game field)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._held_keys or self._key_pending():
+                self._held_keys.append(event)
+                if len(self._held_keys) == 1:
+                    self.set_timer(0.01, self._release_keys)
+                return
+            self._key_in_flight, self._key_sent = event, time.monotonic()
+        await super().on_event(event)
+
+    def _key_pending(self) -> bool:
+        """The last key sent to a widget is neither handled there (stopped) nor back here."""
+        earlier = self._key_in_flight
+        return (earlier is not None and not earlier._stop_propagation  # noqa: SLF001
+                and time.monotonic() < self._key_sent + self.KEY_WAIT)
+
+    async def _release_keys(self) -> None:
+        while self._held_keys and not self._key_pending():
+            key = self._held_keys.popleft()
+            self._key_in_flight, self._key_sent = key, time.monotonic()
+            await super().on_event(key)
+        if self._held_keys:
+            self.set_timer(0.01, self._release_keys)
+
+    def _on_key(self, event: events.Key) -> None:
+        # Textual calls App._on_key (which runs the binding) after this one, per class
+        if event is self._key_in_flight:  # it bubbled back: the next key goes once its binding ran
+            self._key_in_flight = None
+            self.call_later(self._release_keys)
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:

@@ -212,3 +212,21 @@ def test_a_one_letter_game_is_not_answered_with_names_that_merely_contain_it():
     with pytest.raises(Exception) as near:
         Backend.game_spec("lduc_poker")
     assert "did you mean leduc_poker" in str(near.value)
+
+
+async def test_keys_typed_right_after_tab_reach_the_field_tab_moved_to(tmp_path):
+    """Issue 29, item 2: keys after a tab went to the widget focused before it, because
+    Textual runs the tab binding only once the key has bubbled back to the app."""
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import start_screen
+
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        assert app.focused.id == "session-list"
+        _burst(app, "tab", "tab", "tab", *"leduc_poker", "tab")  # the list, its button, the form, Game
+        for _ in range(40):
+            await pilot.pause()
+        game = app.screen.query_one("#game", Input)
+        await wait_until(pilot, lambda: app.screen.checked_game == "leduc_poker", "the game typed")
+        assert game.value == "leduc_poker" and app.focused.id == "oracle"

@@ -254,3 +254,18 @@ def test_a_pool_workers_sigterm_inside_a_finalizer_is_delivered_again_not_swallo
     assert done.wait(5) and sent == [(os.getpid(), signal.SIGTERM)]
     with pytest.raises(SystemExit):  # outside a finalizer it unwinds, as before
         runner._unwind_on_sigterm(signal.SIGTERM, sys._getframe())
+
+
+def test_under_bubblewrap_each_child_has_its_own_working_directory_removed_with_it(monkeypatch):
+    if bubblewrap_problem():
+        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
+    monkeypatch.setenv("CSRO_SANDBOX", "bubblewrap")
+    monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, "1")
+    with PolicyHost(HONEST, GAME, name="a", limits=LIMITS) as first, \
+            PolicyHost(HONEST, GAME, name="b", limits=LIMITS) as second:
+        _play(first), _play(second)
+        forked = zygote._current("bubblewrap")
+        cwd = {os.readlink(f"/proc/{host.pid}/cwd") for host in (first, second)}
+        assert len(cwd) == 2 and all(path.startswith("/tmp/host-") for path in cwd), cwd
+    leftover = [name for name in os.listdir(f"/proc/{forked.pid}/root/tmp") if name.startswith("host-")]
+    assert not leftover  # removed when the zygote reaped each child

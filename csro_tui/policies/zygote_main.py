@@ -134,6 +134,10 @@ def main() -> None:
                     os.waitpid(request["pid"], 0)
                 except ChildProcessError:
                     pass
+                try:  # its working directory in the sandbox's /tmp (bubblewrap), empty: Landlock forbids writes
+                    os.rmdir(_child_directory(request["pid"]))
+                except OSError:
+                    pass
                 control.send(json.dumps({"released": request["pid"]}).encode())
             else:
                 for fd in fds:
@@ -157,6 +161,10 @@ def _preload(request: dict) -> None:
                 pass
     gc.collect()
     gc.freeze()
+
+
+def _child_directory(pid: int) -> str:
+    return f"/tmp/host-{pid}"
 
 
 def _report_exits(running: dict) -> None:
@@ -215,7 +223,7 @@ def _fork_host(request: dict, fds: list, control, prctl) -> int:
             sys.modules.pop(name, None)
         cwd = request.get("cwd")
         if type(cwd) is not str:  # under bubblewrap: a directory of its own in the sandbox's private /tmp
-            cwd = f"/tmp/host-{os.getpid()}"
+            cwd = _child_directory(os.getpid())
             os.mkdir(cwd, 0o700)
         os.chdir(cwd)
         host_main.main()

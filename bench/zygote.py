@@ -103,7 +103,7 @@ def _summary(values: list[float]) -> str:
 
 
 def run(mode: str, pairs: int) -> None:
-    from csro_tui.policies import sandbox, zygote
+    from csro_tui.policies import zygote
 
     os.environ["CSRO_SANDBOX"] = mode
     zygote.shutdown()
@@ -133,7 +133,6 @@ def run(mode: str, pairs: int) -> None:
         forked_np.append(_numpy_first_answer(True))
     print(f"  a numpy policy, new PolicyHost to its first answer: spawned wall {_summary(spawned_np)}, "
           f"zygote {_summary(forked_np)}")
-    del sandbox
 
 
 def _with_zygote(flag: str, function):

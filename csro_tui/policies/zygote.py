@@ -270,7 +270,11 @@ class _Zygote:
         if self.mode == "bubblewrap":
             found = [child for child in _children(self.pid) if _namespace_pid(child) == inner]
             if len(found) != 1:
-                _kill_namespace_child(self, inner)
+                # A child the parent cannot name: end the zygote, and the child with it.
+                try:
+                    self.process.kill()
+                except OSError:
+                    pass
                 raise OSError("the host the zygote forked was not found under bubblewrap")
             pid = found[0]
         return pid, inner
@@ -334,14 +338,6 @@ def _namespace_pid(pid: int) -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
-
-
-def _kill_namespace_child(zygote: "_Zygote", inner: int) -> None:
-    """A forked child the parent cannot name: end the zygote, and the child with it."""
-    try:
-        zygote.process.kill()
-    except OSError:
-        pass
 
 
 _zygotes: dict[tuple[str, bool], _Zygote] = {}  # (isolation mode, numpy) -> this process's zygote

@@ -24,7 +24,8 @@ from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.games.poker import parse_leduc_info_state
 from csro_tui.games.registry import get_game
 from csro_tui.meta.solvers import solve
-from csro_tui.oracles.base import OracleContext, PolicyRecord
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord
 from csro_tui.oracles.best_response import (
     BestResponseOracle,
     exact_best_response,

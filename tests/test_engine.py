@@ -17,9 +17,9 @@ from csro_tui.engine.fakes import (
     toy_policy,
 )
 from csro_tui.errors import ConfigError, CsroError
-from csro_tui.oracles.base import Proposal
+from csro_tui.records import Decision, Proposal, ReviewRequest
 from csro_tui.oracles.registry import OracleExhausted
-from csro_tui.reviewers import AutoReviewer, Decision, ReviewRequest
+from csro_tui.reviewers import AutoReviewer
 from csro_tui.sessions.events import (
     GamePlayed,
     IterationFinished,

@@ -13,7 +13,8 @@ import json
 
 import pytest
 
-from csro_tui.engine.evaluator import Bot, GameEvaluator, MatchJob, derive_seed
+from csro_tui.engine.evaluator import GameEvaluator, derive_seed
+from csro_tui.records import Bot, MatchJob, PolicyRecord
 from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.engine.jobs import benchmark_jobs
 from csro_tui.config import RunConfig
@@ -22,7 +23,6 @@ from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.evaluation.referee import play_match
 from csro_tui.evaluation.runner import MatchJob as RunnerJob, RefereePool, evaluate_matchups, plan_chunks
 from csro_tui.games.registry import get_game
-from csro_tui.oracles.base import PolicyRecord
 from csro_tui.policies.sandbox import PolicyHost, _encode_message
 
 SMALL_RRPS = "rrps(num_repetitions=10)"

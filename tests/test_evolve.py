@@ -21,7 +21,8 @@ from csro_tui.errors import ConfigError
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import play_match
 from csro_tui.games.registry import get_game
-from csro_tui.oracles.base import OracleContext, PolicyRecord
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord
 from csro_tui.oracles.llm.client import LLMError
 from csro_tui.oracles.llm.common import NoUsableCandidate
 from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase

@@ -21,7 +21,7 @@ from csro_tui.engine.evaluator import GameEvaluator
 from csro_tui.engine.gate import expected_stderr, known_policies
 from csro_tui.engine.setup import new_engine
 from csro_tui.games.registry import get_game
-from csro_tui.oracles.base import Preview, Proposal
+from csro_tui.records import Preview, Proposal
 from csro_tui.oracles.best_response import BestResponseOracle
 from csro_tui.reviewers import AutoReviewer
 from csro_tui.sessions.state import fold
@@ -193,9 +193,8 @@ class Policy:
 
 
 def test_sampled_behaviour_duplicates_are_payoff_rows_equal_within_noise():
-    from csro_tui.engine.evaluator import MatchJob
+    from csro_tui.records import MatchJob, PolicyRecord
     from csro_tui.engine.gate import Gate, GateSettings
-    from csro_tui.oracles.base import PolicyRecord
 
     spec = get_game("rrps(num_repetitions=200)")
     seeds = spec.seed_policies()
@@ -268,7 +267,7 @@ def test_a_sampled_preview_measures_its_own_noise_by_default():
     payoff 0 against anything, so the gate must never call it an improvement.
     """
     from csro_tui.engine.gate import DEFAULT_SAMPLED_PREVIEW_EPISODES, Gate, GateSettings
-    from csro_tui.oracles.base import PolicyRecord
+    from csro_tui.records import PolicyRecord
 
     spec = get_game("rrps(num_repetitions=100)")
     seeds = spec.seed_policies()

@@ -181,9 +181,9 @@ def test_closing_the_pool_leaves_no_process_and_no_directory(mode):
 
 
 def test_the_evaluator_runs_exact_games_on_warm_hosts_and_closes_them(mode):
-    from csro_tui.engine.evaluator import GameEvaluator, MatchJob
+    from csro_tui.engine.evaluator import GameEvaluator
+    from csro_tui.records import MatchJob, PolicyRecord
     from csro_tui.games.registry import get_game
-    from csro_tui.oracles.base import PolicyRecord
 
     spec = get_game("kuhn_poker")
     seeds = spec.seed_policies()

@@ -24,7 +24,8 @@ from csro_tui.engine import Engine
 from csro_tui.engine.fakes import ToyEvaluator, ToySpec, best_member_solve, strength, toy_policy
 from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.errors import ConfigError, CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord, Proposal
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
 from csro_tui.oracles.llm.common import NoUsableCandidate, load_recorded_calls
 from csro_tui.oracles.llm.evolve.mutation import LLMMutation

@@ -18,7 +18,8 @@ from csro_tui.engine.evaluator import GameEvaluator
 from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.engine.duplicates import KnownPolicy
 from csro_tui.games.registry import get_game
-from csro_tui.oracles.base import OracleContext, PolicyRecord
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord
 from csro_tui.oracles.best_response import BestResponseOracle
 from csro_tui.oracles.llm.common import NoUsableCandidate, code_from_reply
 from csro_tui.oracles.llm.hints import failure_hint

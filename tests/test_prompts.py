@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from csro_tui.oracles.base import Preview, Proposal
+from csro_tui.records import Preview, Proposal
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
 from csro_tui.oracles.llm.extract import extract_code
 from csro_tui.oracles.llm.prompts import (

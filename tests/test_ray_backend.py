@@ -276,7 +276,8 @@ def _reevaluation(evaluator=None) -> float:
     from types import SimpleNamespace
 
     from csro_tui.engine.loop import Engine
-    from csro_tui.oracles.base import OracleContext, PolicyRecord
+    from csro_tui.oracles.base import OracleContext
+    from csro_tui.records import PolicyRecord
     from csro_tui.oracles.llm.evolve.fitness import Fitness
 
     spec = _spec()

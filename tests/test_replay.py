@@ -10,7 +10,7 @@ from csro_tui.config import RunConfig
 from csro_tui.engine import new_engine, resume_engine
 from csro_tui.engine.fakes import ToyEvaluator, ToySpec, best_member_solve, climbing_oracle, strength, toy_policy
 from csro_tui.errors import ConfigError
-from csro_tui.reviewers import Decision, ReviewRequest
+from csro_tui.records import Decision, ReviewRequest
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 

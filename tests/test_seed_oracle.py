@@ -8,7 +8,8 @@ from csro_tui.errors import ConfigError, CsroError
 from csro_tui.evaluation.exact import exact_payoff
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.games.kuhn import KuhnSpec
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord, Preview, Proposal
 from csro_tui.oracles.human import HumanOracle, make_human_oracle
 from csro_tui.oracles.registry import finished_error_types, make_oracle
 from csro_tui.oracles.seed import SeedOracle, SeedsExhausted, make_seed_oracle

@@ -9,16 +9,9 @@ import pytest
 
 from csro_tui.config import RunConfig, load_run_config
 from csro_tui.errors import ConfigError, SessionError
-from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
+from csro_tui.records import Decision, PolicyRecord, Preview, Proposal, ReviewRequest, ValidationResult
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
-from csro_tui.reviewers import (
-    AutoReviewer,
-    Decision,
-    ReviewRequest,
-    ScriptReviewer,
-    ValidationResult,
-    make_reviewer,
-)
+from csro_tui.reviewers import AutoReviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.events import (
     EVENT_TYPES,
     BenchmarkEvaluated,
@@ -69,8 +62,9 @@ def one_of_each() -> list:
         PolicyAdded(policy=PolicyRecord("p0", "seed", "src0", "seed")),
         OracleFailed(iteration=1, attempt=1, error="boom", traceback="tb"),
         ProposalCreated(proposal_id="i1.1", iteration=1, attempt=2, proposal=proposal),
-        ProposalValidated(proposal_id="i1.1", valid=False, issues=[{"line": 3, "col": 1, "message": "m"}],
-                          smoke={"p0": 0.5}, smoke_episodes=2, failure=FAILURE),
+        ProposalValidated(proposal_id="i1.1", validation=ValidationResult(
+            valid=False, issues=[{"line": 3, "col": 1, "message": "m"}], smoke={"p0": 0.5}, smoke_episodes=2,
+            smoke_stderr={"p0": 0.125}, failure=FAILURE)),
         ProposalPreviewed(proposal_id="i1.1", preview=Preview(0.25, {"p0": 0.25}, {"agg_score": -1.0}, FAILURE),
                           exact=True),
         ProposalDecided(proposal_id="i1.1", action="edit", decided_by="human", edited_source="x", reason="why"),

@@ -59,3 +59,21 @@ def test_a_version_1_session_replays_and_verifies(sessions_root, name, capsys):
     assert main(["replay", name, "--session-dir", str(sessions_root)]) == 0
     assert main(["replay", name, "--session-dir", str(sessions_root), "--verify"]) == 0
     assert "reproduced: all" in capsys.readouterr().out
+
+
+def test_a_validation_is_written_flat_as_version_1_wrote_it_plus_its_smoke_stderr():
+    """Embedding the ValidationResult in proposal_validated kept the line's shape: the same keys
+    beside proposal_id (so csro from before reads it), and smoke_stderr, which it used to drop."""
+    from csro_tui.sessions.events import from_record, to_record
+
+    old = next(
+        json.loads(line)
+        for line in (FIXTURES / RRPS / EVENTS_FILE).read_text().splitlines()
+        if json.loads(line)["type"] == "proposal_validated"
+    )
+    event = from_record(old)
+    assert event.validation.smoke == old["smoke"] and event.validation.smoke_stderr == {}
+    written = to_record(event)
+    assert written["v"] == 1
+    assert set(written) == set(old) | {"smoke_stderr"}
+    assert {k: written[k] for k in old} == old

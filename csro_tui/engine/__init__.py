@@ -7,16 +7,14 @@
 - `setup`: `new_engine` / `resume_engine` from a `RunConfig`.
 """
 
-from csro_tui.engine.evaluator import Bot, Evaluator, GameEvaluator, MatchJob, derive_seed
+from csro_tui.engine.evaluator import Evaluator, GameEvaluator, derive_seed
 from csro_tui.engine.loop import Engine, RunOutcome
 from csro_tui.engine.setup import new_engine, resume_engine, software_versions
 
 __all__ = [
-    "Bot",
     "Engine",
     "Evaluator",
     "GameEvaluator",
-    "MatchJob",
     "RunOutcome",
     "derive_seed",
     "new_engine",

@@ -18,11 +18,10 @@ import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from csro_tui.errors import EvaluationInterrupted
-from csro_tui.oracles.base import PolicyRecord
+from csro_tui.records import Bot, MatchJob, PolicyRecord
 from csro_tui.policies.failures import PolicyFailure
 
 if TYPE_CHECKING:
@@ -32,24 +31,6 @@ if TYPE_CHECKING:
 CANDIDATE = "candidate"
 # Sampled results remembered by GameEvaluator (see its docstring).
 RESULT_CACHE_SIZE = 4096
-
-
-@dataclass(frozen=True)
-class Bot:
-    """A benchmark bot of the game, by name."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class MatchJob:
-    """One matchup to evaluate: a's return against b, seats swapped."""
-
-    a: PolicyRecord
-    b: PolicyRecord | Bot
-    seed: int
-    episodes: int = 0  # sampled matches; exact ones ignore it
-    exact: bool = False
 
 
 class MatchOutcome(Protocol):

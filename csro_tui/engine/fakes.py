@@ -20,8 +20,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from csro_tui.engine.evaluator import Bot, MatchJob
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.records import Bot, MatchJob, PolicyRecord, Proposal
+from csro_tui.oracles.base import OracleContext
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 
 _STRENGTH = re.compile(r"STRENGTH\s*=\s*(-?[0-9.]+)")

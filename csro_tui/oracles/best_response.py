@@ -30,7 +30,8 @@ from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 
 from csro_tui.errors import CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal, repeated_rejection_note
+from csro_tui.oracles.base import OracleContext, repeated_rejection_note
+from csro_tui.records import PolicyRecord, Proposal
 from csro_tui.oracles.registry import OracleExhausted
 from csro_tui.oracles.render import (
     DecisionPoint,

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord, Proposal
 from csro_tui.oracles.registry import OracleExhausted
 
 # Episodes per (candidate, member) pair when no preview is available; seeds

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from csro_tui.errors import SessionError
-from csro_tui.oracles.base import PolicyRecord
+from csro_tui.records import PolicyRecord
 from csro_tui.sessions.events import (
     Event,
     EventFormatError,

@@ -195,7 +195,7 @@ RATE_AFTER = 2.0  # seconds of a batch before its rate (and time left) means any
 def batch_description(activity: str, jobs: Any) -> tuple[str, str]:
     """(what, noun) for a batch's progress line: its matches against benchmark bots
     are counted as bots, a proposal's preview against the members as members."""
-    from csro_tui.engine.evaluator import Bot
+    from csro_tui.records import Bot
 
     what = activity.rstrip("…") or "evaluating"
     if jobs and all(isinstance(getattr(job, "b", None), Bot) for job in jobs):

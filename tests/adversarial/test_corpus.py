@@ -147,7 +147,7 @@ def test_hostile_proposals_through_the_engine_leave_the_session_intact(mode, are
     from csro_tui.config import RunConfig
     from csro_tui.engine import GameEvaluator, new_engine
     from csro_tui.engine.fakes import ScriptedOracle
-    from csro_tui.oracles.base import Proposal
+    from csro_tui.records import Proposal
     from csro_tui.reviewers import AutoReviewer
     from csro_tui.sessions.state import fold
     from csro_tui.sessions.store import SessionStore

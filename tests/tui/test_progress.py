@@ -152,8 +152,7 @@ def test_batch_progress_counts_whole_matchups_and_waits_for_a_rate():
 
 
 def test_a_preview_against_bots_is_counted_in_bots_and_against_members_in_members():
-    from csro_tui.engine.evaluator import Bot, MatchJob
-    from csro_tui.oracles.base import PolicyRecord
+    from csro_tui.records import Bot, MatchJob, PolicyRecord
     from csro_tui.tui.backend import batch_description
 
     member = PolicyRecord(id="p1", name="one", source="", origin="seed")
@@ -234,7 +233,7 @@ def test_an_llm_call_line_counts_tokens_and_their_rate_once_writing_started():
 
 
 def test_a_scored_reply_is_noted_by_payoff_copy_or_failure():
-    from csro_tui.oracles.base import Preview
+    from csro_tui.records import Preview
     from csro_tui.policies.failures import PolicyFailure
     from csro_tui.tui.backend import score_note
 
@@ -345,7 +344,7 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
 
 
 def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
-    from csro_tui.oracles.base import Preview
+    from csro_tui.records import Preview
     from csro_tui.oracles.llm.client import LLMError
     from csro_tui.tui.backend import LLMWatch
 

@@ -13,8 +13,7 @@ from textual.widgets import DataTable, Static
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
 from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
-from csro_tui.oracles.base import Preview
-from csro_tui.reviewers import Decision
+from csro_tui.records import Decision, Preview
 from csro_tui.sessions.export import export_session
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
@@ -209,8 +208,7 @@ def test_an_iteration_that_accepted_nothing_is_said():
 
 
 async def test_review_names_the_duplicate_the_gate_found():
-    from csro_tui.reviewers import ReviewRequest, ValidationResult
-    from csro_tui.oracles.base import Proposal
+    from csro_tui.records import Proposal, ReviewRequest, ValidationResult
 
     request = ReviewRequest(
         proposal_id="3.1", proposal=Proposal("class Policy: ...", "best-response", "br_3"), iteration=3, attempt=1,

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from csro_tui.errors import ConfigError, CsroError, NoUsableProposal, SessionError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord, Preview
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig, LLMError
 from csro_tui.oracles.llm.extract import NoCodeError, extract_code
 from csro_tui.oracles.llm.hints import failure_hint

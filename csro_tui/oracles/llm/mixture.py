@@ -30,7 +30,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from csro_tui.oracles.base import PolicyRecord
+from csro_tui.records import PolicyRecord
 
 # Lines of situations shown at most (each ~60 characters).
 MAX_SITUATION_LINES = 40

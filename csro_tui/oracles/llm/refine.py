@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import PolicyRecord, Preview, Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.mixture import MixtureDescriber
 from csro_tui.oracles.llm.common import (

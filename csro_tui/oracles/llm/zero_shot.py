@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import OracleContext, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.mixture import MixtureDescriber
 from csro_tui.oracles.llm.common import (

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import OracleContext, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import Proposal
 from csro_tui.oracles.llm.common import NoUsableCandidate, OptionReader, attach_calls, score_text
 from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase, normalised_key
 from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features

@@ -338,7 +338,7 @@ def test_export_draws_the_run_as_svg_and_shows_it_in_the_report(tmp_path):
 
 
 def test_agg_score_stderr_is_a_conservative_bound():
-    from csro_tui.evaluation.metrics import agg_score_stderr
+    from csro_tui.evaluation.population_metrics import agg_score_stderr
 
     payoffs = {"a": 1.0, "b": -2.0, "c": 0.5}
     errors = {"a": 0.3, "b": 0.6, "c": 0.3}

@@ -16,7 +16,8 @@ import math
 import pytest
 
 from csro_tui.config import RunConfig
-from csro_tui.engine.duplicates import KnownPolicy, find_duplicate, normalized_code, same_payoff_row
+from csro_tui.engine.duplicates import KnownPolicy, find_duplicate, same_payoff_row
+from csro_tui.same_code import normalized_code
 from csro_tui.engine.evaluator import GameEvaluator
 from csro_tui.engine.gate import expected_stderr, known_policies
 from csro_tui.engine.setup import new_engine

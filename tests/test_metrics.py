@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from csro_tui.errors import CsroError
-from csro_tui.evaluation.metrics import population_metrics
+from csro_tui.evaluation.population_metrics import population_metrics
 
 
 def test_metrics_follow_the_definitions():

@@ -12,7 +12,7 @@ from open_spiel.python.algorithms import projected_replicator_dynamics as opensp
 
 from csro_tui.errors import ConfigError
 from csro_tui.meta.solvers import SOLVERS, MetaSolution, nash_conv, solve, solver_options
-from csro_tui.meta.solvers.duplicates import group_duplicates
+from csro_tui.meta.solvers.merged_copies import group_duplicates
 from csro_tui.meta.solvers.projected_replicator_dynamics import (
     lift_to_floor,
     project_to_floored_simplex,

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence, TextIO
 
+from csro_tui.numbers import duration, rate_text
 from csro_tui.text import clean_text, plain
 
 # Seconds between progress lines when stderr is not a terminal.
@@ -59,23 +60,6 @@ def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], ro
     for row in rows:
         table.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in row))
     console.print(table)
-
-
-def duration(seconds: float) -> str:
-    """1h02m, 3m05s or 12s."""
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
-
-
-def rate_text(per_second: float) -> str:
-    """0.42/s, 3.1/s or 15/s: two significant digits below 10, whole numbers above."""
-    return f"{per_second:.2g}/s" if per_second < 10 else f"{per_second:.0f}/s"
 
 
 class ProgressLines:

@@ -129,7 +129,7 @@ def _unique_names(names: list[str]) -> list[str]:
 
 def _member_metrics(names: list[str], matrix: list[list[float]]) -> dict:
     """PopReturn/PopExpl/AggScore per member (None where a payoff is missing)."""
-    from csro_tui.evaluation.metrics import population_metrics
+    from csro_tui.evaluation.population_metrics import population_metrics
 
     metrics = {}
     for i, name in enumerate(names):
@@ -162,7 +162,7 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
         m = metrics[name]
         values = tuple(_number(v) for v in (m.pop_return, m.pop_expl, m.agg_score)) if m else ("failed",) * 3
         if m and not spec.exact:
-            from csro_tui.evaluation.metrics import agg_score_stderr
+            from csro_tui.evaluation.population_metrics import agg_score_stderr
             from csro_tui.numbers import number
 
             i = names.index(name)

@@ -88,7 +88,7 @@ def positive_int(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from csro_tui.evaluation.exact import exploitability
-    from csro_tui.evaluation.metrics import population_metrics
+    from csro_tui.evaluation.population_metrics import population_metrics
     from csro_tui.evaluation.participants import benchmark_participants
     from csro_tui.evaluation.runner import MatchJob, evaluate_matchups
     from csro_tui.evaluation.sampling import derive, new_master_seed
@@ -251,8 +251,8 @@ def format_payoff(mean: float, stderr: float | None, exact: bool) -> str:
 
 def metric_stderrs(results) -> dict[str, float]:
     """Conservative stderrs of PopReturn, PopExpl and AggScore from sampled results
-    (see `evaluation.metrics.agg_score_stderr`)."""
-    from csro_tui.evaluation.metrics import agg_score_stderr
+    (see `evaluation.population_metrics.agg_score_stderr`)."""
+    from csro_tui.evaluation.population_metrics import agg_score_stderr
 
     means = {result.b: result.mean for result in results}
     errors = {result.b: result.stderr for result in results}

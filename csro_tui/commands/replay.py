@@ -168,7 +168,7 @@ def verify_state(console, state) -> int:
     from csro_tui.engine.setup import recorded_config
     from csro_tui.games.registry import get_game
     from csro_tui.meta.solvers import solve
-    from csro_tui.sessions.verify import verify
+    from csro_tui.engine.verify import verify
 
     from csro_tui.evaluation import table_cache
 

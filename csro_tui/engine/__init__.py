@@ -1,9 +1,10 @@
 """The CSRO engine: the loop, its review gate, and how it is built.
 
 - `loop.Engine`: runs iterations, emits events (see `csro_tui.sessions.events`).
-- `gate.Gate`: validation and preview of candidates.
+- `gate`: validation and preview of candidates (`Gate`) and the review loop (`ReviewLoop`).
 - `evaluator`: the `Evaluator` interface and the real `GameEvaluator`.
-- `metrics`: per-iteration metrics from the folded state.
+- `iteration_metrics`: per-iteration metrics from the folded state.
+- `verify`: re-run a recorded session's evaluations and meta-solves (`csro replay --verify`).
 - `setup`: `new_engine` / `resume_engine` from a `RunConfig`.
 """
 

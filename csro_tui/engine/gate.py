@@ -208,7 +208,7 @@ class Gate:
     def _benchmark(
         self, key: str, candidate: PolicyRecord, member_id: str | None = None
     ) -> tuple[dict[str, float] | None, PolicyFailure | None]:
-        from csro_tui.evaluation.metrics import population_metrics
+        from csro_tui.evaluation.population_metrics import population_metrics
 
         bots = self.evaluator.bots()
         if not bots:

@@ -53,7 +53,7 @@ from csro_tui.engine.evaluator import Evaluator, derive_seed
 from csro_tui.records import Decision, MatchJob, PolicyRecord, Proposal
 from csro_tui.engine.gate import Gate, Gated, GateSettings, ReviewLoop, known_policies, progress_note
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
-from csro_tui.engine.metrics import benchmark_scores, payoff_against
+from csro_tui.engine.iteration_metrics import benchmark_scores, payoff_against
 from csro_tui.errors import ConfigError, CsroError, EvaluationInterrupted, NoUsableProposal
 from csro_tui.oracles.base import Oracle, OracleContext
 from csro_tui.reviewers import Reviewer

@@ -204,7 +204,7 @@ class MetaSolved(Event):
 
 @dataclass(kw_only=True)
 class MetricsComputed(Event):
-    """What an iteration achieved (see `csro_tui.engine.metrics`)."""
+    """What an iteration achieved (see `csro_tui.engine.iteration_metrics`)."""
 
     TYPE: ClassVar[str] = "metrics"
     iteration: int

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from csro_tui.evaluation.metrics import population_metrics
+from csro_tui.evaluation.population_metrics import population_metrics
 from csro_tui.numbers import counted
 from csro_tui.sessions.state import SessionState, headline_metric
 

@@ -34,7 +34,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
 
     `log` is the event log's lines when the caller keeps them already.
     """
-    from csro_tui.evaluation.metrics import population_metrics
+    from csro_tui.evaluation.population_metrics import population_metrics
     from csro_tui.sessions.state import headline_metric
 
     started = state.started

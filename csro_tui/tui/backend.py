@@ -218,7 +218,7 @@ class BatchProgress:
     done: float = 0.0
 
     def line(self, now: float, note: str = "") -> str:
-        from csro_tui.commands._output import duration, rate_text
+        from csro_tui.numbers import duration, rate_text
 
         done = min(int(self.done), self.total)  # whole matchups: a part-played one is not done
         parts = [f"{self.what}: {done}/{self.total} {self.noun}"]

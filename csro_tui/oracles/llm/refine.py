@@ -41,6 +41,7 @@ from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
 from csro_tui.oracles.base import OracleContext
+from csro_tui.same_code import normalized_code
 from csro_tui.records import PolicyRecord, Preview, Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.mixture import MixtureDescriber
@@ -310,7 +311,5 @@ def make_refine_oracle(config: Mapping[str, Any] | None = None) -> RefineOracle:
 
 def _same_code(source: str, other: str) -> bool:
     """The same module once docstrings and formatting are set aside (the gate's rule for a copy)."""
-    from csro_tui.engine.duplicates import normalized_code  # imported late: the engine imports the oracles
-
     code = normalized_code(source)
     return code is not None and code == normalized_code(other)

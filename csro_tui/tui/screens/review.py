@@ -96,7 +96,7 @@ def regenerate_cost(info: ReviewInfo) -> str:
     """What `g` costs, said before it costs it."""
     llm = ""
     if info.llm_calls:  # the best guess of what asking again costs: what this proposal cost
-        from csro_tui.commands._output import duration
+        from csro_tui.numbers import duration
         from csro_tui.numbers import counted
 
         seconds = sum(float(call.get("latency_s") or 0) for call in info.llm_calls)

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from csro_tui.games.registry import get_game, list_games
-from csro_tui.oracles.ast_mutation import ASTMutation, MutationError, mutation_sites
-from csro_tui.oracles.llm.evolve.database import Program
-from csro_tui.oracles.llm.evolve.mutation import MutationRequest
+from csro_tui.oracles.evolve.ast_mutation import ASTMutation, MutationError, mutation_sites
+from csro_tui.oracles.evolve.database import Program
+from csro_tui.oracles.evolve.mutation import MutationRequest
 from csro_tui.policies.validation import validate_source
 
 CONSTANT_ONLY = '''

@@ -24,11 +24,12 @@ from csro_tui.games.registry import get_game
 from csro_tui.oracles.base import OracleContext
 from csro_tui.records import PolicyRecord
 from csro_tui.oracles.llm.client import LLMError
-from csro_tui.oracles.llm.common import NoUsableCandidate
-from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase
-from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features, size_bin
-from csro_tui.oracles.llm.evolve.mutation import MutationResult, child_from_reply
-from csro_tui.oracles.llm.evolve.search import EvolutionOracle, EvolutionSettings, SearchExhausted, code_key
+from csro_tui.oracles.candidates import NoUsableCandidate
+from csro_tui.oracles.evolve.database import Program, ProgramDatabase
+from csro_tui.oracles.evolve.features import behaviour_features, describe_features, size_bin
+from csro_tui.oracles.evolve.mutation import MutationResult
+from csro_tui.oracles.llm.mutation import child_from_reply
+from csro_tui.oracles.evolve.search import EvolutionOracle, EvolutionSettings, SearchExhausted, code_key
 from csro_tui.oracles.registry import OracleExhausted, make_oracle
 from csro_tui.reviewers import AutoReviewer
 

@@ -27,9 +27,10 @@ from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import OracleContext
 from csro_tui.records import PolicyRecord, Proposal
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
-from csro_tui.oracles.llm.common import NoUsableCandidate, load_recorded_calls
-from csro_tui.oracles.llm.evolve.mutation import LLMMutation
-from csro_tui.oracles.llm.evolve.search import EvolutionOracle
+from csro_tui.oracles.candidates import NoUsableCandidate
+from csro_tui.oracles.llm.backend import load_recorded_calls
+from csro_tui.oracles.llm.mutation import LLMMutation
+from csro_tui.oracles.evolve.search import EvolutionOracle
 from csro_tui.oracles.llm.recorded import RecordedLLM
 from csro_tui.oracles.llm.refine import RefineOracle
 from csro_tui.oracles.llm.zero_shot import ZeroShotOracle

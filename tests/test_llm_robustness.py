@@ -21,7 +21,8 @@ from csro_tui.games.registry import get_game
 from csro_tui.oracles.base import OracleContext
 from csro_tui.records import PolicyRecord
 from csro_tui.oracles.best_response import BestResponseOracle
-from csro_tui.oracles.llm.common import NoUsableCandidate, code_from_reply
+from csro_tui.oracles.candidates import NoUsableCandidate
+from csro_tui.oracles.llm.conversation import code_from_reply
 from csro_tui.oracles.llm.hints import failure_hint
 from csro_tui.oracles.llm.prompts import PromptLibrary, messages_tokens
 from csro_tui.oracles.registry import make_oracle

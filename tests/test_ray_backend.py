@@ -278,7 +278,7 @@ def _reevaluation(evaluator=None) -> float:
     from csro_tui.engine.loop import Engine
     from csro_tui.oracles.base import OracleContext
     from csro_tui.records import PolicyRecord
-    from csro_tui.oracles.llm.evolve.fitness import Fitness
+    from csro_tui.oracles.evolve.fitness import Fitness
 
     spec = _spec()
     seeds = spec.seed_policies()

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from csro_tui.cli import main
-from csro_tui.oracles.llm.common import code_from_reply
+from csro_tui.oracles.llm.conversation import code_from_reply
 from csro_tui.sessions.events import MetricsComputed, OracleFailed, ProposalCreated
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore

@@ -4,6 +4,11 @@ An oracle proposes one new policy per iteration as source code.  It gets the
 current population and meta-strategy in an `OracleContext`, may ask the
 engine to preview candidates (sandboxed evaluation against the population),
 and returns a `Proposal` that a reviewer then accepts, edits or rejects.
+
+What an oracle needs from a run (a model, a policy file, nothing) is said by
+its entry in `oracles.registry.ORACLES`.  An oracle that calls an LLM says so
+with its `llm` attribute (`LLMUse`: the client and its calls per proposal), so
+the UI can watch the calls; `oracle_llm(oracle)` reads it, None for the others.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from csro_tui.records import PolicyRecord, Preview, Proposal
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
+    from csro_tui.oracles.llm.client import LLMBackend
 
 
 @dataclass
@@ -44,6 +50,24 @@ class Oracle(Protocol):
     name: str
 
     def propose(self, context: OracleContext) -> Proposal: ...
+
+
+@dataclass(frozen=True)
+class LLMUse:
+    """The LLM an oracle calls: its client, and the calls it may make per proposal (None: not bounded)."""
+
+    client: "LLMBackend"
+    budget: int | None = None
+
+
+def oracle_llm(oracle: Oracle) -> LLMUse | None:
+    """The oracle's declared `llm` (an `LLMUse`), or None for an oracle that calls no LLM.
+
+    `llm` is optional in the contract, so oracles that call no model (and tests'
+    stand-ins) need not declare it.
+    """
+    use = getattr(oracle, "llm", None)
+    return use if isinstance(use, LLMUse) else None
 
 
 def repeated_rejection_note(context: OracleContext, source: str) -> str:

@@ -14,8 +14,6 @@ from typing import Any, Callable
 from csro_tui.tui import adapt
 from csro_tui.tui.model import DashboardData, LaunchOptions, StartChoices
 
-LLM_ORACLE_PREFIX = "llm"
-
 
 class Backend:
     def __init__(self, sessions_dir: Path | str = "sessions", *, engine_parts: dict[str, Any] | None = None) -> None:
@@ -28,7 +26,7 @@ class Backend:
 
     # ---------------------------------------------------------------- choices
     def choices(self) -> StartChoices:
-        from csro_tui.oracles.registry import oracle_names
+        from csro_tui.oracles.registry import oracle_names, oracles_needing
 
         from csro_tui.games.registry import list_games
 
@@ -44,7 +42,8 @@ class Backend:
         return StartChoices(
             games=games,
             oracles=oracles,
-            llm_oracles={o for o in oracles if o.startswith(LLM_ORACLE_PREFIX)},
+            llm_oracles=set(oracles_needing("model")),
+            file_oracles=set(oracles_needing("file")),
             solvers=solvers,
             sessions=[(info.id, session_summary(info)) for info in self.store.list_sessions()],
         )
@@ -352,12 +351,13 @@ class LLMWatch:
 
     @classmethod
     def attach(cls, oracle: Any) -> "LLMWatch | None":
-        """A watch on `oracle`'s LLM backend (its own, or its mutation operator's); None without one."""
-        backend = getattr(oracle, "backend", None) or getattr(getattr(oracle, "operator", None), "backend", None)
-        if backend is None or not callable(getattr(backend, "complete", None)):
+        """A watch on the LLM client `oracle` declares (`oracles.base.oracle_llm`); None for an oracle without one."""
+        from csro_tui.oracles.base import oracle_llm
+
+        use = oracle_llm(oracle)
+        if use is None:
             return None
-        budget = getattr(oracle, "budget", None) or getattr(getattr(oracle, "settings", None), "budget", None)
-        return cls(backend, getattr(oracle, "name", "oracle"), budget if isinstance(budget, int) else None)
+        return cls(use.client, oracle.name, use.budget)
 
     def _begin(self, messages: Any, purpose: str) -> CallInFlight:
         import time

@@ -248,7 +248,8 @@ class LaunchOptions:
 class StartChoices:
     games: list[str] = field(default_factory=list)
     oracles: list[str] = field(default_factory=list)
-    llm_oracles: set[str] = field(default_factory=set)
+    llm_oracles: set[str] = field(default_factory=set)  # the oracles that need a model
+    file_oracles: set[str] = field(default_factory=set)  # the oracles that need a policy file
     solvers: list[str] = field(default_factory=list)
     # (session id, summary line) of recorded sessions, newest first
     sessions: list[tuple[str, str]] = field(default_factory=list)

@@ -172,6 +172,7 @@ def test_the_status_line_gives_one_time_figure():
 
 
 def test_the_llm_watch_follows_each_call_of_a_proposal_as_its_reply_streams():
+    from csro_tui.oracles.base import LLMUse
     from csro_tui.tui.backend import LLMWatch
 
     class FakeBackend:
@@ -187,10 +188,10 @@ def test_the_llm_watch_follows_each_call_of_a_proposal_as_its_reply_streams():
 
     class FakeOracle:
         name = "llm-refine"
-        budget = 10
 
         def __init__(self) -> None:
             self.backend = FakeBackend()
+            self.llm = LLMUse(self.backend, 10)  # the oracle contract's declaration
 
     oracle = FakeOracle()
     watch = LLMWatch.attach(oracle)
@@ -346,6 +347,7 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
 def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
     from csro_tui.records import Preview
     from csro_tui.oracles.llm.client import LLMError
+    from csro_tui.oracles.base import LLMUse
     from csro_tui.tui.backend import LLMWatch
 
     class FakeBackend:
@@ -359,10 +361,11 @@ def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
             return "call"
 
     class FakeOracle:
-        name, budget = "llm-refine", 10
+        name = "llm-refine"
 
         def __init__(self) -> None:
             self.backend = FakeBackend()
+            self.llm = LLMUse(self.backend, 10)  # the oracle contract's declaration
 
     oracle = FakeOracle()
     watch = LLMWatch.attach(oracle)

@@ -29,7 +29,6 @@ from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
 from csro_tui.tui.widgets.title_header import TitleHeader
 
-HUMAN_ORACLE = "human"
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
 GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
@@ -270,7 +269,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
     def _toggle_oracle_fields(self) -> None:
         oracle = self.query_one("#oracle", Select).value
         self.query_one("#llm-fields").display = oracle in self.choices.llm_oracles
-        human = oracle == HUMAN_ORACLE
+        human = oracle in self.choices.file_oracles
         self.query_one("#human-fields").display = human
         if human:
             self.check_human_file(self.query_one("#human-file", Input).value)
@@ -346,8 +345,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return None
         llm = values["oracle"] in self.choices.llm_oracles
         human_file = self.query_one("#human-file", Input).value.strip() or None
-        if values["oracle"] == HUMAN_ORACLE and human_file is None:
-            self.notify("The human oracle needs its policy file.", severity="error")
+        needs_file = values["oracle"] in self.choices.file_oracles
+        if needs_file and human_file is None:
+            self.notify(f"The {values['oracle']} oracle needs its policy file.", severity="error")
             return None
         model = self.query_one("#model", Input).value.strip() or None
         base_url = self.query_one("#base-url", Input).value.strip() or None
@@ -361,7 +361,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             seed=numbers["seed"],
             iterations=numbers["iterations"] or None,
             seed_policies=seeds,
-            human_file=human_file if values["oracle"] == HUMAN_ORACLE else None,
+            human_file=human_file if needs_file else None,
             backend=values["eval-backend"],
             ray_address=self.query_one("#ray-address", Input).value.strip() if values["eval-backend"] == "ray" else "",
         )

@@ -18,7 +18,7 @@ drawn again, up to `max_tries` times; then `MutationError`.  The code is
 parsed and rewritten, never run.  With the same `random.Random` state the
 same child comes out, which makes the `evolve` oracle deterministic.
 
-It plugs into the evolutionary search (`csro_tui.oracles.llm.evolve`) as
+It plugs into the evolutionary search (`csro_tui.oracles.evolve`) as
 its mutation operator, so evolution runs without any LLM.
 """
 
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from csro_tui.errors import CsroError
+from csro_tui.oracles.evolve.mutation import MutationRequest, MutationResult
 
 if TYPE_CHECKING:
     from csro_tui.oracles.base import OracleContext
-    from csro_tui.oracles.llm.evolve.mutation import MutationRequest, MutationResult
 
 DEFAULT_MAX_TRIES = 25
 
@@ -99,6 +99,7 @@ class ASTMutation:
 
     name = "ast"
     uses_llm = False
+    backend = None  # no LLM
 
     def __init__(self, max_tries: int = DEFAULT_MAX_TRIES) -> None:
         if max_tries < 1:
@@ -136,8 +137,6 @@ class ASTMutation:
 
     def mutate_batch(self, requests: Sequence["MutationRequest"], context: "OracleContext") -> list["MutationResult"]:
         """The operator protocol of the evolutionary search: one child per request, in order."""
-        from csro_tui.oracles.llm.evolve.mutation import MutationResult
-
         results = []
         for request in requests:
             try:

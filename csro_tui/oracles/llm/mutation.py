@@ -1,74 +1,34 @@
-"""Mutation operators for the evolutionary search, and the LLM one.
+"""The evolutionary search's LLM mutation (`llm-evolve`).
 
-An operator turns a batch of `MutationRequest`s (a parent, inspirations, a
-seed for its own randomness) into `MutationResult`s, in the same order:
-new source, or a failure with a one-line reason.  Two exist:
-
-- `LLMMutation` (here): the model sees the parent, how it fared against each
-  opponent, and the inspirations with their scores, and answers with
-  SEARCH/REPLACE edits (`prompts/mutate.md`).  The edits are applied with
-  `apply_edits`; if they do not apply, a full module in the reply is used
-  instead (`extract_code`).  One LLM call per child; calls run concurrently
-  up to the client's limit.
-- `csro_tui.oracles.ast_mutation.ASTMutation`: offline, no LLM.
+`LLMMutation`: the model sees the parent, how it fared against each opponent,
+and the inspirations with their scores, and answers with SEARCH/REPLACE edits
+(`prompts/mutate.md`).  The edits are applied with `apply_edits`; if they do
+not apply, a full module in the reply is used instead (`extract_code`).  One
+LLM call per child; calls run concurrently up to the client's limit.  The
+search itself (`csro_tui.oracles.evolve`) is shared with the offline `evolve`.
 
 Every child is checked with `validate_source`; nothing here runs it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import Any, Mapping, Sequence
 
 from csro_tui.oracles.base import OracleContext
+from csro_tui.oracles.candidates import attach_calls, member_names
+from csro_tui.oracles.evolve.database import normalised_key
+from csro_tui.oracles.evolve.mutation import MutationRequest, MutationResult
+from csro_tui.oracles.evolve.search import EvolutionOracle, read_evolution_settings
+from csro_tui.oracles.llm.backend import backend_concurrency, make_backend, read_llm_settings
+from csro_tui.oracles.llm.calls import run_in_parallel
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
-from csro_tui.oracles.llm.common import (
-    PromptSettings,
-    attach_calls,
-    backend_concurrency,
-    member_names,
-    reply_prose,
-    run_in_parallel,
-    validation_reason,
-)
-from csro_tui.oracles.llm.evolve.database import normalised_key
+from csro_tui.oracles.llm.context import PromptSettings, read_prompt_settings
+from csro_tui.oracles.llm.conversation import reply_prose, validation_reason
 from csro_tui.oracles.llm.extract import EditError, NoCodeError, apply_edits, extract_code
 from csro_tui.oracles.llm.prompts import EvaluationFeedback, Inspiration
-
-if TYPE_CHECKING:
-    from csro_tui.oracles.llm.evolve.database import Program
+from csro_tui.oracles.options import OptionReader
 
 SCORE_NAME = "expected payoff"
-
-
-@dataclass(frozen=True)
-class MutationRequest:
-    """Make one child of `parent`."""
-
-    parent: "Program"
-    inspirations: tuple["Program", ...] = ()
-    seed: int = 0  # for the operator's own random choices
-    label: str = ""  # the child's id, e.g. "g2.1.0"
-
-
-@dataclass
-class MutationResult:
-    """A child's source, or why there is none."""
-
-    source: str | None
-    kind: str  # "edit", "rewrite", "ast", ...
-    description: str = ""  # what changed
-    failure: str | None = None
-    llm_calls: list[dict[str, Any]] = field(default_factory=list)
-    error: Exception | None = None  # the LLM error behind the failure, if that was the cause
-
-
-class MutationOperator(Protocol):
-    name: str
-    uses_llm: bool
-
-    def mutate_batch(self, requests: Sequence[MutationRequest], context: OracleContext) -> list[MutationResult]:
-        """One result per request, in order."""
 
 
 def child_from_reply(parent_source: str, reply: str) -> MutationResult:
@@ -145,3 +105,14 @@ class LLMMutation:
         result = child_from_reply(parent.source, call.response)
         result.llm_calls = [call.to_dict()]
         return result
+
+
+def make_llm_evolve_oracle(config: Mapping[str, Any] | None = None) -> EvolutionOracle:
+    """`llm-evolve`: the search with `LLMMutation`; budget = LLM calls per proposal (default 16)."""
+    options = OptionReader("llm-evolve", config)
+    settings = read_evolution_settings(options, default_budget=16)
+    prompts = read_prompt_settings(options)
+    llm = read_llm_settings(options)
+    options.finish()
+    settings.check("llm-evolve")
+    return EvolutionOracle(LLMMutation(make_backend(llm), prompts), settings, name="llm-evolve")

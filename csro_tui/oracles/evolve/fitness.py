@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from csro_tui.oracles.base import OracleContext
-from csro_tui.oracles.llm.common import SerialPreview, failure_text, preview_score, ranked_members
+from csro_tui.oracles.candidates import SerialPreview, failure_text, preview_score, ranked_members
 
 
 @dataclass

@@ -36,13 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import OracleContext
+from csro_tui.oracles.base import LLMUse, OracleContext
 from csro_tui.records import Proposal
-from csro_tui.oracles.llm.common import NoUsableCandidate, OptionReader, attach_calls, score_text
-from csro_tui.oracles.llm.evolve.database import Program, ProgramDatabase, normalised_key
-from csro_tui.oracles.llm.evolve.features import behaviour_features, describe_features
-from csro_tui.oracles.llm.evolve.fitness import Fitness, mix_seed
-from csro_tui.oracles.llm.evolve.mutation import MutationOperator, MutationRequest
+from csro_tui.oracles.candidates import NoUsableCandidate, attach_calls, score_text
+from csro_tui.oracles.options import OptionReader
+from csro_tui.oracles.evolve.database import Program, ProgramDatabase, normalised_key
+from csro_tui.oracles.evolve.features import behaviour_features, describe_features
+from csro_tui.oracles.evolve.fitness import Fitness, mix_seed
+from csro_tui.oracles.evolve.mutation import MutationOperator, MutationRequest
 from csro_tui.oracles.registry import OracleExhausted
 
 def code_key(source: str) -> str:
@@ -130,6 +131,12 @@ class EvolutionOracle:
         self.last_database: ProgramDatabase | None = None  # the last search's programs, for inspection
 
     # ---------------------------------------------------------------- propose
+    @property
+    def llm(self) -> LLMUse | None:
+        """The oracle contract's declaration: the operator's LLM client, `budget` calls a proposal (LLM
+        mutations: one call per child); None with an offline operator."""
+        return LLMUse(self.operator.backend, self.settings.budget) if self.operator.uses_llm else None
+
     def propose(self, context: OracleContext) -> Proposal:
         settings = self.settings
         fitness = Fitness(context, reevaluation_episodes=settings.reevaluation_episodes)
@@ -377,24 +384,10 @@ def read_evolution_settings(options: OptionReader, default_budget: int) -> Evolu
     )
 
 
-def make_llm_evolve_oracle(config: Mapping[str, Any] | None = None) -> EvolutionOracle:
-    """`llm-evolve`: the search with `LLMMutation`; budget = LLM calls per proposal (default 16)."""
-    from csro_tui.oracles.llm.common import make_backend, read_llm_settings, read_prompt_settings
-    from csro_tui.oracles.llm.evolve.mutation import LLMMutation
-
-    options = OptionReader("llm-evolve", config)
-    settings = read_evolution_settings(options, default_budget=16)
-    prompts = read_prompt_settings(options)
-    llm = read_llm_settings(options)
-    options.finish()
-    settings.check("llm-evolve")
-    return EvolutionOracle(LLMMutation(make_backend(llm), prompts), settings, name="llm-evolve")
-
-
 def make_ast_evolve_oracle(config: Mapping[str, Any] | None = None) -> EvolutionOracle:
     """`evolve`: the search with `ASTMutation`, no LLM; budget = children per proposal (default 24)."""
-    from csro_tui.oracles.ast_mutation import DEFAULT_MAX_TRIES, ASTMutation
-    from csro_tui.oracles.llm.common import LLM_KEYS
+    from csro_tui.oracles.evolve.ast_mutation import DEFAULT_MAX_TRIES, ASTMutation
+    from csro_tui.oracles.options import LLM_KEYS
 
     options = OptionReader("evolve", config)
     settings = read_evolution_settings(options, default_budget=24)

@@ -1,4 +1,4 @@
-"""The engine's loop and review gate, with the toy game of `csro_tui.engine.fakes`."""
+"""The engine's loop and review gate, with the toy game of `tests/fakes.py`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
-from csro_tui.engine.fakes import (
+from tests.fakes import (
     ScriptedOracle,
     ToyEvaluator,
     best_member_solve,

@@ -1,7 +1,7 @@
 """The evolutionary search: program database (islands, MAP-Elites), features,
 applying LLM edits, and the offline `evolve` oracle (AST mutations).
 
-The toy game of `csro_tui.engine.fakes` (a policy declares `STRENGTH = x`;
+The toy game of `tests/fakes.py` (a policy declares `STRENGTH = x`;
 payoff = strength difference) makes most searches take milliseconds; one
 test evolves real RRPS policies in the sandbox and checks the gain.
 """
@@ -15,7 +15,7 @@ import pytest
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
 from csro_tui.engine.evaluator import GameEvaluator
-from csro_tui.engine.fakes import ToyEvaluator, ToySpec, best_member_solve, strength, toy_policy
+from tests.fakes import ToyEvaluator, ToySpec, best_member_solve, strength, toy_policy
 from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.errors import ConfigError
 from csro_tui.evaluation.participants import CodePolicy

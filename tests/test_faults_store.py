@@ -22,7 +22,7 @@ import pytest
 from csro_tui.cli import main
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
-from csro_tui.engine.fakes import ToyEvaluator, ToySpec, best_member_solve, climbing_oracle
+from tests.fakes import ToyEvaluator, ToySpec, best_member_solve, climbing_oracle
 from csro_tui.engine.setup import resume_engine
 from csro_tui.errors import SessionError
 from csro_tui.reviewers import AutoReviewer

@@ -3,7 +3,7 @@ openai client against the scripted local server (tests/llm_server.py).
 
 Every reply below is fixed test text served by that server; no model is
 involved anywhere.  Most tests rank candidates with the engine's real gate
-over the toy game of `csro_tui.engine.fakes` (a policy declares
+over the toy game of `tests/fakes.py` (a policy declares
 `STRENGTH = x`; the payoff of a against b is strength(a) - strength(b);
 source containing CRASH fails its run), so they take milliseconds.  The
 last tests run `csro run` on RRPS with the real sandbox.
@@ -21,7 +21,7 @@ import pytest
 from csro_tui.cli import main
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
-from csro_tui.engine.fakes import ToyEvaluator, ToySpec, best_member_solve, strength, toy_policy
+from tests.fakes import ToyEvaluator, ToySpec, best_member_solve, strength, toy_policy
 from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import OracleContext

@@ -8,7 +8,7 @@ import pytest
 
 from csro_tui.config import RunConfig
 from csro_tui.engine import new_engine, resume_engine
-from csro_tui.engine.fakes import ToyEvaluator, ToySpec, best_member_solve, climbing_oracle, strength, toy_policy
+from tests.fakes import ToyEvaluator, ToySpec, best_member_solve, climbing_oracle, strength, toy_policy
 from csro_tui.errors import ConfigError
 from csro_tui.records import Decision, ReviewRequest
 from csro_tui.sessions.state import fold

@@ -135,18 +135,6 @@ class Backend:
         }.get(kind, "")
 
 
-def nothing_accepted(before: Any, after: Any) -> str:
-    """Says which iterations run since `before` ended without a new policy, and why ("" if none did)."""
-    empty = []
-    for number, iteration in sorted(after.iterations.items()):
-        if number == 0 or not iteration.finished or iteration.accepted is not None:
-            continue
-        if number in before.iterations and before.iterations[number].finished:
-            continue
-        empty.append(f"iteration {number} ended with nothing accepted ({iteration.attempts} attempts used)")
-    return "; ".join(empty)
-
-
 def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> str:
     """What a run of iterations did, for a toast: each finished iteration's result
     ("iteration 3 done: tight_bluffer accepted"), then why it stopped if it did."""

@@ -146,7 +146,7 @@ def test_hostile_proposals_through_the_engine_leave_the_session_intact(mode, are
     engine's state with the population holding only the seed and it."""
     from csro_tui.config import RunConfig
     from csro_tui.engine import GameEvaluator, new_engine
-    from csro_tui.engine.fakes import ScriptedOracle
+    from tests.fakes import ScriptedOracle
     from csro_tui.records import Proposal
     from csro_tui.reviewers import AutoReviewer
     from csro_tui.sessions.state import fold

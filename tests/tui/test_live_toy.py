@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from tests.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
 from csro_tui.sessions.state import fold
 from csro_tui.tui.app import CsroApp
 from csro_tui.tui.backend import Backend

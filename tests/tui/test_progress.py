@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from tests.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
 from csro_tui.tui.backend import Backend, EvaluationProgress
 from csro_tui.tui.model import LaunchOptions
 

@@ -5,8 +5,8 @@ A toy game where a policy's source declares its strength (``STRENGTH =
 (antisymmetric, as the real meta-game).  Source containing ``CRASH`` fails
 its smoke run; source that does not parse, or lacks ``class Policy``, has
 static issues.  Nothing here starts a process, so a whole engine run with
-these parts takes milliseconds.  Used by the engine's tests; the TUI can
-drive its screens with them too.
+these parts takes milliseconds.  Test doubles, so they live with the tests
+(`csro_tui/engine/fakes.py` until issue 21) and do not ship in the package.
 """
 
 from __future__ import annotations

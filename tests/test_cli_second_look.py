@@ -316,10 +316,10 @@ def test_the_same_failing_code_as_a_rejected_proposal_is_flagged_as_a_repeat(tmp
                      "--iterations", "1", "--max-attempts", "2", "--review", f"script:{script}",
                      "--sessions-dir", str(tmp_path / "s")]) == 0
     validated = [e for e in _session_events(tmp_path / "s") if e.TYPE == "proposal_validated"]
-    assert [e.valid for e in validated] == [False, False]
-    assert validated[0].duplicate_of is None
-    assert validated[1].duplicate_of == validated[0].proposal_id
-    assert "same code as rejected proposal" in validated[1].duplicate_reason
+    assert [e.validation.valid for e in validated] == [False, False]
+    assert validated[0].validation.duplicate_of is None
+    assert validated[1].validation.duplicate_of == validated[0].proposal_id
+    assert "same code as rejected proposal" in validated[1].validation.duplicate_reason
     (session,) = [p.name for p in (tmp_path / "s").iterdir()]
     assert main(["replay", session, "--sessions-dir", str(tmp_path / "s")]) == 0
     assert f"a repeat: same code as {validated[0].proposal_id}" in capsys.readouterr().out

@@ -246,11 +246,10 @@ def _metrics_state(values, name="exploitability"):
 
 
 def test_progress_note_waits_for_a_best_value_to_stand(monkeypatch):
-    import csro_tui.sessions.state as state_module
     from csro_tui.engine import gate
 
     state, name = _metrics_state([0.33, 0.25, 0.17, 0.25, 0.07, 0.14, 0.20, 0.10])
-    monkeypatch.setattr(state_module, "headline_metric", lambda m: (name, m.value))
+    monkeypatch.setattr(gate, "headline_metric", lambda m: (name, m.value))
     # PSRO's usual ups and downs are not "not improving".
     assert [gate.progress_note(state, n) for n in range(1, 7)] == [""] * 6
     # Iteration 7: the best (0.07 at iteration 4) has stood for 3 iterations.

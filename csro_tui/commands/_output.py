@@ -16,6 +16,10 @@ import sys
 import time
 from typing import Any, Callable, Sequence, TextIO
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from csro_tui.numbers import duration, rate_text
 from csro_tui.text import clean_text, plain
 
@@ -30,9 +34,6 @@ def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], ro
     Columns named in `whole` are never wrapped or cut in a terminal; piped
     output is plain text, one row per line, columns aligned by spaces.
     """
-    from rich.table import Table
-    from rich.text import Text
-
     if not console.is_terminal:
         out = file or sys.stdout
         cells = [[clean_text(c.plain if isinstance(c, Text) else c, keep_newlines=False) for c in row] for row in rows]
@@ -173,8 +174,6 @@ def pipe_aware_console(**options: Any) -> Any:
     rich's own handler exits with 1; raising BrokenPipeError instead lets
     `csro_tui.cli.main` end every command the same way: quietly, with 141.
     """
-    from rich.console import Console
-
     class PipeAwareConsole(Console):
         def on_broken_pipe(self) -> None:
             self.quiet = True

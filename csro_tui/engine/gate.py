@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
 from csro_tui.engine.evaluator import CANDIDATE, Evaluator, derive_seed
-from csro_tui.records import Bot, Decision, MatchJob, PolicyRecord, Preview, Proposal, ValidationResult
+from csro_tui.evaluation.population_metrics import population_metrics
 from csro_tui.policies.failures import PolicyFailure
-
+from csro_tui.records import Bot, Decision, MatchJob, PolicyRecord, Preview, Proposal, ValidationResult
 from csro_tui.sessions.events import Event, ProposalCreated, ProposalDecided, ProposalPreviewed, ProposalValidated
 from csro_tui.sessions.review import review_request
-from csro_tui.sessions.state import SessionState
+from csro_tui.sessions.state import SessionState, headline_metric
 
 if TYPE_CHECKING:
     from csro_tui.config import RunConfig
@@ -208,8 +208,6 @@ class Gate:
     def _benchmark(
         self, key: str, candidate: PolicyRecord, member_id: str | None = None
     ) -> tuple[dict[str, float] | None, PolicyFailure | None]:
-        from csro_tui.evaluation.population_metrics import population_metrics
-
         bots = self.evaluator.bots()
         if not bots:
             return None, None
@@ -293,7 +291,7 @@ def sampled_stderr(outcome) -> float:
     return the same value, so the per-episode error understates the noise;
     the pair means are independent.  With one pair, the outcome's own figure.
     """
-    from csro_tui.evaluation.lockstep import paired_stderr
+    from csro_tui.evaluation.lockstep import paired_stderr  # start-up time: importing it loads pyspiel
 
     returns = list(getattr(outcome, "returns", None) or [])
     if len(returns) >= 4 and len(returns) % 2 == 0:
@@ -361,8 +359,6 @@ def progress_note(state: "SessionState", iteration: int) -> str:
     value so far was reached IMPROVEMENT_PATIENCE or more
     iterations ago.
     """
-    from csro_tui.sessions.state import headline_metric
-
     numbers = sorted(n for n in state.iterations if 1 <= n <= iteration)
     idle = 0
     for number in reversed(numbers):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.sessions.events import MetaSolved
 from csro_tui.sessions.state import SessionState
 
@@ -33,8 +34,6 @@ def payoff_against(state: SessionState, policy_id: str, meta: MetaSolved | None)
 
 def benchmark_scores(state: SessionState, weights: dict[str, float]) -> dict[str, Any] | None:
     """{"meta": scores of the mixture, "best_member": scores of the best member}."""
-    from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
-
     measured = {pid: ev.per_bot for pid, ev in state.benchmark.items() if ev.per_bot and pid in weights}
     if not measured:
         return None

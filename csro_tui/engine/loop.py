@@ -50,12 +50,14 @@ import numpy as np
 
 from csro_tui.config import RunConfig, strip_credentials
 from csro_tui.engine.evaluator import Evaluator, derive_seed
-from csro_tui.records import Decision, MatchJob, PolicyRecord, Proposal
-from csro_tui.engine.gate import Gate, Gated, GateSettings, ReviewLoop, known_policies, progress_note
-from csro_tui.engine.jobs import benchmark_jobs, payoff_job
+from csro_tui.engine.gate import Gate, Gated, GateSettings, ReviewLoop, candidate_record, known_policies, progress_note
 from csro_tui.engine.iteration_metrics import benchmark_scores, payoff_against
+from csro_tui.engine.jobs import benchmark_jobs, payoff_job
 from csro_tui.errors import ConfigError, CsroError, EvaluationInterrupted, NoUsableProposal
+from csro_tui.numbers import counted
 from csro_tui.oracles.base import Oracle, OracleContext
+from csro_tui.oracles.registry import finished_error_types
+from csro_tui.records import Decision, MatchJob, PolicyRecord, Proposal
 from csro_tui.reviewers import Reviewer
 from csro_tui.sessions.events import (
     BenchmarkEvaluated,
@@ -252,8 +254,6 @@ class Engine(ReviewLoop):
                 raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
         if reason == "completed" and not message:
-            from csro_tui.numbers import counted
-
             message = counted(self.state.completed_iterations, "iteration")
         if close:
             self._close(reason, message)
@@ -463,8 +463,6 @@ class Engine(ReviewLoop):
 
     def _finished_error_types(self) -> tuple[type[BaseException], ...]:
         if self._finished_errors is None:
-            from csro_tui.oracles.registry import finished_error_types
-
             self._finished_errors = finished_error_types()
         return self._finished_errors
 
@@ -489,8 +487,6 @@ class Engine(ReviewLoop):
 
     def _play_candidate(self, source: str, opponents: list[tuple[PolicyRecord, int]], episodes: int) -> list:
         """Sampled matches of candidate code against members, on the evaluator's backend."""
-        from csro_tui.engine.gate import candidate_record
-
         candidate = candidate_record(source)
         return self.evaluator.run([MatchJob(candidate, member, seed, episodes) for member, seed in opponents])
 
@@ -636,7 +632,7 @@ class Engine(ReviewLoop):
 
     def _solver(self) -> MetaSolve:
         if self._meta_solve is None:
-            from csro_tui.meta.solvers import solve
+            from csro_tui.meta.solvers import solve  # start-up time: importing it loads scipy
 
             self._meta_solve = solve
         return self._meta_solve

@@ -73,7 +73,7 @@ def oracle_llm(oracle: Oracle) -> LLMUse | None:
 def repeated_rejection_note(context: OracleContext, source: str) -> str:
     """For deterministic oracles: " ..." saying this exact code was rejected before and why
     it comes again ("" when it was not), so a person does not wait for the reason to be heeded."""
-    from csro_tui.text import one_line
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     reasons = [reason for proposal, reason in context.rejections if proposal.source == source]
     if not reasons:

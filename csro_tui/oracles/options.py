@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError
+from csro_tui.names import did_you_mean
 
 
 # Keys of an oracle's configuration that set up the LLM backend (the rest are
@@ -106,8 +107,6 @@ class OptionReader:
         """Raise `ConfigError` for keys nobody read (typos), except `ignore`d ones."""
         unknown = sorted(set(self._values) - self._read - set(ignore))
         if unknown:
-            from csro_tui.names import did_you_mean
-
             known = ", ".join(sorted(self._read))
             hint = did_you_mean(unknown[0], self._read) if len(unknown) == 1 else ""
             raise ConfigError(f"{self.oracle} oracle: unknown option(s) {', '.join(unknown)}{hint} (known: {known})")

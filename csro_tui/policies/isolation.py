@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from csro_tui.errors import ConfigError
+from csro_tui.policies import host_kernel
 
 # The script a host runs: a few lines that import host_main (a module's
 # bytecode is cached, a script is compiled at every start).
@@ -92,8 +93,6 @@ def bubblewrap_problem() -> str | None:
 def kernel_layers() -> dict:
     """{"landlock": ABI or 0, "seccomp": bool}: what every host applies to
     itself here (probed once per process; see host_kernel.py)."""
-    from csro_tui.policies import host_kernel
-
     return host_kernel.kernel_layers()
 
 

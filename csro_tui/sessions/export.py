@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 
 from csro_tui.errors import SessionError
-from csro_tui.numbers import number as format_number
-from csro_tui.numbers import counted, sparkline, stored_number
+from csro_tui.numbers import counted, number as format_number, sparkline, stored_number
+from csro_tui.sessions.plot import line_chart_svg
 from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
@@ -164,7 +164,7 @@ def setting_text(key: str, value, game: str) -> str:
     if value is None or value == [] or value == "" or value == {}:
         if key == "episodes":
             try:
-                from csro_tui.games.registry import get_game
+                from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
                 spec = get_game(game)
                 return "exact (computed, no episodes)" if spec.exact else f"{spec.default_episodes} (the game's default)"
@@ -199,8 +199,6 @@ def export_session(state: SessionState, out: Path) -> list[Path]:
 
 def write_plot(state: SessionState, path: Path) -> Path | None:
     """The headline figure per iteration as SVG (None when there is nothing to draw)."""
-    from csro_tui.sessions.plot import line_chart_svg
-
     rows = iteration_rows(state)
     name, values = headline_series(rows)
     if not any(v is not None for v in values):
@@ -215,6 +213,6 @@ def write_plot(state: SessionState, path: Path) -> Path | None:
 
 def _cell(text: str) -> str:
     """Text fit for a Markdown table cell: one line, pipes escaped."""
-    from csro_tui.text import one_line
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     return one_line(text, 200).replace("|", "\\|")

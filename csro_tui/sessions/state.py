@@ -37,6 +37,7 @@ from csro_tui.sessions.events import (
     SessionResumed,
     SessionStarted,
 )
+from csro_tui.sessions.store import SessionInfo
 
 
 @dataclass
@@ -317,8 +318,6 @@ class SessionState:
         return self.metrics[-1] if self.metrics else None
 
     def summary(self, directory: Path) -> "SessionInfo":
-        from csro_tui.sessions.store import SessionInfo
-
         started = self.started
         return SessionInfo(
             id=directory.name,

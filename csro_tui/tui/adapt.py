@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from csro_tui.evaluation.population_metrics import population_metrics
+from csro_tui.numbers import number
 from csro_tui.records import Decision
 from csro_tui.sessions.review import review_request
+from csro_tui.sessions.state import headline_metric
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
-from csro_tui.numbers import number
 
 REGENERATE_REASON = "regenerate: the reviewer asked for a different proposal"
 
@@ -34,9 +36,6 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
 
     `log` is the event log's lines when the caller keeps them already.
     """
-    from csro_tui.evaluation.population_metrics import population_metrics
-    from csro_tui.sessions.state import headline_metric
-
     started = state.started
     weights = state.meta_strategy
     ids = state.ids
@@ -179,8 +178,6 @@ def event_line(event: Any) -> str:
     elif kind == "meta_solved":
         body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
     elif kind == "metrics":
-        from csro_tui.sessions.state import headline_metric
-
         headline = headline_metric(event)
         if headline is not None and _num(headline[1]) is not None:
             body = f"iteration {event.iteration} {headline[0]} {number(headline[1], 4)}"

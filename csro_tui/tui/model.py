@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from csro_tui.numbers import number
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -23,8 +25,6 @@ class Cell:
     self_play: bool = False  # a policy against itself: 0 by symmetry, never evaluated
 
     def describe(self) -> str:
-        from csro_tui.numbers import number
-
         if self.self_play:
             return "0 by symmetry (against itself)"
         if self.exact:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from csro_tui.errors import CsroError
 from csro_tui.oracles.evolve.mutation import MutationRequest, MutationResult
+from csro_tui.policies.validation import validate_source
 
 if TYPE_CHECKING:
     from csro_tui.oracles.base import OracleContext
@@ -108,8 +109,6 @@ class ASTMutation:
 
     def mutate(self, source: str, rng: random.Random) -> Mutant:
         """One valid child of `source` that differs from it; raises `MutationError`."""
-        from csro_tui.policies.validation import validate_source
-
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError) as error:

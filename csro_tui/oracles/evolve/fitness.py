@@ -18,6 +18,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
+from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.oracles.base import OracleContext
 from csro_tui.oracles.candidates import SerialPreview, failure_text, preview_score, ranked_members
 
@@ -63,8 +64,7 @@ class Fitness:
         """
         if not self.reevaluates:
             return None
-        from csro_tui.evaluation.participants import CodePolicy
-        from csro_tui.evaluation.referee import play_match
+        from csro_tui.evaluation.referee import play_match  # start-up time: importing it loads numpy, pyspiel
 
         members = [(m, w) for m, w in ranked_members(self.context) if w > 0] or [
             (m, 1.0) for m in self.context.population

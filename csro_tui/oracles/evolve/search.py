@@ -37,14 +37,15 @@ from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
 from csro_tui.oracles.base import LLMUse, OracleContext
-from csro_tui.records import Proposal
 from csro_tui.oracles.candidates import NoUsableCandidate, attach_calls, score_text
-from csro_tui.oracles.options import OptionReader
+from csro_tui.oracles.evolve.ast_mutation import DEFAULT_MAX_TRIES, ASTMutation
 from csro_tui.oracles.evolve.database import Program, ProgramDatabase, normalised_key
 from csro_tui.oracles.evolve.features import behaviour_features, describe_features
 from csro_tui.oracles.evolve.fitness import Fitness, mix_seed
 from csro_tui.oracles.evolve.mutation import MutationOperator, MutationRequest
+from csro_tui.oracles.options import LLM_KEYS, OptionReader
 from csro_tui.oracles.registry import OracleExhausted
+from csro_tui.records import Proposal
 
 def code_key(source: str) -> str:
     """Identity of code regardless of comments and layout (the syntax tree), for exclusions."""
@@ -386,9 +387,6 @@ def read_evolution_settings(options: OptionReader, default_budget: int) -> Evolu
 
 def make_ast_evolve_oracle(config: Mapping[str, Any] | None = None) -> EvolutionOracle:
     """`evolve`: the search with `ASTMutation`, no LLM; budget = children per proposal (default 24)."""
-    from csro_tui.oracles.evolve.ast_mutation import DEFAULT_MAX_TRIES, ASTMutation
-    from csro_tui.oracles.options import LLM_KEYS
-
     options = OptionReader("evolve", config)
     settings = read_evolution_settings(options, default_budget=24)
     max_tries = options.integer("max_tries", DEFAULT_MAX_TRIES, minimum=1)

@@ -24,7 +24,9 @@ from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, SessionError
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig
+from csro_tui.oracles.llm.recorded import RecordedLLM
 from csro_tui.oracles.options import LLM_KEYS, OptionReader
+from csro_tui.sessions.store import SessionStore, default_sessions_root
 
 
 RECORDED_PREFIX = "recorded:"
@@ -67,8 +69,6 @@ def make_backend(settings: LLMSettings, env: Mapping[str, str] | None = None) ->
     """A live client (settings < environment < options), or a replay of a recorded session."""
     env = os.environ if env is None else env
     if settings.recorded is not None:
-        from csro_tui.oracles.llm.recorded import RecordedLLM
-
         return RecordedLLM(load_recorded_calls(settings.recorded, env=env), strict=settings.strict_replay)
     flags = dict(settings.flags)
     if settings.api_key_env:
@@ -95,8 +95,6 @@ def load_recorded_calls(reference: str | os.PathLike[str], env: Mapping[str, str
     oracle's proposals (not the reviewers' edits) and from failed oracle
     attempts, in event order.
     """
-    from csro_tui.sessions.store import SessionStore, default_sessions_root
-
     store = SessionStore(default_sessions_root(env))
     log = store.read(Path(reference) if Path(reference).exists() else str(reference))
     calls: list[LLMCall] = []

@@ -560,7 +560,7 @@ class LLMClient:
         self._retry_max_delay = retry_max_delay
         self._sleep = sleep
 
-        import openai  # deferred: importing the SDK takes about a second
+        import openai  # start-up time: importing it loads openai; deferred: importing the SDK takes about a second
 
         self._openai = openai
         # max_retries=0: the SDK must not retry behind our back; our policy is bounded.

@@ -21,6 +21,7 @@ from csro_tui.oracles.llm.calls import CallBudget, call_record
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.extract import NoCodeError, extract_code
 from csro_tui.oracles.llm.hints import failure_hint
+from csro_tui.policies.validation import validate_source
 
 
 # Sent back to the model after a reply that held no usable policy module.
@@ -37,8 +38,6 @@ _MAX_ISSUES_SHOWN = 3
 
 def validation_reason(source: str) -> str | None:
     """Why `source` is not a valid policy module (static checks), or None."""
-    from csro_tui.policies.validation import validate_source
-
     issues = validate_source(source)
     if not issues:
         return None

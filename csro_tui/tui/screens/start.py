@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 from textual.worker import get_current_worker
-from rich.text import Text
 
 from csro_tui.config import BACKENDS
 from csro_tui.text import one_line
@@ -46,7 +46,7 @@ def _select(options: list[str], value: str | None, id: str) -> Select:
 
 
 def _backend():
-    from csro_tui.tui.backend import Backend
+    from csro_tui.tui.backend import Backend  # start-up time: importing it loads numpy
 
     return Backend
 

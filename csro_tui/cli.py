@@ -127,7 +127,9 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except (CsroError, PolicyFailure) as error:
-        print(f"csro: error: {error}", file=sys.stderr)
+        # A mistyped name: its "did you mean" and list, then where the names are explained.
+        pointer = f" (see csro {args.command} --help)" if getattr(error, "unknown_name", False) else ""
+        print(f"csro: error: {error}{pointer}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("csro: interrupted", file=sys.stderr)

@@ -1,9 +1,18 @@
 """Run configuration: defaults < config file < environment < command-line flags.
 
 The config file is TOML (keys as in `RunConfig`, at the top level or under
-`[run]`), found at `--config FILE`, else `$CSRO_CONFIG`, else `./csro.toml`
-if it exists.  Environment variables are `CSRO_<FIELD>` in upper case (e.g.
+`[run]`, plus the tables `[oracle_options]` and `[llm]`), found at
+`--config FILE`, else `$CSRO_CONFIG`, else `./csro.toml` if it exists.
+Environment variables are `CSRO_<FIELD>` in upper case (e.g.
 `CSRO_ITERATIONS`, `CSRO_SESSIONS_DIR`, `CSRO_MODEL`, `CSRO_BASE_URL`).
+
+The LLM client's settings go through the same layers: `[llm]` in the file,
+then `CSRO_LLM_<FIELD>` (and `OPENAI_BASE_URL`) in the environment, then the
+flags (`--model`, `--base-url`, `--temperature`, ... and `--oracle-option`).
+The model and base URL are resolved here, into `RunConfig.model` and
+`base_url` (recorded with the session); the other `[llm]` keys stay in
+`RunConfig.llm`, the file layer under which the client puts the environment
+and the flags (`LLMConfig.from_sources`).
 API keys are never part of the configuration: the LLM client reads them from
 its own environment variable, and nothing here records them.
 """
@@ -18,12 +27,16 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
+from csro_tui.names import did_you_mean
+from csro_tui.oracles.llm.client import llm_env_value, llm_table_values
 
 CONFIG_ENV = "CSRO_CONFIG"
 # Evaluation backends (RunConfig.backend); "ray" needs the ray extra.
 BACKENDS = ("local", "ray")
 DEFAULT_CONFIG_FILE = "csro.toml"
 ENV_PREFIX = "CSRO_"
+# LLM settings that are run fields: the model and where it is served.
+LLM_RUN_FIELDS = ("model", "base_url")
 
 
 @dataclass
@@ -71,6 +84,24 @@ class RunConfig:
     model: str = ""  # for LLM oracles (recorded; no key)
     base_url: str = ""
     oracle_options: dict[str, Any] = field(default_factory=dict)
+    # The config file's [llm] table without model and base_url (those are the
+    # fields above): the LLM client's settings below the environment and flags.
+    llm: dict[str, Any] = field(default_factory=dict)
+    # The sandbox's limits (policies.sandbox.SandboxLimits); None: its default,
+    # given in brackets.  Per call: move_timeout [1 s] (act, __init__),
+    # init_timeout [10 s] (the module's code).  The chess clock, pooled over
+    # the episodes a host plays at once: move_budget [0.02 s] per decision
+    # plus budget_reserve [2 s]; init_budget [0.2 s] per episode for the
+    # module's code and __init__.  Memory: memory_mb [1024] per host,
+    # episode_memory_mb [8] per episode (a host plays (memory_mb - 128) /
+    # episode_memory_mb episodes at once).
+    move_timeout: float | None = None
+    init_timeout: float | None = None
+    move_budget: float | None = None
+    budget_reserve: float | None = None
+    init_budget: float | None = None
+    memory_mb: int | None = None
+    episode_memory_mb: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -79,6 +110,7 @@ class RunConfig:
         """`to_dict` safe to record: secrets in oracle options and the base URL are removed."""
         data = self.to_dict()
         data["oracle_options"] = redact(data["oracle_options"])
+        data["llm"] = redact(data["llm"])
         data["base_url"] = strip_credentials(data["base_url"])
         return data
 
@@ -102,6 +134,10 @@ class RunConfig:
                 raise ConfigError(f"{name} must be >= 1, not {value}")
         if self.benchmark_episodes < 1:
             raise ConfigError(f"benchmark_episodes must be >= 1, not {self.benchmark_episodes}")
+        for name in SANDBOX_LIMIT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be > 0, not {value}")
         if self.backend not in BACKENDS:
             raise ConfigError(f"backend must be {' or '.join(BACKENDS)}, not {self.backend!r}")
         if self.benchmark not in ("auto", "on", "off"):
@@ -112,6 +148,10 @@ class RunConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+# RunConfig fields that are SandboxLimits fields of the same name.
+SANDBOX_LIMIT_FIELDS = (
+    "move_timeout", "init_timeout", "move_budget", "budget_reserve", "init_budget", "memory_mb", "episode_memory_mb",
+)
 
 # Option names that may hold a credential; their values are never recorded.
 _SECRET_WORDS = ("key", "token", "secret", "password", "credential", "auth")
@@ -149,8 +189,17 @@ def strip_credentials(url: str) -> str:
 
 def _set(config: RunConfig, key: str, value: Any, source: str) -> None:
     if key not in FIELDS:
-        raise ConfigError(f"{source}: unknown setting {key!r} (known: {', '.join(FIELDS)})")
-    setattr(config, key, _coerce(key, value, source))
+        raise ConfigError(f"{source}: unknown setting {key!r}{did_you_mean(key, FIELDS)} (known: {', '.join(FIELDS)})")
+    value = _coerce(key, value, source)
+    if key == "llm":
+        value = llm_table_values(value, source)
+        for name in LLM_RUN_FIELDS:
+            if name in value:
+                raise ConfigError(f"{source}: [llm] {name} belongs in the run settings here, not in the llm table")
+    if isinstance(value, dict):
+        # A table is layered key by key: `--oracle-option a=1` keeps the file's `b`.
+        value = {**getattr(config, key), **value}
+    setattr(config, key, value)
 
 
 def _coerce(key: str, value: Any, source: str) -> Any:
@@ -174,6 +223,16 @@ def _coerce(key: str, value: Any, source: str) -> Any:
             return int(value)
         except (TypeError, ValueError):
             raise bad("an integer") from None
+    if annotation.startswith("float"):
+        if isinstance(value, bool):
+            raise bad("a number")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise bad("a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise bad("a finite number")
+        return number
     if annotation.startswith("bool"):
         if isinstance(value, bool):
             return value
@@ -217,8 +276,26 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path}: {error}") from None
     except OSError as error:
         raise ConfigError(f"config file {path}: cannot read ({error.strerror})") from None
-    if "run" in data and isinstance(data["run"], dict):
-        data = {**{k: v for k, v in data.items() if k != "run" and not isinstance(v, dict)}, **data["run"]}
+    if isinstance(data.get("run"), dict):
+        # [run] beside other tables ([llm], [oracle_options]) or keys: all of them count.
+        run = data.pop("run")
+        for key in set(run) & set(data):
+            raise ConfigError(f"config file {path}: {key} is set twice (at the top level and in [run]); keep one")
+        data = {**data, **run}
+    return data
+
+
+def _split_llm_table(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """The file's settings with [llm] model/base_url moved to the run settings (checked for clashes)."""
+    if "llm" not in data:
+        return data
+    table = llm_table_values(data["llm"], source)
+    data = {**data, "llm": {k: v for k, v in table.items() if k not in LLM_RUN_FIELDS}}
+    for name in LLM_RUN_FIELDS:
+        if name in table:
+            if name in data:
+                raise ConfigError(f"{source}: {name} is set twice (in the run settings and in [llm]); keep one")
+            data[name] = table[name]
     return data
 
 
@@ -227,8 +304,14 @@ def env_settings(env: Mapping[str, str]) -> dict[str, str]:
     settings = {}
     for name in FIELDS:
         variable = ENV_PREFIX + name.upper()
-        if variable in env and name != "oracle_options":
+        if variable in env and name not in ("oracle_options", "llm"):
             settings[name] = env[variable]
+    # The LLM client's own variables for the model and where it is served
+    # (CSRO_LLM_MODEL; OPENAI_BASE_URL, CSRO_LLM_BASE_URL): the same layer.
+    for name in LLM_RUN_FIELDS:
+        value = llm_env_value(name, env)
+        if name not in settings and value is not None:
+            settings[name] = value
     return settings
 
 
@@ -243,7 +326,7 @@ def load_run_config(
     config = RunConfig()
     path = find_config_file(config_file, env)
     if path is not None:
-        for key, value in read_config_file(path).items():
+        for key, value in _split_llm_table(read_config_file(path), f"config file {path}").items():
             _set(config, key, value, f"config file {path}")
     for key, value in env_settings(env).items():
         _set(config, key, value, f"environment {ENV_PREFIX}{key.upper()}")

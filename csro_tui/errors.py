@@ -6,6 +6,11 @@ from __future__ import annotations
 class CsroError(Exception):
     """Base for every error that should reach the user as one clear line."""
 
+    # True for a name that is none of the known ones (a typo, usually; the
+    # message has its "did you mean" and the list): the CLI adds a pointer to
+    # the command's --help.
+    unknown_name = False
+
 
 class UnknownGameError(CsroError):
     """A game name or OpenSpiel game string that cannot be used."""
@@ -13,6 +18,18 @@ class UnknownGameError(CsroError):
 
 class ConfigError(CsroError):
     """A bad flag, config file or environment value."""
+
+
+class UnknownGameName(UnknownGameError):
+    """A game name that is neither built in nor registered in OpenSpiel."""
+
+    unknown_name = True
+
+
+class UnknownName(ConfigError):
+    """An oracle, meta-solver, seed policy or benchmark bot name that does not exist."""
+
+    unknown_name = True
 
 
 class SessionError(CsroError):

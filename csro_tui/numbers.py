@@ -28,9 +28,21 @@ def fixed(value: float | None, digits: int = 4, *, sign: bool = False, missing: 
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def number(value: float | None, digits: int = 4, *, signed: bool = False, stderr: float | None = None) -> str:
-    """`fixed(value)` ("-" if missing), with "± stderr" when one is given (sampled figures)."""
+# How a standard error that cannot be measured prints: a figure from fewer than
+# two seat-swapped pairs (one pair cannot measure its own noise) is "+0.5000 ± ?",
+# never "± 0.0000"; NOT_MEASURABLE_NOTE says why, once, below a table that has one.
+NOT_MEASURABLE = "?"
+NOT_MEASURABLE_NOTE = ("± ?: measured on one seat-swapped pair (2 episodes), which cannot measure its own noise; "
+                       "play 4 episodes or more for a standard error")
+
+
+def number(value: float | None, digits: int = 4, *, signed: bool = False, stderr: float | None = None,
+           measurable: bool = True) -> str:
+    """`fixed(value)` ("-" if missing), with "± stderr" when one is given (sampled figures);
+    "± ?" when `measurable` is False (a sampled figure whose error could not be measured)."""
     text = fixed(value, digits, sign=signed)
+    if text != "-" and not measurable:
+        return f"{text} ± {NOT_MEASURABLE}"
     if text != "-" and stderr is not None and not math.isnan(stderr):
         text += f" ± {fixed(stderr, digits)}"
     return text

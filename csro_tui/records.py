@@ -105,6 +105,10 @@ class Preview:
         value = self.expected_payoff
         if value is None or value != value:
             return "no payoff against the meta-strategy could be measured"
+        if self.pairs == 1:  # sampled on one seat-swapped pair: its noise is unknown, so no margin can be cleared
+            return (f"no improvement shown: expected payoff {value:+.3f} against the meta-strategy was measured on "
+                    "one seat-swapped pair per member, which cannot measure its own noise "
+                    "(--preview-episodes 4 or more)")
         margin = self.improvement_margin(z)
         if value > threshold + margin + _EXACT_SLACK:
             return None
@@ -130,6 +134,8 @@ class ValidationResult:
     # Invalid code that repeats a known policy's code (a rejected proposal, say): the gate's reason.
     duplicate_of: str | None = None
     duplicate_reason: str = ""
+    # How long the candidate's calls took in the smoke run (clock.describe_timing), "" when not measured.
+    timing: str = ""
 
     def summary(self) -> str:
         """One line: why the code is invalid, or "valid"."""

@@ -71,6 +71,10 @@ class AutoReviewer:
         )
 
 
+# The reason recorded when a review script's own edit, valid, is accepted.
+SCRIPT_EDIT_ACCEPTED = "the review script's edit, accepted as valid"
+
+
 class ScriptReviewer:
     """Decisions read from a file and given in order, one per review.
 
@@ -79,6 +83,11 @@ class ScriptReviewer:
     "reason": "..."}, {"action": "edit", "code": "..."} or {"action": "edit",
     "path": "fixed.py"} (relative to the script's folder).  The whole script
     is checked when loaded; running out of decisions is a `ConfigError`.
+
+    An edit line is the whole decision for its proposal: the engine
+    validates and previews the edited code like any proposal, and this
+    reviewer accepts it without reading another line (the engine refuses an
+    accept of invalid code, which then counts as a rejection).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -98,6 +107,8 @@ class ScriptReviewer:
         return len(self.decisions) - self._next
 
     def decide(self, review: ReviewRequest) -> Decision:
+        if review.edited_by == self.name:
+            return Decision.accept(SCRIPT_EDIT_ACCEPTED)
         with self._lock:
             if self._next >= len(self.decisions):
                 raise ConfigError(

@@ -300,7 +300,9 @@ def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(mode):
         if layers["seccomp"]:
             assert status.get("Seccomp") == ["2"], status.get("Seccomp")
         host.new_episodes([(1, 0, 0)])
-        nobody = 65534 if os.geteuid() == 0 else os.geteuid()
+        from csro_tui.policies.isolation import host_uid
+
+        nobody = host_uid(started.process.pid) if os.geteuid() == 0 else os.geteuid()
         expected = {
             "uid": nobody, "euid": nobody, "memory": LIMITS.memory_mb << 20, "cpu": LIMITS.cpu_seconds,
             "processes": LIMITS.max_processes, "file_bytes": LIMITS.max_file_bytes,
@@ -308,7 +310,7 @@ def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(mode):
             "stdout_captured": True,
         }
         if os.geteuid() == 0:
-            expected["gid"] = 65534
+            expected["gid"] = nobody
         for fact, value in expected.items():
             answer = host.act([(1, {"legal_actions": [0, 1], "fact": fact, "expected": value})])[0]
             assert answer == 1, (fact, value)
@@ -330,8 +332,8 @@ def test_a_host_whose_set_up_fails_says_so_in_one_line(mode, monkeypatch, part):
 
     real = sandbox._prepare_message  # noqa: SLF001
 
-    def broken(mode_name):
-        message = real(mode_name)
+    def broken(mode_name, *rest):
+        message = real(mode_name, *rest)
         if part == "prepare":
             message["site_dirs"] = 7  # sys.path.extend(7): TypeError while preparing
         else:

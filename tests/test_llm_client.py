@@ -410,7 +410,7 @@ def test_config_precedence_file_env_flags(tmp_path):
     [
         ({"temperature": "hot"}, None, {}, "temperature must be a number"),
         ({"colour": "red"}, None, {}, "unknown LLM setting 'colour'"),
-        ({}, "[llm]\nmodle = 'x'\n", {}, "unknown key [llm] modle"),
+        ({}, "[llm]\nmodle = 'x'\n", {}, "unknown key 'modle' in [llm] (did you mean model?)"),
         ({}, "[llm\n", {}, "is not valid TOML"),
         ({}, None, {"CSRO_LLM_CONCURRENCY": "0"}, "concurrency must be at least 1"),
         ({}, None, {"CSRO_LLM_MAX_RETRIES": "two"}, "CSRO_LLM_MAX_RETRIES: max_retries must be an integer"),

@@ -3,8 +3,7 @@
 Every command in a ```bash block of the README and of the docs/ pages below
 is run here as written (with `.venv/bin/csro` / `.venv/bin/python` meaning
 this interpreter's csro), in a fresh directory, unless it is listed in
-EXCEPTIONS with the reason (the Ray, model and minutes-long commands), or
-in PENDING_CLI (commands that need branch issue-28-cli's fixes).  A new
+EXCEPTIONS with the reason (the Ray, model and minutes-long commands).  A new
 command in the manual is therefore run by default.  The examples (the
 hand-written policy, the csro.toml files, the review script) are used as
 the files those commands read, and what the prose claims about their output
@@ -53,12 +52,6 @@ EXCEPTIONS = {
     r"^\.venv/bin/python -m bench": "benchmarks take minutes (bench/README.md)",
 }
 
-# Commands that need branch issue-28-cli (review scripts whose edit line is
-# the decision, with docs/examples/ shipped; the [llm] table of csro.toml).
-# Empty this after merging it: the commands then run like the others.
-PENDING_CLI = {
-    r"--review script:docs/examples/review\.jsonl": "pending branch issue-28-cli: docs/examples/ and edit-line semantics",
-}
 
 
 def _csro_prefix() -> str:
@@ -79,10 +72,9 @@ def bash_commands(page: str) -> list[str]:
 
 
 def _reason_not_run(command: str) -> str | None:
-    for table in (EXCEPTIONS, PENDING_CLI):
-        for pattern, reason in table.items():
-            if re.search(pattern, command):
-                return reason
+    for pattern, reason in EXCEPTIONS.items():
+        if re.search(pattern, command):
+            return reason
     return None
 
 
@@ -159,9 +151,8 @@ def test_every_command_in_the_manual_runs_as_written(page, command, workspace, t
 
 def test_exceptions_name_commands_the_manual_still_has():
     """An exception that matches nothing is stale: the command it excused is gone or changed."""
-    for table in (EXCEPTIONS, PENDING_CLI):
-        for pattern in table:
-            assert any(re.search(pattern, command) for _, command in ALL_COMMANDS), pattern
+    for pattern in EXCEPTIONS:
+        assert any(re.search(pattern, command) for _, command in ALL_COMMANDS), pattern
 
 
 # ------------------------------------------------------------------ set-up and CI
@@ -293,7 +284,6 @@ def test_the_oracle_options_table_example_works(tmp_path):
     assert re.search(r"card_sense-1\s+accept", output), output
 
 
-@pytest.mark.skipif(bool(PENDING_CLI), reason="pending branch issue-28-cli: the [llm] table of csro.toml")
 def test_the_llm_table_reaches_the_client(tmp_path):
     """The page's [llm] example, pointed at a closed port: the run fails naming that URL (the file was used)."""
     (toml,) = [b for b in blocks("docs/configuration.md", "toml") if "[llm]" in b]
@@ -327,13 +317,11 @@ def test_the_review_script_format_is_documented_with_an_example(tmp_path):
     assert actions == ["reject", "accept", "edit", "accept"]
 
 
-@pytest.mark.skipif(bool(PENDING_CLI), reason="pending branch issue-28-cli: docs/examples/ ships the review files")
 def test_the_shipped_review_script_is_the_documented_one():
     assert (ROOT / "docs" / "examples" / "review.jsonl").read_text(encoding="utf-8") == _review_example()
     assert (ROOT / "docs" / "examples" / "my_fix.py").is_file()
 
 
-@pytest.mark.skipif(bool(PENDING_CLI), reason="pending branch issue-28-cli: edit lines decide; ✎ in replay and export")
 def test_the_review_script_runs_as_the_oracles_page_says(tmp_path):
     path = _workspace(tmp_path)
     (command,) = [c for _, c in ALL_COMMANDS if "--review script:" in c]
@@ -362,8 +350,6 @@ def test_every_relative_link_resolves(page):
             continue
         file_part, _, anchor = target.partition("#")
         linked = (base / file_part) if file_part else ROOT / page
-        if PENDING_CLI and "docs/examples/" in str(linked.relative_to(ROOT) if linked.is_relative_to(ROOT) else linked):
-            continue  # shipped by branch issue-28-cli
         assert linked.exists(), f"{page}: {target}"
         if anchor:
             headings = re.findall(r"^#+ (.+)$", linked.read_text(encoding="utf-8"), re.M)

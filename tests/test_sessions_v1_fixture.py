@@ -63,7 +63,7 @@ def test_a_version_1_session_replays_and_verifies(sessions_root, name, capsys):
 
 def test_a_validation_is_written_flat_as_version_1_wrote_it_plus_its_smoke_stderr():
     """Embedding the ValidationResult in proposal_validated kept the line's shape: the same keys
-    beside proposal_id (so csro from before reads it), and smoke_stderr, which it used to drop."""
+    beside proposal_id (so csro from before reads it), plus smoke_stderr, which it used to drop."""
     from csro_tui.sessions.events import from_record, to_record
 
     old = next(
@@ -75,5 +75,6 @@ def test_a_validation_is_written_flat_as_version_1_wrote_it_plus_its_smoke_stder
     assert event.validation.smoke == old["smoke"] and event.validation.smoke_stderr == {}
     written = to_record(event)
     assert written["v"] == 1
-    assert set(written) == set(old) | {"smoke_stderr"}
+    # the keys added since (all optional when read): smoke_stderr here, timing by the clock branch
+    assert set(written) == set(old) | {"smoke_stderr", "timing"}
     assert {k: written[k] for k in old} == old

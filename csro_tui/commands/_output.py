@@ -12,6 +12,7 @@ so `csro crosstable ... > out.txt` is not silent for minutes.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import Any, Callable, Sequence, TextIO
@@ -27,12 +28,21 @@ from csro_tui.text import clean_text, plain
 PROGRESS_INTERVAL = 5.0
 
 
+# A column whose cells are longer than this folds (a long error, say)
+# rather than taking the terminal's whole width.
+FOLD_WIDTH = 30
+
+
 def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]],
-                *, whole: Sequence[str] = ("id",), file: TextIO | None = None) -> None:
+                *, whole: Sequence[str] = ("id",), file: TextIO | None = None,
+                drop_order: Sequence[str] = ()) -> None:
     """`columns` are (name, "left"/"right"); cells are text (shown literally) or rich Text.
 
-    Columns named in `whole` are never wrapped or cut in a terminal; piped
-    output is plain text, one row per line, columns aligned by spaces.
+    Columns named in `whole` are never wrapped or cut in a terminal, and no
+    header is ever wrapped: when the terminal is too narrow for every
+    column, those named in `drop_order` are left out, first ones first, and
+    a line says which and how to see them.  Piped output is plain text, one
+    row per line, columns aligned by spaces, every column.
     """
     if not console.is_terminal:
         out = file or sys.stdout
@@ -51,16 +61,37 @@ def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], ro
             print(line(row), file=out)
         out.flush()
         return
+    def text_length(cell: Any) -> int:
+        return len(cell.plain if isinstance(cell, Text) else str(cell))
+
+    natural = [max([len(name), *(text_length(row[i]) for row in rows)]) for i, (name, _) in enumerate(columns)]
+    # What each column needs without cutting a cell (a long one folds at FOLD_WIDTH).
+    needed = [width if name in whole else min(width, max(FOLD_WIDTH, len(name)))
+              for width, (name, _) in zip(natural, columns)]
+    shown = list(range(len(columns)))
+    dropped: list[str] = []
+    for name in drop_order:
+        if sum(needed[i] for i in shown) + 3 * len(shown) + 1 <= console.width:
+            break
+        index = next((i for i in shown if columns[i][0] == name), None)
+        if index is not None:
+            shown.remove(index)
+            dropped.append(name)
     table = Table(title=title, title_justify="left")
-    for index, (name, justify) in enumerate(columns):
+    for index in shown:
+        name, justify = columns[index]
         if name in whole:
-            longest = max([len(name), *(len(str(row[index])) for row in rows)])
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ignore", min_width=longest)
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ignore", min_width=natural[index])
+        elif natural[index] <= FOLD_WIDTH:  # whole; folded (never cut) only if the terminal is narrower still
+            table.add_column(name, justify=justify, no_wrap=True, overflow="fold", min_width=natural[index])
         else:
-            table.add_column(name, justify=justify, overflow="fold")
+            table.add_column(name, justify=justify, overflow="fold", min_width=len(name))
     for row in rows:
-        table.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in row))
+        table.add_row(*(row[i] if isinstance(row[i], Text) else plain(row[i]) for i in shown))
     console.print(table)
+    if dropped:
+        console.print(plain(f"({', '.join(dropped)} left out at this width: widen the terminal, "
+                            f"or pipe the output (| cat) for every column)", "dim"))
 
 
 class ProgressLines:
@@ -99,7 +130,8 @@ class ProgressLines:
         now = self.clock() if now is None else now
         elapsed = now - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        done = f"{self.done:.0f}" if float(self.done).is_integer() else f"{self.done:.1f}"
+        # Whole units finished: a fraction (11.96 of a batch) would print as "12.0/43".
+        done = math.floor(self.done + 1e-9)
         parts = [f"{self.description}: {done}/{self.total}" + (f" {self.unit}" if self.unit else "")]
         if rate > 0:
             parts.append(rate_text(rate))
@@ -173,12 +205,23 @@ def pipe_aware_console(**options: Any) -> Any:
 
     rich's own handler exits with 1; raising BrokenPipeError instead lets
     `csro_tui.cli.main` end every command the same way: quietly, with 141.
+    Piped or logged, tables are laid out PIPED_WIDTH wide and messages (text,
+    not tables) are printed whole, one line each, never wrapped at a width
+    no terminal has.
     """
     class PipeAwareConsole(Console):
         def on_broken_pipe(self) -> None:
             self.quiet = True
             raise BrokenPipeError
 
+        def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+            if not self.is_terminal and "soft_wrap" not in kwargs and all(isinstance(o, (str, Text)) for o in objects):
+                kwargs["soft_wrap"] = True
+            super().print(*objects, **kwargs)
+
+    piped = not options.get("stderr") and not sys.stdout.isatty()
+    if piped and "width" not in options and "file" not in options:
+        options["width"] = PIPED_WIDTH
     return PipeAwareConsole(**options)
 
 

@@ -38,7 +38,7 @@ from csro_tui.errors import CsroError
 from csro_tui.evaluation.participants import benchmark_participants
 from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.evaluation.sampling import derive, new_master_seed
-from csro_tui.numbers import counted, number, plain_numbers
+from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, number, plain_numbers
 
 # Larger populations get the metrics table only; the matrix goes to --out.
 MAX_MATRIX_SHOWN = 10
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     size = len(members)
     matrix = [[0.0] * size for _ in range(size)]
-    stderr = [[0.0] * size for _ in range(size)]
+    stderr: list[list[float | None]] = [[0.0] * size for _ in range(size)]
     failures = []
     for (i, j), result in zip(pairs, results):
         if result.failure is not None:
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
             failures.append(f"{names[i]} vs {names[j]}: {result.failure.summary()}")
             continue
         matrix[i][j], matrix[j][i] = result.mean, -result.mean
-        stderr[i][j] = stderr[j][i] = result.stderr
+        # None: fewer than two seat-swapped pairs, which cannot measure their own noise
+        stderr[i][j] = stderr[j][i] = result.stderr if result.stderr_measurable else None
     metrics = _member_metrics(names, matrix)
 
     _print(spec, names, matrix, metrics, episodes, stderr)
@@ -164,9 +165,14 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
         if m and not spec.exact:
             i = names.index(name)
             errors = {names[j]: stderr[i][j] for j in range(len(names))}
-            values = (*values[:2], number(m.agg_score, signed=True, stderr=agg_score_stderr(m.per_opponent, errors)))
+            if any(error is None for error in errors.values()):
+                values = (*values[:2], number(m.agg_score, signed=True, measurable=False))
+            else:
+                values = (*values[:2], number(m.agg_score, signed=True, stderr=agg_score_stderr(m.per_opponent, errors)))
         ranking.add_row(str(rank), name, *values)
     console.print(ranking)
+    if not spec.exact and any(error is None for row in stderr for error in row):
+        console.print(NOT_MEASURABLE_NOTE, highlight=False)
     console.print(isolation_description(), style="dim")
 
 
@@ -197,7 +203,8 @@ def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> 
                 "seed": seed,
                 "members": names,
                 "matrix": [[None if math.isnan(v) else v for v in row] for row in matrix],
-                "stderr": stderr,
+                "stderr": stderr,  # null where not measurable (fewer than two seat-swapped pairs)
+                "stderr_measurable": all(error is not None for row in stderr for error in row),
                 "metrics": {name: (m.to_dict() if m else None) for name, m in metrics.items()},
             }
             path.write_text(json.dumps(plain_numbers(document), indent=2) + "\n", encoding="utf-8")

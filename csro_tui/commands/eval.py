@@ -24,13 +24,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from csro_tui.commands._limits import add_limit_arguments, given_limits
 from csro_tui.commands._output import ProgressLines, stdout_console
 from csro_tui.config import load_run_config
 from csro_tui.errors import ConfigError
 from csro_tui.evaluation.participants import CodePolicy, benchmark_participants, resolve_participant
 from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.evaluation.sampling import derive, new_master_seed
-from csro_tui.numbers import counted, fixed, number, plain_numbers
+from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, fixed, number, plain_numbers
+from csro_tui.policies.clock import describe_timing, timing_of
 from csro_tui.policies.validation import validate_source
 from csro_tui.text import one_line, plain
 
@@ -66,6 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
+    add_limit_arguments(parser)
     add_backend_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -116,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     with job_progress(f"evaluating {one_line(participant.name, 80)}", len(jobs)) as advance, \
             referee_pool(spec, args) as pool:
         results = evaluate_matchups(
-            spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool
+            spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool,
+            limits=_limits(args),
         )
 
     failed = next((result for result in results if result.failure is not None), None)
@@ -241,13 +246,16 @@ def isolation_name() -> str:
         return f"misconfigured: {error}"
 
 
-def format_payoff(mean: float, stderr: float | None, exact: bool) -> str:
-    return number(mean, signed=True, stderr=None if exact else stderr)
+def format_payoff(mean: float, stderr: float | None, exact: bool, measurable: bool = True) -> str:
+    return number(mean, signed=True, stderr=None if exact else stderr, measurable=exact or measurable)
 
 
-def metric_stderrs(results) -> dict[str, float]:
+def metric_stderrs(results) -> dict[str, float | None]:
     """Conservative stderrs of PopReturn, PopExpl and AggScore from sampled results
-    (see `evaluation.population_metrics.agg_score_stderr`)."""
+    (see `evaluation.population_metrics.agg_score_stderr`); None when a result's error could
+    not be measured (fewer than two seat-swapped pairs), since each figure uses them all."""
+    if not all(result.stderr_measurable for result in results):
+        return {"pop_return_stderr": None, "pop_expl_stderr": None, "agg_score_stderr": None}
     means = {result.b: result.mean for result in results}
     errors = {result.b: result.stderr for result in results}
     worst = min(means, key=lambda name: means[name])
@@ -258,6 +266,16 @@ def metric_stderrs(results) -> dict[str, float]:
     }
 
 
+def result_record(result) -> dict:
+    """A result for --json: `stderr` null and `stderr_measurable` false where fewer than
+    two seat-swapped pairs were played (one pair cannot measure its own noise)."""
+    record = result.to_dict()
+    record["stderr_measurable"] = result.stderr_measurable
+    if not result.stderr_measurable:
+        record["stderr"] = None
+    return record
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -265,6 +283,7 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
     scores = metrics.to_dict() if metrics else None
     if scores is not None and not spec.exact:
         scores.update(metric_stderrs(results))
+        scores["stderr_measurable"] = all(result.stderr_measurable for result in results)
     return plain_numbers({
         "game": spec.name,
         "policy": participant.name,
@@ -273,30 +292,48 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "seed": seed,
         "isolation": isolation_name(),
         "isolation_layers": isolation_description(),
-        "results": [result.to_dict() for result in results],
+        "results": [result_record(result) for result in results],
+        "timing": _timing(results),
         "metrics": scores,
         "exploitability": expl,
     })
 
 
-def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
+def _limits(args):
+    """The sandbox limits the flags give (None: the defaults)."""
+    from csro_tui.policies.sandbox import limits_from  # start-up time: importing it loads orjson
 
+    return limits_from(given_limits(args))
+
+
+def _timing(results) -> dict | None:
+    return timing_of(results)
+
+
+def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     console = stdout_console()
     how = "exact" if spec.exact else f"{counted(episodes, 'episode')} per opponent, seats swapped"
     table = Table(title=plain(f"{one_line(participant.name, 80)} vs the {spec.title} benchmark ({how})"))
     table.add_column("opponent")
     table.add_column("mean return" if spec.exact else "mean ± stderr", justify="right")
     for result in results:
-        table.add_row(plain(one_line(result.b, 80)), format_payoff(result.mean, result.stderr, result.exact))
+        table.add_row(plain(one_line(result.b, 80)),
+                      format_payoff(result.mean, result.stderr, result.exact, result.stderr_measurable))
     console.print(table)
+    measurable = all(result.stderr_measurable for result in results)
 
     summary = Table(show_header=False)
     summary.add_column("metric")
     summary.add_column("value", justify="right")
     errors = {} if spec.exact else metric_stderrs(results)
     for label, key in (("PopReturn", "pop_return"), ("PopExpl", "pop_expl"), ("AggScore", "agg_score")):
-        summary.add_row(label, format_payoff(getattr(metrics, key), errors.get(f"{key}_stderr"), spec.exact))
+        summary.add_row(label, format_payoff(getattr(metrics, key), errors.get(f"{key}_stderr"), spec.exact, measurable))
     if expl is not None:
         summary.add_row("exploitability", fixed(expl))
     console.print(summary)
+    if not measurable:
+        console.print(plain(NOT_MEASURABLE_NOTE))
+    timing = describe_timing(_timing(results))
+    if timing:  # "slow: ..." when act is far slower than the contract expects
+        console.print(plain(f"timing: {timing}", style="bold yellow" if "slow: " in timing else "dim"))
     console.print(plain(isolation_description(), style="dim"))

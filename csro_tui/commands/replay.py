@@ -13,7 +13,8 @@ import argparse
 import os
 
 from csro_tui.commands.sessions import add_sessions_dir_argument
-from csro_tui.numbers import number
+from csro_tui.config import SANDBOX_LIMIT_FIELDS
+from csro_tui.numbers import counted, number
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
 EXIT_NOT_REPRODUCED = 1
@@ -59,9 +60,29 @@ def _number(value: float | None) -> str:
     return number(value)
 
 
+def whole_number_table(title: str, columns, rows, *, numeric=()):
+    """A table whose `numeric` columns are right-aligned and never cut or folded; text columns fold."""
+    from rich.table import Table  # start-up time: importing it loads rich
+
+    from csro_tui.text import plain  # start-up time: importing it loads rich
+
+    table = Table(title=title, title_justify="left")
+    for index, column in enumerate(columns):
+        if column in numeric:
+            width = max([len(column), *(len(str(row[index])) for row in rows)])
+            table.add_column(column, justify="right", no_wrap=True, min_width=width)
+        else:
+            table.add_column(column, justify="left", overflow="fold")
+    for row in rows:
+        table.add_row(*(plain(cell) for cell in row))
+    return table
+
+
 def show_state(console, state, *, last_step: int, events_file=None) -> None:
     from rich.table import Table  # start-up time: importing it loads rich
 
+    from csro_tui.sessions.summary import iteration_rows, member_rows  # start-up time: importing it loads numpy
+    from csro_tui.text import plain  # start-up time: importing it loads rich
     from csro_tui.sessions.summary import iteration_rows, member_rows  # start-up time: importing it loads numpy
     from csro_tui.text import plain  # start-up time: importing it loads rich
 
@@ -73,28 +94,27 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     )
     members = member_rows(state)
     with_agg = any(row.agg_score is not None for row in members)  # games without benchmark bots have none
-    population = Table(title="population", title_justify="left")
-    for column in ("id", "name", "origin", "parent", "iter", "weight", "vs meta") + (("AggScore",) if with_agg else ()):
-        population.add_column(column, justify="right" if column in ("iter", "weight", "vs meta", "AggScore") else "left")
-    for row in members:
-        cells = [row.id, plain(row.name), plain(row.origin_text), row.parent or "-", str(row.iteration),
-                 f"{row.weight:.4f}", _number(row.payoff_vs_meta)]
-        population.add_row(*cells, *((_number(row.agg_score),) if with_agg else ()))
-    console.print(population)
+    columns = ("id", "name", "origin", "parent", "iter", "weight", "vs meta") + (("AggScore",) if with_agg else ())
+    cells = [[row.id, row.name, row.origin_text, row.parent or "-", str(row.iteration), f"{row.weight:.4f}",
+              _number(row.payoff_vs_meta), *((_number(row.agg_score),) if with_agg else ())] for row in members]
+    console.print(whole_number_table("population", columns, cells, numeric=("iter", "weight", "vs meta", "AggScore")))
 
     ids = state.ids
     if ids:
-        shown = ids[:MATRIX_MAX_COLUMNS]
         matrix = state.matrix(ids)
-        table = Table(title="payoff matrix (row vs column, seats averaged)", title_justify="left")
-        table.add_column("")
-        for policy_id in shown:
-            table.add_column(policy_id, justify="right")
-        for i, policy_id in enumerate(ids):
-            table.add_row(policy_id, *(_number(float(matrix[i, j])) for j in range(len(shown))))
-        console.print(table)
+        rows = [[policy_id, *(_number(float(matrix[i, j])) for j in range(len(ids)))] for i, policy_id in enumerate(ids)]
+        # As many columns as fit whole (a payoff is never cut to "-0.33…"), at most MATRIX_MAX_COLUMNS.
+        widths = [max(len(str(row[k])) for row in rows + [["", *ids]]) + 3 for k in range(len(ids) + 1)]
+        fitting = 0
+        while fitting < min(len(ids), MATRIX_MAX_COLUMNS) and sum(widths[:fitting + 2]) + 1 <= console.width:
+            fitting += 1
+        fitting = max(fitting, 1)
+        shown = ids[:fitting]
+        console.print(whole_number_table("payoff matrix (row vs column, seats averaged)", ["", *shown],
+                                         [row[:fitting + 1] for row in rows], numeric=shown))
         if len(ids) > len(shown):
-            console.print(f"({len(ids) - len(shown)} more columns; `csro export` writes the whole matrix)")
+            console.print(f"({counted(len(ids) - len(shown), 'more column')} at this width; "
+                          "`csro export` writes the whole matrix)", highlight=False)
 
     weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
     mixture = ", ".join(f"{pid} {w:.4f}" for pid, w in weights if w > 1e-9) or "-"
@@ -106,18 +126,12 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
 
     rows = iteration_rows(state)
     show_nash_conv = informative_nash_conv(rows)
-    metrics = Table(title="iterations (gain: the new policy's payoff against the previous meta-strategy)",
-                    title_justify="left")
     columns = ["iter", "proposal", "decision", "pop", "gain", "metric"] + (["meta-NashConv"] if show_nash_conv else [])
-    for column in columns:
-        metrics.add_column(column, justify="left" if column in ("proposal", "decision") else "right")
-    for row in rows:
-        cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
-                 number(row.gain, signed=True), row.headline_text or "-"]
-        if show_nash_conv:
-            cells.append(_number(row.meta_nash_conv))
-        metrics.add_row(*cells)
-    console.print(metrics)
+    cells = [[str(row.iteration), row.proposal or "-", row.decision or "-", str(row.population_size),
+              number(row.gain, signed=True), row.headline_text or "-",
+              *([_number(row.meta_nash_conv)] if show_nash_conv else [])] for row in rows]
+    console.print(whole_number_table("iterations (gain: the new policy's payoff against the previous meta-strategy)",
+                                     columns, cells, numeric=("iter", "pop", "gain", "metric", "meta-NashConv")))
     rejected = rejections(state)
     if rejected:
         table = Table(title=f"rejections ({len(rejected)})", title_justify="left")
@@ -175,7 +189,11 @@ def verify_state(console, state) -> int:
     # A verification asks the policies again: no exact table from the disk cache.
     cache_setting = os.environ.get(table_cache.CACHE_DIR_ENV_VAR)
     os.environ[table_cache.CACHE_DIR_ENV_VAR] = "off"
-    evaluator = GameEvaluator(spec, workers=config.workers)
+    from csro_tui.policies.sandbox import limits_from  # start-up time: importing it loads orjson, rich
+
+    # The recorded sandbox limits (a budget decides whether a policy fails).
+    limits = limits_from({name: getattr(config, name, None) for name in SANDBOX_LIMIT_FIELDS})
+    evaluator = GameEvaluator(spec, workers=config.workers, limits=limits)
     try:
         result = verify(state, spec=spec, evaluator=evaluator, meta_solve=solve,
                         progress=lambda message: console.print(f"[dim]{message}[/]", highlight=False))

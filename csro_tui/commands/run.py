@@ -21,9 +21,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from csro_tui.commands._limits import add_limit_arguments
 from csro_tui.commands._output import RunClock, Ticker, pipe_aware_console
 from csro_tui.commands.eval import add_backend_arguments, whole_number
-from csro_tui.config import load_run_config
+from csro_tui.config import SANDBOX_LIMIT_FIELDS, load_run_config
 from csro_tui.errors import ConfigError
 from csro_tui.names import did_you_mean
 from csro_tui.numbers import counted, number, sparkline
@@ -63,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
     add_backend_arguments(parser)
+    add_limit_arguments(parser)
     add("--model", help="LLM model, for llm oracles")
     add("--base-url", help="LLM API base URL, for llm oracles")
     # LLM oracle settings; they go into the oracle's options (see LLM_OPTION_FLAGS).
@@ -110,7 +112,7 @@ def _count(text: str) -> int:
 FLAG_FIELDS = (
     "game", "oracle", "iterations", "solver", "review", "seed", "episodes", "smoke_episodes",
     "preview_episodes", "benchmark", "benchmark_episodes", "seed_policies", "max_attempts",
-    "workers", "backend", "ray_address", "model", "base_url", "sessions_dir",
+    "workers", "backend", "ray_address", "model", "base_url", "sessions_dir", *SANDBOX_LIMIT_FIELDS,
 )
 
 
@@ -150,6 +152,20 @@ def parse_oracle_options(items: list[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Until the engine runs (then stop_on_signals), SIGTERM ends the command as
+    # Ctrl-C does: "csro: interrupted", status 130; no event is recorded before the run.
+    previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(args: argparse.Namespace) -> int:
     from csro_tui.engine import new_engine, resume_engine  # start-up time: importing it loads numpy
 
     console = pipe_aware_console()
@@ -170,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
                       highlight=False)
     else:
         engine = new_engine(config, store=store)
-    display = RunDisplay(console, engine)
     try:
+        display = RunDisplay(console, engine)
         with stop_on_signals(engine, console), display:
             outcome = engine.run()
     finally:

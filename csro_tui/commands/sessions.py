@@ -25,6 +25,9 @@ def add_sessions_dir_argument(parser: argparse.ArgumentParser) -> None:
                         help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
 
 
+# Columns left out first when the terminal is too narrow for all of them
+# (the id and status always stay: what to copy, and whether it can resume).
+SESSIONS_DROP_ORDER = ("population", "iterations", "date", "oracle", "best metric", "game")
 CHOOSE_ANOTHER = "another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR"
 
 
@@ -53,5 +56,6 @@ def run(args: argparse.Namespace) -> int:
                      date, info.closed or "open (resumable)"])
     columns = [("id", "left"), ("game", "left"), ("oracle", "left"), ("iterations", "right"),
                ("population", "right"), ("best metric", "right"), ("date", "left"), ("status", "left")]
-    print_table(console, f"{len(infos)} session{'s' if len(infos) != 1 else ''} in {where}", columns, rows)
+    print_table(console, f"{len(infos)} session{'s' if len(infos) != 1 else ''} in {where}", columns, rows,
+                drop_order=SESSIONS_DROP_ORDER)
     return 0

@@ -8,7 +8,8 @@ An iteration:
    member) and previews it (payoffs against the members, expected payoff
    against the meta-strategy, benchmark scores where measured);
 3. the reviewer decides: *accept*; *edit* (the edited code becomes a new
-   proposal, validated, previewed and reviewed again); or *reject* (the
+   proposal, validated, previewed and reviewed again; a review script
+   accepts its own edit when valid, the edit line being its decision); or *reject* (the
    reason joins the rejections the oracle sees next).  After a rejection the
    oracle tries again, up to `max_attempts` oracle attempts per iteration;
    then the iteration ends without a new policy and the run moves on.

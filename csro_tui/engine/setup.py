@@ -14,22 +14,24 @@ from importlib import metadata
 from typing import Any, Mapping
 
 from csro_tui import __version__
-from csro_tui.config import REDACTED, RunConfig
+from csro_tui.config import REDACTED, SANDBOX_LIMIT_FIELDS, RunConfig
 from csro_tui.engine.evaluator import Evaluator, GameEvaluator
 from csro_tui.engine.loop import Engine, MetaSolve
-from csro_tui.errors import ConfigError
+from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
+from csro_tui.oracles.options import LLM_FILE_SETTINGS
 from csro_tui.oracles.registry import make_oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
 
 # Settings a resumed session may change; the others define the session.
-# Where evaluation runs (workers, backend, ray_address) never changes a result.
+# Where evaluation runs (workers, backend, ray_address) never changes a result,
+# nor where the model is served (base_url: the server may have moved since).
 RESUMABLE_OVERRIDES = frozenset(
-    {"iterations", "review", "max_attempts", "workers", "backend", "ray_address", "sessions_dir"}
+    {"iterations", "review", "max_attempts", "workers", "backend", "ray_address", "sessions_dir", "base_url"}
 )
 
 
@@ -57,12 +59,14 @@ def _software_versions() -> dict[str, str]:
 
 
 def oracle_options(config: RunConfig) -> dict[str, Any]:
-    """What the oracle factory receives: the oracle options plus model and base URL."""
+    """What the oracle factory receives: the oracle options plus model, base URL and the [llm] table."""
     options = dict(config.oracle_options)
     if config.model:
         options.setdefault("model", config.model)
     if config.base_url:
         options.setdefault("base_url", config.base_url)
+    if config.llm:
+        options[LLM_FILE_SETTINGS] = dict(config.llm)
     return options
 
 
@@ -74,8 +78,11 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
     if oracle is None:
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
+        from csro_tui.policies.sandbox import limits_from  # start-up time: importing it loads orjson, rich
+
         evaluator = GameEvaluator(
-            spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address
+            spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address,
+            limits=limits_from({name: getattr(config, name) for name in SANDBOX_LIMIT_FIELDS}),
         )
     return spec, oracle, evaluator
 
@@ -86,7 +93,7 @@ def _check_solver(name: str) -> None:
     except ImportError:
         return
     if name not in SOLVERS:
-        raise ConfigError(f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; known solvers: {', '.join(SOLVERS)}")
+        raise UnknownName(f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; known solvers: {', '.join(SOLVERS)}")
 
 
 def check_seed_policies(config: RunConfig, spec: Any) -> None:
@@ -97,8 +104,8 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
     known = list(spec.seed_policies())
     for name in config.seed_policies:
         if name not in known:
-            raise ConfigError(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)} "
-                              f"(seeds: {', '.join(known) or 'none'}; `csro games {spec.name}` lists them)")
+            raise UnknownName(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)}; "
+                              f"seeds: {', '.join(known) or 'none'}, listed by `csro games {spec.name}`")
 
 
 def new_engine(
@@ -188,7 +195,10 @@ def resume_engine(
             reviewer = make_reviewer(config.review)
             if isinstance(reviewer, ScriptReviewer):
                 # The script's first decisions were given before the stop.
-                reviewer.skip(sum(1 for p in state.proposals.values() if p.decision and p.decision.decided_by == reviewer.name))
+                # One line per decision, except the verdict on the script's own edit (the edit line decided it).
+                reviewer.skip(sum(1 for p in state.proposals.values()
+                                  if p.decision and p.decision.decided_by == reviewer.name
+                                  and p.edited_by != reviewer.name))
         spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
     except BaseException:
         writer.close()

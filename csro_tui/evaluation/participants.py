@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from csro_tui.errors import CsroError
+from csro_tui.errors import CsroError, UnknownName
 from csro_tui.names import did_you_mean
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def find_bot(spec: "GameSpec", name: str):
         if bot.name == name:
             return bot
 
-    raise CsroError(f"{name!r} is not a benchmark bot of {spec.name}"
+    raise UnknownName(f"{name!r} is not a benchmark bot of {spec.name}"
                     f"{did_you_mean(name, [bot.name for bot in spec.benchmark()])}")
 
 
@@ -79,7 +79,7 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
         seeds = spec.seed_policies()
         if name not in seeds:
             choices = ", ".join(sorted(seeds)) or "none"
-            raise CsroError(f"{spec.name} has no seed policy {name!r}{did_you_mean(name, seeds)} (seeds: {choices})")
+            raise UnknownName(f"{spec.name} has no seed policy {name!r}{did_you_mean(name, seeds)}; seeds: {choices}")
         return CodePolicy(reference, seeds[name])
     path = Path(reference)
     if reference.endswith(".py") or path.exists():
@@ -89,7 +89,7 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
         return BotPolicy(reference)
 
     known = [*bot_names, *(SEED_PREFIX + name for name in spec.seed_policies())]
-    raise CsroError(
+    raise UnknownName(
         f"{reference!r} is neither seed:NAME, a policy file, nor a benchmark bot of {spec.name}"
         f"{did_you_mean(reference, known)}"
     )

@@ -83,6 +83,9 @@ class ClusterStatus:
         return f"ray: {self.done:.0f}/{self.total} jobs, {self.workers_alive}/{self.workers} workers alive"
 
 
+RAY_INSTALL = ".venv/bin/pip install -e '.[ray]'"
+
+
 def ray_available() -> bool:
     try:
         import ray  # optional extra: the ray extra; noqa: F401
@@ -95,7 +98,8 @@ def _ray():
     try:
         import ray  # optional extra: the ray extra
     except ImportError:
-        raise ConfigError("the ray backend needs Ray: pip install 'csro-tui[ray]'") from None
+        # The install the README gives (a checkout, installed editable); one command, the same everywhere.
+        raise ConfigError(f"the ray backend needs Ray, which is not installed: run {RAY_INSTALL} in the csro-tui checkout") from None
     return ray
 
 
@@ -283,7 +287,7 @@ class _RefereeActor:
         jobs = [job for _, job in indexed_jobs]
         results = self._referee.run(jobs, [list(range(len(jobs)))], on_progress, limits)
         # Dicts cross back: PolicyFailure does not survive pickling on its own.
-        return ("ok", [(index, result.to_dict()) for (index, _), result in zip(indexed_jobs, results)])
+        return ("ok", [(index, result.to_dict(timing=True)) for (index, _), result in zip(indexed_jobs, results)])
 
 
 class RayRefereePool:

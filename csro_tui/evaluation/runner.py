@@ -333,21 +333,22 @@ def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult
             remaining -= 1
         elif kind == "progress":
             chunk_done[number] = payload
-        if progress is not None:
+        if progress is not None:  # also when idle: the callback is where a stop request interrupts
             progress(sum(chunk_done), len(jobs))
     return results  # type: ignore[return-value]
 
 
 def _next(messages, cap: float = float("inf")) -> tuple:
-    """The next message from the workers, or ("cap", ...) once `cap` passes;
-    waits in slices so Ctrl-C gets through."""
-    while True:
-        try:
-            return messages.get(timeout=0.2)
-        except queue.Empty:
-            if time.monotonic() > cap:
-                return ("cap", None, None)
-            continue
+    """The next message from the workers, ("cap", ...) once `cap` passes, or
+    ("idle", ...) after 0.2 s without one, so Ctrl-C gets through and the
+    caller can look at a stop request even while no worker reports (one
+    killed by a signal to the whole process group never will)."""
+    try:
+        return messages.get(timeout=0.2)
+    except queue.Empty:
+        if time.monotonic() > cap:
+            return ("cap", None, None)
+        return ("idle", None, None)
 
 
 _worker_spec = None
@@ -375,7 +376,7 @@ def _worker_play(number: int, indexed_jobs: list[tuple[int, MatchJob]], limits) 
     def on_result(position: int, result: MatchResult) -> None:
         # A dict crosses back: PolicyFailure, an exception with a custom
         # constructor, does not survive pickling on its own.
-        _worker_messages.put(("result", number, (indices[position], result.to_dict())))
+        _worker_messages.put(("result", number, (indices[position], result.to_dict(timing=True))))
 
     def on_progress(done: float, _total: int) -> None:
         _worker_messages.put(("progress", number, done))

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pyspiel
 
-from csro_tui.errors import UnknownGameError
+from csro_tui.errors import UnknownGameError, UnknownGameName
 from csro_tui.games.base import GameSpec
 from csro_tui.games.generic import GenericSpec
 from csro_tui.games.kuhn import KuhnSpec
@@ -112,7 +112,7 @@ def _scalar(value: str) -> Any:
 def _generic(text: str, short_name: str) -> GameSpec:
     registered = pyspiel.registered_names()
     if short_name not in registered:
-        raise UnknownGameError(f"unknown game {short_name!r}{_suggestions(short_name, registered)}")
+        raise UnknownGameName(f"unknown game {short_name!r}{_suggestions(short_name, registered)}")
     game_type = next(t for t in pyspiel.registered_games() if t.short_name == short_name)
     low, high = game_type.min_num_players, game_type.max_num_players
     if not low <= 2 <= high:

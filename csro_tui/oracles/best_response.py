@@ -36,6 +36,7 @@ from csro_tui.oracles.base import OracleContext, repeated_rejection_note
 from csro_tui.oracles.registry import OracleExhausted
 from csro_tui.oracles.render import DecisionPoint, SeatTable, decision_points, render_decision_tables
 from csro_tui.records import PolicyRecord, Proposal
+from csro_tui.same_code import normalized_code
 
 if TYPE_CHECKING:
     import pyspiel
@@ -394,6 +395,7 @@ class BestResponseOracle:
             opponent=[(m.name, w) for m, w in zip(members, weights)] or None,
             points=points,
         )
+        _raise_if_a_member(context.population, source, against)
         per_seat = "; ".join(f"seat {s.seat}: {s.value:+.4f}" for s in response.seats)
         rationale = (
             f"Exact best response to {against}. "
@@ -410,6 +412,26 @@ class BestResponseOracle:
             seats = range(spec.load().num_players())
             self._points_cache[key] = {seat: decision_points(spec, seat) for seat in seats}
         return self._points_cache[key]
+
+
+def _raise_if_a_member(population: Sequence[PolicyRecord], source: str, against: str) -> None:
+    """`OracleExhausted` when the best response is a member's code already.
+
+    Joining would not change the population, so the (deterministic)
+    meta-solver would return the same meta-strategy and this oracle the same
+    best response again: nothing new can come (under `uniform`, say, where
+    the meta-strategy is no equilibrium and the exploitability check above
+    never fires).
+    """
+    code = normalized_code(source)
+    if code is None:
+        return
+    for member in population:
+        if normalized_code(member.source) == code:
+            raise OracleExhausted(
+                f"the best response to the meta-strategy ({against}) is member {member.name} ({member.id}) "
+                "already; the population, its meta-strategy and their best response would stay the same"
+            )
 
 
 def meta_strategy_policy(

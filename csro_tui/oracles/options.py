@@ -19,8 +19,13 @@ from csro_tui.names import did_you_mean
 # the oracle's own).  `llm` is "live" or "recorded:SESSION".
 LLM_KEYS = (
     "model", "base_url", "api_key_env", "temperature", "max_tokens", "timeout",
-    "max_retries", "concurrency", "stream", "llm", "strict_replay",
+    "max_retries", "concurrency", "stream", "input_price_per_mtok", "output_price_per_mtok",
+    "llm", "strict_replay", "llm_file_settings",
 )
+# The key under which the run hands an oracle its config file's [llm] table
+# (`RunConfig.llm`): the client's settings *below* the environment, whereas
+# the other keys are flags, above it.
+LLM_FILE_SETTINGS = "llm_file_settings"
 
 
 class OptionReader:

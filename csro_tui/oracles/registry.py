@@ -16,7 +16,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
-from csro_tui.errors import ConfigError, CsroError
+from csro_tui.errors import ConfigError, CsroError, UnknownName
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
 
@@ -77,7 +77,7 @@ def reads_rejection_reasons(name: str) -> bool:
 
 def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
     if name not in ORACLES:
-        raise ConfigError(f"unknown oracle {name!r}{did_you_mean(name, ORACLES)}; known oracles: {', '.join(ORACLES)}")
+        raise UnknownName(f"unknown oracle {name!r}{did_you_mean(name, ORACLES)}; known oracles: {', '.join(ORACLES)}")
     try:
         return _load(ORACLES[name].factory)
     except (ImportError, AttributeError) as error:

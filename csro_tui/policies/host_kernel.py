@@ -12,12 +12,15 @@ guard is defeated (a CPython bug, a gadget we missed):
   the shared libraries already mapped) and write nothing at all; TCP bind
   and connect are denied (ABI >= 4); signals to processes outside the
   domain and abstract unix sockets are scoped (ABI >= 6).
-- seccomp (`install_syscall_filter`): no execve/execveat, no new processes
-  or threads, no socket creation (the channel to the referee is a pair of
-  inherited pipes), no ptrace/process_vm_*/pidfd/kcmp, signals only to
-  itself, and none of the syscalls that reach beyond the process (mount,
-  namespaces, io_uring, bpf, keyrings, modules, ...).  The host may no
-  longer change the handlers of its own timer signals.
+- seccomp (`install_syscall_filter`): an allow-list of the calls a host
+  makes (ALLOWED_SYSCALLS and `_argument_rules`, each with its reason);
+  everything else fails with EPERM and, on x86-64, is recorded by SIGSYS's
+  handler so the host names it (`install_refusal_reporting`).  Once the
+  modules a policy may use are loaded, `forbid_executable_memory` stacks a
+  second filter: no new executable mappings.  So: no exec, no processes or
+  threads, no sockets, no reaching into other processes (signals, limits,
+  scheduling, memory), no handler changes, and the parent-death signal
+  stays SIGKILL.
 
 Why ctypes: host_main.py is stdlib-only by contract (it runs with -S, before
 and outside the application's virtualenv packages), so a PyPI binding is not
@@ -110,6 +113,7 @@ def _load_libseccomp():
     library.seccomp_load.restype = ctypes.c_int
     library.seccomp_load.argtypes = [ctypes.c_void_p]
     library.seccomp_release.argtypes = [ctypes.c_void_p]
+    library.seccomp_syscall_priority.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint8]
     _libseccomp.append(library)
     return library
 
@@ -204,14 +208,22 @@ def restrict_filesystem_and_network(read_dirs, read_files=()) -> int:
 
 
 # -- seccomp --------------------------------------------------------------------
+#
+# An allow-list: every other system call fails with EPERM.  Measured with
+# scripts/host_syscalls.py (strace on hosts playing policies that use every
+# allowed module, numpy's submodules included, and fail in every way: time
+# out, run out of memory, crash, recurse) on CPython 3.11.7 and numpy 2.4.6,
+# Debian glibc, in both modes; calls not seen there but made by the same code
+# in other set-ups or by a policy's own harmless use are marked "not
+# measured here".  The reason for
+# each is its value.  Calls that are only safe in one form are in
+# _argument_rules instead.
 
 _SCMP_ACT_ALLOW = 0x7FFF0000
+_SCMP_ACT_TRAP = 0x00030000
 _SCMP_CMP_NE = 1
 _SCMP_CMP_EQ = 4
-
-
-def _scmp_act_errno(code: int) -> int:
-    return 0x00050000 | (code & 0xFFFF)
+_SCMP_CMP_MASKED_EQ = 7
 
 
 class _ArgCmp(ctypes.Structure):
@@ -219,70 +231,263 @@ class _ArgCmp(ctypes.Structure):
                 ("datum_b", ctypes.c_uint64)]
 
 
-# Denied outright (EPERM).  Names unknown on this architecture are skipped.
-DENIED_SYSCALLS = (
-    # no new programs, processes or threads
-    "execve", "execveat", "fork", "vfork", "clone", "clone3",
-    # no sockets: the channel is a pair of inherited pipes
-    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
-    # no reaching into other processes
-    "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp", "pidfd_open",
-    "pidfd_send_signal", "pidfd_getfd", "setpriority", "sched_setaffinity", "sched_setscheduler",
-    "sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
-    # nothing beyond the process: filesystems, namespaces, kernel interfaces
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount", "open_tree", "fsopen",
-    "fsmount", "fspick", "mount_setattr", "mknod", "mknodat", "name_to_handle_at", "open_by_handle_at",
-    "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "perf_event_open", "userfaultfd",
-    "keyctl", "add_key", "request_key", "init_module", "finit_module", "delete_module", "kexec_load",
-    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "syslog", "quotactl", "quotactl_fd",
-    "personality", "iopl", "ioperm", "modify_ldt", "lookup_dcookie", "uselib", "vhangup",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "fanotify_init", "memfd_secret",
-)
-# Signals only to this process: (syscall, index of the target pid argument).
-SELF_ONLY_SIGNALS = (("kill", 0), ("tkill", 0), ("tgkill", 0), ("rt_sigqueueinfo", 0), ("rt_tgsigqueueinfo", 0))
+_PR_SET_PDEATHSIG = 1
+
+ALLOWED_SYSCALLS = {
+    # the channel, the log, and the files the import system reads (Landlock decides which)
+    "read": "the request channel; files being imported",
+    "write": "the reply channel; the log on fd 2",
+    "close": "files the import system opened",
+    "lseek": "the import system and dlopen reading files",
+    "pread64": "dlopen reading an extension module's headers",
+    "newfstatat": "the import system's stat of paths and open files",
+    "fstat": "glibc's fstat of an open file",
+    "getdents64": "the import system listing a directory on sys.path",
+    "getcwd": "the guard resolving a relative path a policy names (not measured here)",
+    # memory (its own only; executable mappings: see forbid_executable_memory)
+    "brk": "malloc",
+    "mmap": "malloc of large blocks, numpy arrays, dlopen of extension modules",
+    "mprotect": "dlopen (relocations), glibc's malloc arenas",
+    "munmap": "free of large blocks",
+    "mremap": "realloc of large blocks (not measured here)",
+    "madvise": "glibc's malloc trimming, numpy's huge pages",
+    "mbind": "OpenBLAS placing its buffers",
+    # time, signals, exit
+    "futex": "locks (the GIL's, OpenBLAS's); there is no other thread",
+    "setitimer": "the per-call timers",
+    "rt_sigreturn": "return from a signal handler (the timers', SIGSYS's)",
+    "restart_syscall": "a call interrupted by a timer signal resumes (not measured here)",
+    "clock_gettime": "time.monotonic when the vDSO is unavailable (not measured here)",
+    "clock_getres": "the same (not measured here)",
+    "gettimeofday": "the same (not measured here)",
+    "getrandom": "seeding random and numpy's generators",
+    "clock_nanosleep": "time.sleep: a policy's sleep costs only its own time limit (not measured here)",
+    "nanosleep": "the same, older glibc (not measured here)",
+    "exit_group": "the host ends",
+    "exit": "the same, from a thread library's path (not measured here)",
+    # read-only facts about itself
+    "getpid": "os.getpid, glibc's raise (not measured here)",
+    "getppid": "the parent check after (re)arming the parent-death signal",
+    "gettid": "glibc, numpy",
+    "getuid": "the drop to the host uid, os.path.expanduser",
+    "geteuid": "the same",
+    "getgid": "the same",
+    "getegid": "the same (not measured here)",
+    "uname": "numpy and platform at import",
+    "getpgid": "os.getpgid: a read-only query (signals to a group are refused)",
+    "getpgrp": "the same, of its own group",
+    "getrusage": "its own peak memory (RUSAGE_SELF: the memory failure says what each live episode held)",
+    # a filter can only add restrictions: the executable-memory one comes after the imports
+    "seccomp": "forbid_executable_memory stacks a second filter",
+}
+# Made at every request, most frequent first: tested first by the filter.
+_HOT_SYSCALLS = ("read", "write", "setitimer", "rt_sigreturn", "futex")
+# Allowed only in the form given: (syscall, [(argument index, op, value[, mask])], reason).
+_WRITE_OPEN_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # + O_TMPFILE
+_TCGETS = 0x5401
+_PR_SET_NO_NEW_PRIVS = 38
 
 
-def install_syscall_filter(frozen_signals=()) -> int:
-    """Load the seccomp filter for good; returns how many rules it has.
+def _comparison(index: int, op: int, value: int, mask: int = 0) -> "_ArgCmp":
+    """libseccomp's comparison of argument `index`; MASKED_EQ compares value
+    with the argument & mask (libseccomp takes the mask first)."""
+    if op == _SCMP_CMP_MASKED_EQ:
+        return _ArgCmp(index, op, mask, value)
+    return _ArgCmp(index, op, value, 0)
 
-    `frozen_signals`: signals whose handlers the host has installed (its
-    per-call timers); setting a new handler for them fails with EPERM.
+
+def _argument_rules(me: int, drop_to) -> list:
+    rules = [
+        ("openat", [(2, _SCMP_CMP_MASKED_EQ, 0, _WRITE_OPEN_FLAGS)], "reading only (Landlock also says where)"),
+        ("ioctl", [(1, _SCMP_CMP_EQ, _TCGETS)], "isatty() of every file open() opens"),
+        ("prlimit64", [(0, _SCMP_CMP_EQ, 0)], "its own limits (glibc's getrlimit/setrlimit), never another's"),
+        ("sched_getaffinity", [(0, _SCMP_CMP_EQ, 0)], "OpenBLAS and os.cpu_count, of itself"),
+        ("prctl", [(0, _SCMP_CMP_EQ, _PR_SET_PDEATHSIG), (1, _SCMP_CMP_EQ, int(signal.SIGKILL))],
+         "re-arming the parent-death signal after the drop; never another value"),
+        ("prctl", [(0, _SCMP_CMP_EQ, _PR_SET_NO_NEW_PRIVS), (1, _SCMP_CMP_EQ, 1)], "set again with it"),
+        ("kill", [(0, _SCMP_CMP_EQ, me)], "signals to itself only: abort, raise (not measured here)"),
+        ("tgkill", [(0, _SCMP_CMP_EQ, me)], "the same"),
+        ("tkill", [(0, _SCMP_CMP_EQ, me)], "the same (its only thread has its pid)"),
+    ]
+    if drop_to is not None:
+        uid, gid = int(drop_to[0]), int(drop_to[1])
+        rules += [
+            ("setresuid", [(0, _SCMP_CMP_EQ, uid), (1, _SCMP_CMP_EQ, uid), (2, _SCMP_CMP_EQ, uid)],
+             "the one drop from root to the host's uid"),
+            ("setresgid", [(0, _SCMP_CMP_EQ, gid), (1, _SCMP_CMP_EQ, gid), (2, _SCMP_CMP_EQ, gid)], "the same"),
+            ("setgroups", [(0, _SCMP_CMP_EQ, 0)], "the same: no supplementary groups"),
+        ]
+    return rules
+
+
+# How a refused call is answered (x86-64): SIGSYS's handler records the
+# call's number and makes it return -EPERM.  Machine code, because the
+# handler must set the interrupted call's return register, which no Python
+# handler can; written once into a page that is then made read+execute.
+#   mov eax, [rsi+24]           siginfo->si_syscall
+#   movabs rcx, <slot>
+#   mov [rcx], eax              slot[0]: the last refused call
+#   lock inc dword [rcx+4]      slot[1]: how many
+#   mov qword [rdx+144], -1     ucontext->uc_mcontext.gregs[REG_RAX] = -EPERM
+#   ret
+_SIGSYS_HANDLER_X86_64 = (bytes.fromhex("8b4618" "48b9"), bytes.fromhex("8901" "f0ff4104" "48c78290000000ffffffff" "c3"))
+
+
+class _Refusals:
+    """What the SIGSYS handler recorded: read by the host after each request."""
+
+    def __init__(self, slot) -> None:
+        self._slot = slot  # made before the guard is armed: reading it raises no audit event
+        self.reported = 0
+
+    def new(self):
+        """The number of the last call refused since the last look, or None
+        (the parent names it: syscall_name)."""
+        count = self._slot[1]
+        if count == self.reported:
+            return None
+        self.reported = count
+        return int(self._slot[0])
+
+
+refusals = None  # a _Refusals once install_refusal_reporting has run
+
+
+class _SigAction(ctypes.Structure):
+    _fields_ = [("handler", ctypes.c_void_p), ("mask", ctypes.c_uint64 * 16), ("flags", ctypes.c_int),
+                ("restorer", ctypes.c_void_p)]
+
+
+def install_refusal_reporting() -> bool:
+    """Install the SIGSYS handler (x86-64 Linux only; elsewhere refused calls
+    still fail with EPERM, unreported).  Before the filter and the guard."""
+    global refusals
+    library = _load_libseccomp()
+    if library is None or os.uname().machine != "x86_64" or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+    libc = _c_library()
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    slot = (ctypes.c_uint32 * 2)()
+    head, tail = _SIGSYS_HANDLER_X86_64
+    code = head + ctypes.addressof(slot).to_bytes(8, "little") + tail
+    page = libc.mmap(None, 4096, 3, 0x22, -1, 0)  # PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS
+    if page in (None, ctypes.c_void_p(-1).value):
+        return False
+    ctypes.memmove(page, code, len(code))
+    # PROT_READ|PROT_EXEC.  A policy that owns the process may make it
+    # writable again, which drops the execute right (the filter refuses
+    # PROT_EXEC from then on): its next refused call then ends the host.
+    if libc.mprotect(page, 4096, 5) != 0:
+        return False
+    action = _SigAction(page, (ctypes.c_uint64 * 16)(), 4, None)  # SA_SIGINFO
+    if libc.sigaction(int(signal.SIGSYS), ctypes.byref(action), None) != 0:
+        return False
+    refusals = _Refusals(slot)
+    return True
+
+
+def syscall_name(number: int) -> str:
+    """The name of system call `number` on this architecture (the parent's
+    side: the host reports numbers, since it may make no ctypes call once
+    the guard is armed)."""
+    library = _load_libseccomp()
+    if library is not None:
+        library.seccomp_syscall_resolve_num_arch.restype = ctypes.c_void_p  # malloc'd
+        library.seccomp_syscall_resolve_num_arch.argtypes = [ctypes.c_uint32, ctypes.c_int]
+        pointer = library.seccomp_syscall_resolve_num_arch(0, int(number))
+        if pointer:
+            try:
+                return ctypes.string_at(pointer).decode("ascii", "replace")
+            finally:
+                _c_library().free(ctypes.c_void_p(pointer))
+    return f"#{number}"
+
+
+def install_syscall_filter(frozen_signals=(), drop_to=None) -> int:
+    """Load the allow-list for good; returns how many rules it has.
+
+    Every call not in ALLOWED_SYSCALLS or allowed by _argument_rules fails
+    with EPERM: through SIGSYS's handler, which records it, where
+    install_refusal_reporting has run; as a plain errno otherwise.
+    `drop_to`: (uid, gid) the host will drop to (as root), the only
+    credentials setresuid/setresgid may set; None: no credential changes.
+    `frozen_signals` is kept for callers: no signal handler can be changed
+    any more (rt_sigaction is not allowed at all).
     Raises OSError if libseccomp is missing or refuses.
     """
     library = _load_libseccomp()
     if library is None:
         raise OSError(errno.ENOSYS, "libseccomp is not installed")
-    context = library.seccomp_init(_SCMP_ACT_ALLOW)
+    refused = _SCMP_ACT_TRAP if refusals is not None else _scmp_act_errno(errno.EPERM)
+    context = library.seccomp_init(refused)
     if not context:
         raise OSError(errno.EINVAL, "seccomp_init failed")
-    deny = _scmp_act_errno(errno.EPERM)
     rules = 0
     try:
-        def add(name: str, *comparisons) -> None:
+        def allow(name: str, comparisons=()) -> None:
             nonlocal rules
             number = library.seccomp_syscall_resolve_name(name.encode())
             if number < 0:
                 return  # not on this architecture
-            array = (_ArgCmp * max(len(comparisons), 1))(*comparisons)
-            result = library.seccomp_rule_add_array(context, deny, number, len(comparisons), array)
+            array = (_ArgCmp * max(len(comparisons), 1))(*[_comparison(*entry) for entry in comparisons])
+            result = library.seccomp_rule_add_array(context, _SCMP_ACT_ALLOW, number, len(comparisons), array)
             if result < 0:
                 raise OSError(-result, f"seccomp_rule_add({name}): {os.strerror(-result)}")
             rules += 1
 
-        for name in DENIED_SYSCALLS:
-            add(name)
-        me = os.getpid()
-        for name, index in SELF_ONLY_SIGNALS:
-            add(name, _ArgCmp(index, _SCMP_CMP_NE, me, 0))
-        for number in frozen_signals:
-            # rt_sigaction(signal, new action != NULL, ...): changing the handler.
-            add("rt_sigaction", _ArgCmp(0, _SCMP_CMP_EQ, int(number), 0), _ArgCmp(1, _SCMP_CMP_NE, 0, 0))
+        for name in ALLOWED_SYSCALLS:
+            allow(name)
+        for name, comparisons, _reason in _argument_rules(os.getpid(), drop_to):
+            allow(name, comparisons)
+        # The calls of every request (the channel, the timers) are checked first.
+        if hasattr(library, "seccomp_syscall_priority"):
+            for priority, name in enumerate(reversed(_HOT_SYSCALLS), 250):
+                number = library.seccomp_syscall_resolve_name(name.encode())
+                if number >= 0:
+                    library.seccomp_syscall_priority(context, number, priority)
         result = library.seccomp_load(context)
         if result < 0:
             raise OSError(-result, f"seccomp_load: {os.strerror(-result)}")
     finally:
         library.seccomp_release(context)
     return rules
+
+
+_PROT_EXEC = 4
+
+
+def forbid_executable_memory() -> None:
+    """Stack a second filter: no new executable mapping (mmap, mprotect,
+    pkey_mprotect with PROT_EXEC).  Called once start-up has loaded every
+    extension module a policy may use; from then on native code can only
+    run from what is already mapped.  Refused like the allow-list's calls."""
+    library = _load_libseccomp()
+    if library is None:
+        raise OSError(errno.ENOSYS, "libseccomp is not installed")
+    context = library.seccomp_init(_SCMP_ACT_ALLOW)
+    if not context:
+        raise OSError(errno.EINVAL, "seccomp_init failed")
+    refused = _SCMP_ACT_TRAP if refusals is not None else _scmp_act_errno(errno.EPERM)
+    try:
+        for name in ("mmap", "mprotect", "pkey_mprotect"):
+            number = library.seccomp_syscall_resolve_name(name.encode())
+            if number < 0:
+                continue
+            rule = (_ArgCmp * 1)(_comparison(2, _SCMP_CMP_MASKED_EQ, _PROT_EXEC, _PROT_EXEC))
+            result = library.seccomp_rule_add_array(context, refused, number, 1, rule)
+            if result < 0:
+                raise OSError(-result, f"seccomp_rule_add({name}): {os.strerror(-result)}")
+        result = library.seccomp_load(context)
+        if result < 0:
+            raise OSError(-result, f"seccomp_load: {os.strerror(-result)}")
+    finally:
+        library.seccomp_release(context)
+
+
+def _scmp_act_errno(code: int) -> int:
+    return 0x00050000 | (code & 0xFFFF)
 
 
 # -- resource limits and privileges (applied first) ------------------------------
@@ -334,16 +539,25 @@ def load_ctypes():
         return None
 
 
-def set_parent_death_signal(ctypes) -> None:
+def set_parent_death_signal(ctypes, parent: int) -> None:
     """Die with the parent even while the policy spins (Linux prctl).
 
     Set again after dropping privileges: changing credentials clears it.
+    seccomp then refuses any other value, so it holds whatever the policy
+    does.  `parent`: the parent's pid when the host started; if the parent
+    died before the signal was (re)armed, the host was re-parented and ends
+    itself now, as the signal would have.
     """
     if ctypes is None:
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: exec can never gain privileges
     except Exception:
         pass  # not Linux: the parent's kill on close still applies
+    if os.getppid() != parent:
+        os._exit(EXIT_ORPHANED)
+
+
+EXIT_ORPHANED = 4  # the parent died before the parent-death signal was armed

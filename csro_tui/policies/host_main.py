@@ -33,12 +33,15 @@ policy's traceback and the tail of what it printed; the parent then kills us.
 
 The set-up comes in two parts, so a pre-started (pooled) host waits for its
 policy with the kernel layers already in place.  `prepare`, in this order:
-the core-dump limit, modules allowed modules import lazily (rlimits mode as
-root), no-new-privs and the parent-death signal, the call timer's signal
-handlers, Landlock, seccomp.  `load`, before the module runs: the policy's
-resource limits, the modules it imports, dropping root to nobody (and the
-parent-death signal again), captured output, the guard's patches; then the
-audit hook, and the policy.  No policy code exists before all of it holds.
+the core-dump limit, modules allowed modules import lazily, no-new-privs
+and the parent-death signal, the call timer's signal handlers, Landlock,
+SIGSYS's handler, seccomp's allow-list.  `load`, before the module runs:
+the policy's resource limits, the modules it imports (numpy's submodules
+with numpy), no new executable memory from then on, dropping root to its
+own uid (and the parent-death signal again), captured output, the guard's
+patches; then the audit hook, and the policy.  No policy code exists
+before all of it holds.  A system call seccomp refused while serving a
+request turns its reply into a `forbidden` failure that names the call.
 """
 
 import sys
@@ -72,7 +75,7 @@ try:
     import host_kernel  # noqa: E402
 finally:
     sys.path.remove(_HERE)
-from host_channel import EXIT_AFTER_FAILURE as _EXIT_AFTER_FAILURE, CallTimeout, _CallTimer, _Channel, _OutputTail  # noqa: E402
+from host_channel import EXIT_AFTER_FAILURE as _EXIT_AFTER_FAILURE, CallTimeout, _CallTimer, _Channel, _OutputTail, _Progress  # noqa: E402
 from host_guard import ForbiddenOperation, _Guard  # noqa: E402
 
 # Mutable host state lives in closures and locals, not here, so a policy that
@@ -180,6 +183,11 @@ def _exception_text(error: BaseException) -> tuple[str, str]:
     return name, ""
 
 
+def _peak_kb() -> int:
+    """The host's peak resident memory so far, in kB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _fingerprint(items: list) -> tuple:
     """Length and five sampled elements: O(1), catches appends, pops,
     clears and most sorts or reversals of a history list."""
@@ -219,6 +227,7 @@ class _Host:
         self.guard = guard
         self.output = output
         self.timer = timer
+        self.progress = timer.progress
         self.layers = layers
         self.filename = config["policy_filename"]
         self.game_json = json.dumps(config["game_info"])
@@ -233,6 +242,7 @@ class _Host:
         self.current_seq = None
         # Freed on MemoryError so the failure can still be reported.
         self.reserve = reserve
+        self.base_kb = 0
 
     # -- failures --------------------------------------------------------------
 
@@ -287,7 +297,7 @@ class _Host:
         elif issubclass(kind, ForbiddenOperation):
             category, message = "forbidden", f"{message} in {phase}{detail}"
         elif issubclass(kind, MemoryError):
-            category, message = "memory", f"ran out of memory in {phase}{detail}"
+            category, message = "memory", f"ran out of memory in {phase}{detail}{self._memory_note()}"
         else:
             first = message.strip().splitlines()[0] if message.strip() else ""
             category, message = "crash", f"{name}{': ' + first if first else ''} in {phase}{detail}"
@@ -299,6 +309,18 @@ class _Host:
             "traceback": text,
             "output": self.output.tail(),
         }
+
+    def _memory_note(self) -> str:
+        """', with N episodes live, about M MB each': how the host's memory was
+        shared when it ran out (peak resident memory beyond the host's own,
+        measured after the module's first load)."""
+        live = len(self.instances)
+        try:
+            grown = _peak_kb() - self.base_kb
+        except Exception:  # noqa: BLE001 - the report must go out regardless
+            return f", with {live} episodes live"
+        each = f", about {grown / 1024 / live:.1f} MB each" if live and grown > 0 else ""
+        return f", with {live} episodes live{each}"
 
     def violation(self, seq, phase: str) -> dict:
         return {
@@ -334,6 +356,7 @@ class _Host:
         self.guard.policy_ids.add(id(namespace))
         # Modules such as dataclasses look the policy's module up by name.
         sys.modules["policy"] = module
+        self.progress.tick()
         self.timer.start(seq, "module load", limit)
         try:
             exec(self.code, namespace)
@@ -359,6 +382,10 @@ class _Host:
         except BaseException as error:  # noqa: BLE001 - policy code may raise anything
             return self.failure(seq, error, "module load")
         self.answers = _AnswerTypes()  # after the policy's own imports (numpy)
+        try:
+            self.base_kb = _peak_kb()  # the host and the module, before any episode
+        except Exception:  # noqa: BLE001
+            pass
         failed = self._after_call(seq, "module load")
         if failed:
             return failed
@@ -376,7 +403,8 @@ class _Host:
 
     def new_episodes(self, seq, episodes) -> dict:
         episode = None
-        timer = self.timer
+        timer, progress, clock = self.timer, self.progress, self.timer._monotonic
+        count, total, longest = 0, 0.0, 0.0
         try:
             for episode, player, seed in episodes:
                 game = json.loads(self.game_json)
@@ -385,15 +413,20 @@ class _Host:
                 # One module per episode: nothing a policy keeps in its
                 # globals or class attributes reaches its next episode.
                 namespace = self._new_module(seq, self.load_seconds)
+                progress.tick()
                 timer.start(seq, f"Policy.__init__ (episode {episode})")
                 try:
                     self.instances[episode] = namespace.get("Policy")(player, game)
                 finally:
                     timer.stop()
+                elapsed = clock() - timer.call_started
+                count, total, longest = count + 1, total + elapsed, max(longest, elapsed)
                 self.modules[episode] = namespace
                 self.lists[episode] = {}
         except BaseException as error:  # noqa: BLE001
             return self.failure(seq, error, f"Policy.__init__ (episode {episode})")
+        finally:
+            progress.add(4, count, total, longest)
         return self._after_call(seq, f"Policy.__init__ (episode {episode})") or {"seq": seq, "ok": True}
 
     def _reconstruct(self, episode, obs: dict, deltas: dict) -> list:
@@ -441,6 +474,10 @@ class _Host:
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
+        ticks = self.progress.counts
+        tick = ticks[0]
+        longest = 0.0
+        started = first = clock()  # then each call's end is the next one's start: one clock read per call
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
             if instance is None:
@@ -452,8 +489,14 @@ class _Host:
                 self.lists[episode] = {}
             try:
                 timer.episode = episode
-                timer.call_started = clock()  # timer.start(seq, "act", None, episode), inlined
+                tick += 1
+                ticks[0] = tick  # the parent's clock: a call starts (a store: cheaper than +=)
+                timer.call_started = started  # timer.start(seq, "act", None, episode), inlined
                 answer = instance.act(obs)
+                ended = clock()
+                if ended - started > longest:
+                    longest = ended - started
+                started = ended
                 # The common answer, a plain int that fits 63 bits (literal
                 # bounds: nothing a policy could rebind), skips encode.
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
@@ -472,6 +515,7 @@ class _Host:
                         # parent send it whole next time.
                         del self.lists[episode][key]
                         resync.append([episode, key])
+        self.progress.add(1, len(answers), started - first, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
         reply = {"seq": seq, "ok": True, "answers": answers}
@@ -595,11 +639,21 @@ class _Host:
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
+        ticks = self.progress.counts
+        tick = ticks[0]
+        longest = 0.0
+        started = first = clock()  # then each call's end is the next one's start: one clock read per call
         for episode, obs, fingerprints in zip(ids, observations, prints):
             try:
                 timer.episode = episode
-                timer.call_started = clock()
+                tick += 1
+                ticks[0] = tick  # the parent's clock: a call starts (a store: cheaper than +=)
+                timer.call_started = started
                 answer = instances[episode].act(obs)
+                ended = clock()
+                if ended - started > longest:
+                    longest = ended - started
+                started = ended
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
                     answer = encode(answer)
                 answers.append(answer)
@@ -620,6 +674,7 @@ class _Host:
                 ):
                     del held_lists[episode][fingerprint[0]]  # changed in place: the parent sends it whole next time
                     resync.append([episode, fingerprint[0]])
+        self.progress.add(1, len(answers), started - first, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
         reply = {"seq": seq, "ok": True, "answers": answers}
@@ -631,6 +686,7 @@ class _Host:
         timer = self.timer
         try:
             for episode in episode_ids:
+                self.progress.tick()
                 timer.start(seq, f"end of episode {episode}")
                 try:
                     # Dropping the instance may run its __del__: under the timer and the guard.
@@ -670,12 +726,36 @@ class _Host:
                 reply = {"seq": seq, "ok": False, "category": "crash",
                          "message": f"sandbox protocol error: {type(error).__name__}: {error}",
                          "traceback": "", "output": ""}
+            reply = _with_refusal(reply, op)
+            self.progress.tick()  # the request is done: its reply follows
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
 
 
+def _with_refusal(reply: dict, op) -> dict:
+    """The reply, turned into a `forbidden` failure naming the system call if
+    seccomp refused one while it was made (host_kernel.install_refusal_reporting):
+    a call missing from the allow-list is diagnosable, and a policy that
+    catches the EPERM still fails."""
+    refusals = host_kernel.refusals
+    number = refusals.new() if refusals is not None else None
+    if number is None:
+        return reply
+    # "#N": the parent puts the call's name in (sandbox.PolicyHost._child_failure).
+    what = f"the sandbox refused system call #{number} (seccomp) while serving {op!r}"
+    if reply.get("ok"):
+        return {"seq": reply.get("seq"), "ok": False, "category": "forbidden", "message": what,
+                "traceback": "", "output": "", "syscall": number}
+    if reply.get("category") == "crash":  # most likely the refused call's EPERM
+        return {**reply, "category": "forbidden", "message": f"{what}: {reply.get('message', '')}",
+                "syscall": number}
+    return {**reply, "message": f"{reply.get('message', '')} (the sandbox also refused system call #{number})",
+            "syscall": number}
+
+
 def main() -> None:
+    parent = os.getppid()  # before anything: the process whose death must end this one
     # Move the protocol off fds 0/1 at once; 0 and 1 become /dev/null, 2 stays
     # the crash log the parent reads if the interpreter itself dies.
     in_fd, out_fd = os.dup(0), os.dup(1)
@@ -693,7 +773,7 @@ def main() -> None:
     try:
         if prepare.get("op") != "prepare":
             raise _ProtocolError(f"the first request must be prepare, not {prepare.get('op')!r}")
-        guard, timer, layers, ctypes, reserve = _prepare(channel, prepare)
+        guard, timer, layers, ctypes, reserve = _prepare(channel, prepare, parent)
     except Exception as error:  # the host could not even be set up
         _setup_failed(channel, error, prepare.get("seq") if type(prepare) is dict else None)
     channel.send({"seq": prepare.get("seq"), "ok": True})
@@ -706,13 +786,14 @@ def main() -> None:
     try:
         if config.get("op") != "load":
             raise _ProtocolError(f"the second request must be load, not {config.get('op')!r}")
-        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"))
+        output = _load_limits(config, guard, timer, ctypes, prepare.get("drop_to"), parent, layers)
         del ctypes
         host = _Host(channel, config, guard, output, timer, layers, reserve)
         del reserve
     except Exception as error:
         _setup_failed(channel, error, seq)
-    reply = host.load(seq, config["source"])
+    reply = _with_refusal(host.load(seq, config["source"]), "load")
+    host.progress.tick()
     channel.send(reply)
     if not reply["ok"]:
         os._exit(_EXIT_AFTER_FAILURE)
@@ -722,7 +803,7 @@ def main() -> None:
         _last_words(channel, host, guard, error)
 
 
-def _prepare(channel: _Channel, config: dict) -> tuple:
+def _prepare(channel: _Channel, config: dict, parent: int) -> tuple:
     """Part one of the set-up: every layer that does not depend on the policy.
 
     In this order: modules the parent asks for (what allowed modules import
@@ -739,15 +820,17 @@ def _prepare(channel: _Channel, config: dict) -> tuple:
             dont_inherit=True)
     reserve = bytearray(1 << 20)  # freed on MemoryError so the failure can still be reported
     ctypes = host_kernel.load_ctypes()
-    host_kernel.set_parent_death_signal(ctypes)  # also no-new-privs, which Landlock needs
+    host_kernel.set_parent_death_signal(ctypes, parent)  # also no-new-privs, which Landlock needs
     guard = _Guard(config)
     timer = _CallTimer(channel, 1.0, 2.0)  # its limits come with the policy (_load_limits)
+    timer.progress = _Progress(config.get("clock_fd"))  # mapped before seccomp, which may refuse mmap of it later
     timer.install()  # before patch_modules stubs signal.signal, and before seccomp freezes the handlers
-    layers = _apply_kernel_layers(config.get("kernel", {}), guard)
+    layers = _apply_kernel_layers(config.get("kernel", {}), guard, config.get("drop_to"))
     return guard, timer, layers, ctypes, reserve
 
 
-def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop) -> "_OutputTail":
+def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop, parent: int,
+                 layers: dict) -> "_OutputTail":
     """Part two of the set-up, before the policy's module runs: its resource
     limits, the modules it imports (still as root where the installation is
     root's), dropping root (the parent-death signal set again: changing
@@ -756,11 +839,15 @@ def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop) -
     limits = config["limits"]
     host_kernel.apply_limits(limits)
     _preimport(config.get("preimport", []))
+    if layers.get("seccomp"):
+        # Every extension module the policy may use is loaded: no new
+        # executable memory from here on (no JIT, no shellcode).
+        host_kernel.forbid_executable_memory()
     if limits.get("max_processes"):
         host_kernel.set_limit(resource.RLIMIT_NPROC, int(limits["max_processes"]))
     if drop and os.geteuid() == 0:
         host_kernel.drop_privileges(int(drop[0]), int(drop[1]))
-        host_kernel.set_parent_death_signal(ctypes)
+        host_kernel.set_parent_death_signal(ctypes, parent)
     output = _OutputTail(int(config.get("output_tail_chars", 2000)))
     sys.stdout = sys.stderr = output
     timer.set_limits(float(limits.get("call_seconds", 1.0)), float(limits.get("call_grace_seconds", 2.0)))
@@ -785,7 +872,7 @@ def _setup_failed(channel: _Channel, error: BaseException, seq) -> None:
     os._exit(_EXIT_AFTER_FAILURE)
 
 
-def _apply_kernel_layers(wanted: dict, guard: "_Guard") -> dict:
+def _apply_kernel_layers(wanted: dict, guard: "_Guard", drop_to=None) -> dict:
     """Landlock and seccomp (host_kernel.py), as the parent asked; a layer the
     parent asked for and the kernel refused is fatal (the parent checked the
     kernel offers it, so refusing means something is wrong)."""
@@ -796,7 +883,12 @@ def _apply_kernel_layers(wanted: dict, guard: "_Guard") -> dict:
         roots = [root.rstrip("/") or "/" for root in guard.read_roots]
         applied["landlock"] = host_kernel.restrict_filesystem_and_network(roots)
     if wanted.get("seccomp"):
-        applied["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM, signal.SIGPROF))
+        host_kernel.install_refusal_reporting()  # SIGSYS's handler, while memory may still be made executable
+        try:
+            drop = (int(drop_to[0]), int(drop_to[1])) if drop_to and os.geteuid() == 0 else None
+        except (TypeError, ValueError, IndexError):
+            drop = None  # no credential change allowed; the load reports the bad value
+        applied["seccomp"] = host_kernel.install_syscall_filter((signal.SIGALRM, signal.SIGPROF), drop)
     return applied
 
 

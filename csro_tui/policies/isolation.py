@@ -37,7 +37,20 @@ SANDBOX_ENV_VAR = "CSRO_SANDBOX"
 # Where the host script is mounted inside bubblewrap: the directory holding
 # our own code is never visible to the policy.
 _SANDBOX_SCRIPT = "/csro-host/host_start.py"
-_NOBODY = (65534, 65534)
+# As root, every host drops to a uid and gid of its own: HOST_UID_BASE plus
+# the pid of the process spawned for it (unique among live processes), so
+# no host shares a uid with the user, with `nobody`'s other processes or
+# with another host, and the kernel's own uid checks (signals, prlimit,
+# ptrace, /proc) keep hosts apart beneath seccomp and Landlock.  The range
+# [HOST_UID_BASE, HOST_UID_BASE + 2**22) (2**22: the largest pid_max) lies
+# far above the uids of users and of /etc/subuid's default ranges.
+HOST_UID_BASE = 0x5F000000
+_PID_RANGE = 1 << 22
+
+
+def host_uid(pid: int) -> int:
+    """The uid (and gid) a host spawned as `pid` drops to when started as root."""
+    return HOST_UID_BASE + pid % _PID_RANGE
 # Environment variables passed through when set: some CPUs need them for
 # OpenBLAS (inside numpy) not to crash.
 _PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -126,15 +139,16 @@ def describe_isolation() -> str:
         kernel.append(f"Landlock ABI {layers['landlock']} (read-only Python install, no writes, no TCP"
                       + (", signals scoped" if layers["landlock"] >= 6 else "") + ")")
     if layers["seccomp"]:
-        kernel.append("seccomp (no exec, fork, sockets, ptrace; signals to itself only)")
+        kernel.append("seccomp allow-list (no exec, fork, sockets, ptrace, new executable memory; "
+                      "signals and limits of itself only)")
     if kernel:
         kernel_text = "kernel: " + " + ".join(kernel)
     elif os.environ.get(WEAK_SANDBOX_ENV_VAR, "").strip() == "1":
         kernel_text = f"WARNING: no Landlock or seccomp here, running anyway ({WEAK_SANDBOX_ENV_VAR}=1)"
     else:
         kernel_text = f"no Landlock or seccomp here: policies refused (set {WEAK_SANDBOX_ENV_VAR}=1 to allow)"
-    user = "runs as nobody" if os.geteuid() == 0 else "runs as the current user"
-    common = f"{user}; memory/CPU/process limits; per-call time limits; Python guard"
+    user = "runs as a uid of its own" if os.geteuid() == 0 else "runs as the current user"
+    common = f"{user}; memory/CPU/process limits; time limits per call and per episode kept by the parent; Python guard"
     if mode == "bubblewrap":
         return (
             "policy sandbox: bubblewrap (no network, own PID/IPC namespaces, private /tmp, "
@@ -190,7 +204,7 @@ def _bubblewrap_command(bwrap: str, work_dir: str) -> list[str]:
     args = [bwrap, "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:
         # Without a user namespace, so the host really is root inside and can
-        # drop to nobody (a user namespace would map only uid 0).
+        # drop to its own uid (a user namespace would map only uid 0).
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     else:
         args += ["--unshare-all"]

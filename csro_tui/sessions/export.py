@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def report_markdown(state: SessionState) -> str:
         out += ["", f"![{name} per iteration]({PLOT_FILE})", "",
                 f"{name} per iteration: `{sparkline(values)}` ({_number(known[0])} → {_number(known[-1])})"]
     out += ["", "## Configuration", "", "| setting | value |", "| --- | --- |"]
-    out += [f"| {key} | {setting_text(key, value, started.game)} |" for key, value in state.config.items()]
+    out += [f"| {key} | {setting_text(key, value, started.game, started.ts)} |" for key, value in state.config.items()]
     out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in started.versions.items()), ""]
 
     out += ["## Iterations", "", "Gain: the new policy's expected payoff against the meta-strategy it answered.", "",
@@ -150,18 +151,27 @@ def iterations_text(state: SessionState) -> str:
     return f"{counted(done, 'iteration')} after the seed population (rows 0–{done})"
 
 
+# Until this day an unset preview_episodes reused the smoke run's matches (one
+# seat-swapped pair); a session recorded before it says so in its report.
+PREVIEW_DEFAULT_SINCE = "2026-12-03"
+
 # What a setting left unset (None or empty) means, as `csro run --help` says.
 _UNSET_SETTINGS = {
     "smoke_episodes": "2 (default)",
-    "preview_episodes": "default: 10 in sampled games (sessions before 2026-12-03: the smoke run's)",
+    "preview_episodes": "10 in sampled games (default; exact games preview exactly)",
     "workers": "CPU count (default)",
     "seed_policies": "the game's first (default)",
 }
 
 
-def setting_text(key: str, value, game: str) -> str:
-    """A configuration value for the report: what an unset one meant, never a bare `None`."""
+def setting_text(key: str, value, game: str, started: str = "") -> str:
+    """A configuration value for the report: what an unset one meant, never a bare `None`.
+
+    `started` is the session's first timestamp (ISO), for defaults that changed since.
+    """
     if value is None or value == [] or value == "" or value == {}:
+        if key == "preview_episodes" and started and started < PREVIEW_DEFAULT_SINCE:
+            return "the smoke run's matches (the default when this session was recorded)"
         if key == "episodes":
             try:
                 from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
@@ -172,6 +182,13 @@ def setting_text(key: str, value, game: str) -> str:
                 return "the game's default"
         if key in _UNSET_SETTINGS:
             return _UNSET_SETTINGS[key]
+
+        # a sandbox limit (a RunConfig field named as the SandboxLimits field it sets, the
+        # config's SANDBOX_LIMIT_FIELDS): the sandbox's default at the time of the export
+        from csro_tui.policies.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
+
+        if key in {f.name for f in dataclasses.fields(SandboxLimits)}:
+            return f"{getattr(SandboxLimits(), key):g} (default)"
         return "-"
     return "`" + str(value).replace("`", "'").replace("|", "\\|") + "`"
 

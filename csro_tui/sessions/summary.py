@@ -72,8 +72,8 @@ class MemberRow:
 
     @property
     def origin_text(self) -> str:
-        """The origin, marked when a person changed the oracle's code."""
-        return f"{self.origin}, edited by {self.edited_by}" if self.edited_by else self.origin
+        """The origin, marked as the TUI marks it when a reviewer changed the oracle's code: "best-response ✎ tui"."""
+        return f"{self.origin} ✎ {self.edited_by}" if self.edited_by else self.origin
 
 
 def decision_text(state: SessionState, iteration: int) -> str:

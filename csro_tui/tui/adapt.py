@@ -207,6 +207,9 @@ def review_info(review: Any) -> ReviewInfo:
         tag = "ok" if validation.failure is None else "failed"
         how = f"{validation.smoke_episodes} episodes each" if validation.smoke_episodes else "exact"
         lines.append(f"{tag}: smoke run ({how}): {smoke}")
+    if validation.timing:
+        # "slow: ..." when act is far slower than the contract expects (clock.slow_act_note)
+        lines.append(("warning: " if "slow: " in validation.timing else "ok: ") + f"timing: {validation.timing}")
     preview = review.preview
     failure = None
     if not validation.valid:
@@ -226,8 +229,10 @@ def review_info(review: Any) -> ReviewInfo:
         valid=bool(validation.valid),
         validation=lines,
         expected_payoff=_num(preview.expected_payoff) if preview is not None else None,
-        # a sampled preview has per-member standard errors (exact: none)
-        expected_stderr=(_num(getattr(preview, "expected_stderr", 0.0)) or 0.0) if preview is not None and getattr(preview, "stderr", None) else None,
+        # a sampled preview has per-member standard errors (exact: none); 0.0 shows
+        # "noise not measured", as for one seat-swapped pair, which cannot measure its own
+        expected_stderr=(0.0 if getattr(preview, "pairs", 0) == 1 else _num(getattr(preview, "expected_stderr", 0.0)) or 0.0)
+        if preview is not None and getattr(preview, "stderr", None) else None,
         per_member={k: v for k, v in (preview.per_member.items() if preview else []) if _num(v) is not None},
         population_metrics={
             k: float(v) for k, v in ((preview.population_metrics or {}) if preview else {}).items() if _num(v) is not None

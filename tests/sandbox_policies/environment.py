@@ -15,6 +15,8 @@ class Policy:
             return 1 if set(os.environ) <= allowed else 0
         if question == "uid":
             return os.getuid()
+        if question == "uid_is":
+            return 1 if os.getuid() == os.geteuid() == os.getgid() == obs["uid"] else 0
         if question == "path_exists":
             return 1 if os.path.exists(obs["path"]) else 0
         if question == "recursion":

@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from csro_tui.errors import ConfigError
+from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.meta.solvers.alpha_rank import alpharank
 from csro_tui.meta.solvers.base import MetaSolution, nash_conv
 from csro_tui.meta.solvers.projected_replicator_dynamics import prd
@@ -68,7 +68,7 @@ def _lookup(name: str) -> Callable[..., MetaSolution]:
     try:
         return SOLVERS[name]
     except KeyError:
-        raise ConfigError(
+        raise UnknownName(
             f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; choose one of: {', '.join(SOLVERS)}"
         ) from None
 

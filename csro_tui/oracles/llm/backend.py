@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from csro_tui.errors import ConfigError, SessionError
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig
 from csro_tui.oracles.llm.recorded import RecordedLLM
-from csro_tui.oracles.options import LLM_KEYS, OptionReader
+from csro_tui.oracles.options import LLM_FILE_SETTINGS, LLM_KEYS, OptionReader
 from csro_tui.sessions.store import SessionStore, default_sessions_root
 
 
@@ -37,6 +37,7 @@ class LLMSettings:
     """How an oracle reaches its model; never holds the key itself."""
 
     flags: dict[str, Any] = field(default_factory=dict)  # LLMConfig field -> value
+    file_values: dict[str, Any] = field(default_factory=dict)  # the [llm] table, below the environment
     api_key_env: str | None = None  # name of the variable holding the key
     recorded: str | None = None  # session reference to replay, or None for live calls
     strict_replay: bool = True
@@ -45,10 +46,14 @@ class LLMSettings:
 def read_llm_settings(options: OptionReader) -> LLMSettings:
     """The LLM keys of an oracle's configuration (see `LLM_KEYS`)."""
     flags: dict[str, Any] = {}
-    for key in ("model", "base_url", "temperature", "max_tokens", "timeout", "max_retries", "concurrency", "stream"):
+    for key in ("model", "base_url", "temperature", "max_tokens", "timeout", "max_retries", "concurrency", "stream",
+                "input_price_per_mtok", "output_price_per_mtok"):
         value = options.raw(key)
         if value is not None and value != "":
             flags[key] = value
+    file_values = options.raw(LLM_FILE_SETTINGS) or {}
+    if not isinstance(file_values, Mapping):
+        raise ConfigError(f"{options.oracle} oracle: {LLM_FILE_SETTINGS} must be a table, not {file_values!r}")
     backend = options.text("llm", "live") or "live"
     recorded = None
     if backend.startswith(RECORDED_PREFIX):
@@ -59,6 +64,7 @@ def read_llm_settings(options: OptionReader) -> LLMSettings:
         raise ConfigError(f"{options.oracle} oracle: llm must be 'live' or 'recorded:SESSION', not {backend!r}")
     return LLMSettings(
         flags=flags,
+        file_values=dict(file_values),
         api_key_env=options.text("api_key_env"),
         recorded=recorded,
         strict_replay=options.boolean("strict_replay", True),
@@ -76,7 +82,7 @@ def make_backend(settings: LLMSettings, env: Mapping[str, str] | None = None) ->
         if not key:
             raise ConfigError(f"environment variable {settings.api_key_env} (named by api_key_env) is not set")
         flags["api_key"] = key
-    return LLMClient(LLMConfig.from_sources(flags=flags, env=env))
+    return LLMClient(LLMConfig.from_sources(flags=flags, env=env, file_values=settings.file_values))
 
 
 def backend_concurrency(backend: LLMBackend) -> int:

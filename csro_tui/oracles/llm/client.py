@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from csro_tui.errors import ConfigError, CsroError, SessionError
+from csro_tui.names import did_you_mean
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -119,19 +120,24 @@ class LLMConfig:
         flags: Mapping[str, Any] | None = None,
         config_file: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        file_values: Mapping[str, Any] | None = None,
     ) -> "LLMConfig":
         """Merge settings: defaults < config file < environment < flags.
 
         The config file is TOML with an `[llm]` table whose keys are the
-        field names (`model = "qwen2.5-coder"`, `base_url = "http://..."`).
-        Environment: OPENAI_BASE_URL, OPENAI_API_KEY, and CSRO_LLM_<FIELD>
-        for every field (CSRO_LLM_MODEL, CSRO_LLM_TEMPERATURE, ...).  Flags
-        are field names (dashes allowed) mapped to values; None means unset.
-        Bad values raise `ConfigError` naming where they came from.
+        field names (`model = "qwen2.5-coder"`, `base_url = "http://..."`);
+        `file_values` is such a table already read (what `csro run` passes:
+        `RunConfig.llm`, from csro.toml).  Environment: OPENAI_BASE_URL,
+        OPENAI_API_KEY, and CSRO_LLM_<FIELD> for every field
+        (CSRO_LLM_MODEL, CSRO_LLM_TEMPERATURE, ...).  Flags are field names
+        (dashes allowed) mapped to values; None means unset.  Bad values
+        raise `ConfigError` naming where they came from.
         """
         values: dict[str, Any] = {}
         if config_file is not None:
             values.update(_read_config_file(Path(config_file)))
+        if file_values:
+            values.update(llm_table_values(file_values, "[llm]"))
         for name, raw in _env_settings(env if env is not None else os.environ).items():
             values[name] = _coerce(name, raw, f"environment variable {_ENV_NAMES[name][0]}")
         for key, raw in (flags or {}).items():
@@ -303,15 +309,38 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
-    table = document.get("llm", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"config file {path}: 'llm' must be a table ([llm])")
+    return llm_table_values(document.get("llm", {}), f"config file {path}")
+
+
+# Keys an `[llm]` table may hold: every field but the key, which is never
+# part of a configuration (it stays in OPENAI_API_KEY, or the variable
+# `api_key_env` names).
+LLM_TABLE_KEYS = tuple(name for name in _FIELD_TYPES if name != "api_key")
+
+
+def llm_table_values(table: Any, source: str) -> dict[str, Any]:
+    """The checked, typed values of an `[llm]` table; `ConfigError` (one line) for a bad key or value."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{source}: 'llm' must be a table ([llm])")
     values: dict[str, Any] = {}
     for key, raw in table.items():
-        if key not in _FIELD_TYPES:
-            raise ConfigError(f"config file {path}: unknown key [llm] {key}; known: {', '.join(_FIELD_TYPES)}")
-        values[key] = _coerce(key, raw, f"config file {path}")
+        if key == "api_key":
+            raise ConfigError(f"{source}: [llm] api_key is not read from a file (keys are never part of the "
+                              "configuration); set OPENAI_API_KEY, or name the variable holding it with --api-key-env")
+        if key not in LLM_TABLE_KEYS:
+            raise ConfigError(f"{source}: unknown key {key!r} in [llm]{did_you_mean(key, LLM_TABLE_KEYS)} "
+                              f"(known: {', '.join(LLM_TABLE_KEYS)})")
+        values[key] = _coerce(key, raw, source)
     return values
+
+
+def llm_env_value(name: str, env: Mapping[str, str]) -> str | None:
+    """The environment's value for LLM setting `name` (CSRO_LLM_<NAME>; OPENAI_BASE_URL too), or None."""
+    for env_name in _ENV_NAMES[name]:
+        value = env.get(env_name)
+        if value is not None and value.strip() != "":
+            return value.strip()
+    return None
 
 
 # --------------------------------------------------------------------- records

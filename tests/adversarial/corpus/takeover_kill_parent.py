@@ -1,0 +1,43 @@
+"""Takes over its host and sends SIGKILL to its parent (the referee) and to
+the processes next to it with raw kill and tgkill."""
+EXPECT = {
+    "tries": "after a takeover: raw kill/tgkill of the parent and the opponent's host",
+    "static": "invalid",
+    "runtime": "forbidden",
+    "message": r"^forbidden: the sandbox refused system call (kill|tgkill)",
+}
+import numpy as np
+import typing
+
+
+def _raw(address, size):
+    """numpy's array interface: `size` bytes of this process at `address`."""
+    holder = type("Raw", (), {"__array_interface__": {"data": (address, False), "shape": (size,),
+                                                      "typestr": "|u1", "version": 3}})()
+    return np.asarray(holder)
+
+
+def take_over():
+    """The guard's "ctypes." prefix rewritten in place: the host's own ctypes
+    then makes any system call (a compact str's data follows a 48-byte header)."""
+    modules = typing.sys.modules  # <- rejected
+    for text in modules["host_guard"]._Guard.ALWAYS_BLOCKED_PREFIXES:
+        if text == "ctypes.":
+            _raw(id(text) + 48, 7)[0] = 88
+    ctypes = modules["ctypes"]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return ctypes, libc
+
+
+class Policy:
+    def __init__(self, player, game):
+        self.ctypes, self.libc = take_over()  # <- rejected
+
+    def act(self, obs):
+        libc = self.libc
+        me = libc.getpid()
+        for pid in [libc.getppid()] + [p for p in range(max(2, me - 64), me + 64) if p != me]:
+            libc.syscall(62, pid, 9)  # kill
+            libc.syscall(234, pid, pid, 9)  # tgkill
+        return obs["legal_actions"][0]

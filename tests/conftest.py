@@ -17,6 +17,16 @@ def _private_table_cache(tmp_path_factory):
     yield
 
 
+@pytest.fixture
+def no_llm_env(monkeypatch):
+    """The developer's own key, endpoint or LLM settings must not leak into a test: OPENAI_*,
+    CSRO_LLM_*, CSRO_MODEL, CSRO_BASE_URL and CSRO_PROMPTS_DIR are unset for it.
+    Modules that talk to an LLM server use it for every test (`pytestmark`)."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "CSRO_LLM_")) or name in ("CSRO_MODEL", "CSRO_BASE_URL", "CSRO_PROMPTS_DIR"):
+            monkeypatch.delenv(name, raising=False)
+
+
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
 

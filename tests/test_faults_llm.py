@@ -56,10 +56,8 @@ class Policy:
 NO_CODE = "I would rather explain the idea than write code: play paper."
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+# The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 def oracle(base_url: str, **overrides) -> ZeroShotOracle:

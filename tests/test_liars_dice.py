@@ -133,7 +133,7 @@ def test_the_cached_cfr_policy_has_every_state_it_reaches_itself():
 
 
 def test_seeds_play_legally_and_honest_beats_uniform():
-    from tests.test_seeds import load_policy
+    from tests.seed_policies import load_policy
 
     spec = get_game("liars_dice")
     assert set(spec.seed_policies()) == {"honest", "bluffer", "uniform"}
@@ -151,7 +151,7 @@ def test_seeds_play_legally_and_honest_beats_uniform():
 
 def test_the_example_policy_for_prompts_plays_legally():
     from csro_tui.oracles.llm.prompts import PromptLibrary
-    from tests.test_seeds import load_policy
+    from tests.seed_policies import load_policy
 
     spec = get_game("liars_dice")
     source = PromptLibrary().example_policy(spec)
@@ -208,7 +208,7 @@ def test_a_run_previews_liars_dice_with_the_games_own_episode_count_unless_told_
     from csro_tui.config import RunConfig
     from csro_tui.engine.loop import Engine
     from csro_tui.reviewers import AutoReviewer
-    from tests.test_engine import ToyEvaluator, best_member_solve, climbing_oracle
+    from tests.fakes import ToyEvaluator, best_member_solve, climbing_oracle
 
     def gate_preview(game: str, **config) -> int:
         engine = Engine(config=RunConfig(game=game, oracle="scripted", **config), spec=get_game(game),

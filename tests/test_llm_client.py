@@ -23,11 +23,8 @@ MESSAGES = [
 REPLY = "```python\nclass Policy:\n    def act(self, obs):\n        return obs['legal_actions'][0]\n```\n"
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    # The developer's own key or endpoint must not leak into these tests.
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+# The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 def make_client(server: ScriptedLLMServer, **overrides) -> tuple[LLMClient, list[float]]:

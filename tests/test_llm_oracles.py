@@ -12,7 +12,6 @@ last tests run `csro run` on RRPS with the real sandbox.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 
@@ -42,14 +41,8 @@ from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 from tests.llm_server import ScriptedLLMServer, ScriptedReply, closed_port_url, llm_server  # noqa: F401
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    # The developer's own key, endpoint or LLM settings must not leak into these tests.
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CSRO_PROMPTS_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    for name in list(os.environ):
-        if name.startswith("CSRO_LLM_"):
-            monkeypatch.delenv(name, raising=False)
+# The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 # ------------------------------------------------------------------ helpers

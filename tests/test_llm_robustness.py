@@ -10,7 +10,6 @@ a model's.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -44,13 +43,8 @@ SEED_COPY = SEEDS["always_bet"].replace(
 ).replace("BET = 1", "BET = 1  # bet")
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CSRO_PROMPTS_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    for name in list(os.environ):
-        if name.startswith("CSRO_LLM_"):
-            monkeypatch.delenv(name, raising=False)
+# The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 def fenced(code: str, before: str = "Here is my policy.", after: str = "") -> str:

@@ -18,6 +18,7 @@ from csro_tui.games.base import sample_action
 from csro_tui.games.registry import get_game
 from csro_tui.policies.contract import ALLOWED_IMPORTS, POLICY_CLASS_NAME
 from tests.game_trees import decision_states
+from tests.seed_policies import load_policy
 
 EXPECTED_SEEDS = {
     "rrps": {"constant_rock", "cycle", "uniform_random", "beat_last", "frequency_counter", "markov_predictor"},
@@ -78,14 +79,6 @@ def test_seed_passes_static_validation(game_name, seed_name, source):
 
 
 # ---------------------------------------------------------------- in-process play
-
-
-def load_policy(source: str, spec, player: int, seed: int):
-    namespace: dict = {}
-    exec(compile(source, "<seed>", "exec"), namespace)  # trusted seed code only
-    game = dict(spec.game_info(), player=player, seed=seed)
-    json.dumps(game)
-    return namespace[POLICY_CLASS_NAME](player, game)
 
 
 def check_answer(answer, legal: list[int]) -> dict[int, float]:

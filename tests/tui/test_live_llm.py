@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from textual.widgets import Input, Select, Static, TabbedContent
@@ -27,11 +26,8 @@ class Policy:
 '''
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("OPENAI_", "CSRO_LLM_", "CSRO_MODEL", "CSRO_BASE_URL")):
-            monkeypatch.delenv(name, raising=False)
+# The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 async def test_llm_oracle_from_the_start_form_shows_its_exchange(tmp_path, llm_server):  # noqa: F811

@@ -10,9 +10,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from csro_tui.numbers import number
 from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData
-from csro_tui.numbers import number
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 
 NEGATIVE = Color.from_rgb(190, 40, 50)
 NEUTRAL = Color.from_rgb(40, 40, 48)
@@ -39,7 +40,7 @@ class PayoffHeatmap(Vertical):
         self._data = DashboardData()
 
     def compose(self) -> ComposeResult:
-        yield DataTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
+        yield MeasuredTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
         yield Static("", id="payoff-detail")
 
     @property

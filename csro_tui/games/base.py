@@ -22,7 +22,7 @@ around it (docs/ARCHITECTURE.md, Contract 3):
   mixture does), and `behaviour_features()`, reserved for behaviour
   profiles (issue 22).
 
-No code outside `games/` branches on a particular game (tests/test_games_self_described.py).
+No code outside `games/` branches on a particular game (tests/games/test_game_knowledge_stays_in_games.py).
 
 Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`, `liars_dice`,
 `generic`); `csro_tui.games.registry.get_game` builds them from a name.

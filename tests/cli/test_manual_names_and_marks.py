@@ -11,7 +11,7 @@ from csro_tui.cli import main
 from csro_tui.errors import ConfigError
 from csro_tui.sessions.store import EVENTS_FILE
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -10,7 +10,7 @@ from csro_tui.engine.setup import resume_engine
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
 def only_session(root: Path) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROMPTS = ROOT / "prompts"
 NOT_SOURCES = (".git", ".venv", "sessions", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache")
 

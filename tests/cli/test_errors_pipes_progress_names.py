@@ -22,7 +22,7 @@ from csro_tui.numbers import number, plain_numbers, sparkline
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = "20261202-120000-kuhn_poker-best-response-with-a-long-tail"
 
 

@@ -19,7 +19,7 @@ from csro_tui.cli import main
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
-FIXTURES = Path(__file__).parent / "data" / "sessions_v1"
+FIXTURES = Path(__file__).parents[1] / "data" / "sessions_v1"
 KUHN = "kuhn_poker-best-response-reviewed"
 RRPS = "rrps20-seed"
 

@@ -28,7 +28,7 @@ from csro_tui.evaluation.referee import play_match
 from csro_tui.games.kuhn import KuhnSpec
 from csro_tui.games.leduc import LeducSpec
 from csro_tui.policies.failures import FailureCategory
-from test_referee import FakeHost, rrps  # an in-process host double, for speed
+from tests.evaluation.referee_doubles import FakeHost, rrps  # an in-process host double, for speed
 
 KUHN = KuhnSpec()
 LEDUC = LeducSpec()

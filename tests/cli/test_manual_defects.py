@@ -20,7 +20,7 @@ from csro_tui.commands._output import ProgressLines
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def only_session(root: Path) -> str:

@@ -22,7 +22,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "csro_tui"
 CHILD = {"host_main.py", "host_kernel.py", "host_guard.py", "host_channel.py", "host_start.py"}
 REASON = re.compile(r"#.*\b(start-up|optional extra)\b", re.IGNORECASE)

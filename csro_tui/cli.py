@@ -16,7 +16,7 @@ import sys
 from csro_tui import __version__, commands
 from csro_tui.errors import CsroError
 from csro_tui.names import close_names, did_you_mean
-from csro_tui.policies.failures import PolicyFailure
+from csro_tui.sandbox.failures import PolicyFailure
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130

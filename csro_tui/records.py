@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.sandbox.failures import PolicyFailure
 
 
 @dataclass(frozen=True)

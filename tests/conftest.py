@@ -27,6 +27,17 @@ def no_llm_env(monkeypatch):
             monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(params=["rlimits", "bubblewrap"])
+def sandbox_mode(request, monkeypatch):
+    """Each sandbox mode in turn (CSRO_SANDBOX set for the test); bubblewrap skipped where missing."""
+    from csro_tui.sandbox.isolation import bubblewrap_problem  # start-up time: only the sandbox tests need it
+
+    if request.param == "bubblewrap" and bubblewrap_problem():
+        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
+    monkeypatch.setenv("CSRO_SANDBOX", request.param)
+    return request.param
+
+
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
 

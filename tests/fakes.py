@@ -22,7 +22,7 @@ import numpy as np
 
 from csro_tui.records import Bot, MatchJob, PolicyRecord, Proposal
 from csro_tui.oracles.base import OracleContext
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 _STRENGTH = re.compile(r"STRENGTH\s*=\s*(-?[0-9.]+)")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from csro_tui.policies.contract import POLICY_CLASS_NAME
+from csro_tui.sandbox.contract import POLICY_CLASS_NAME
 
 
 def load_policy(source: str, spec, player: int, seed: int):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from csro_tui.policies.contract import POLICY_CONTRACT
+from csro_tui.sandbox.contract import POLICY_CONTRACT
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -32,8 +32,8 @@ from csro_tui.evaluation.participants import CodePolicy, benchmark_participants,
 from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.evaluation.sampling import derive, new_master_seed
 from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, fixed, number, plain_numbers
-from csro_tui.policies.clock import describe_timing, timing_of
-from csro_tui.policies.validation import validate_source
+from csro_tui.sandbox.clock import describe_timing, timing_of
+from csro_tui.sandbox.validation import validate_source
 from csro_tui.text import one_line, plain
 
 if TYPE_CHECKING:
@@ -231,14 +231,14 @@ def job_progress(description: str, total: int) -> Iterator:
 
 def isolation_description() -> str:
     """The sandbox's isolation, one line for a footer."""
-    from csro_tui.policies.sandbox import describe_isolation  # start-up time: importing it loads orjson
+    from csro_tui.sandbox.sandbox import describe_isolation  # start-up time: importing it loads orjson
 
     return describe_isolation()
 
 
 def isolation_name() -> str:
     """"bubblewrap" or "rlimits" (or why neither), for machine-readable output."""
-    from csro_tui.policies.sandbox import isolation_mode  # start-up time: importing it loads orjson
+    from csro_tui.sandbox.sandbox import isolation_mode  # start-up time: importing it loads orjson
 
     try:
         return isolation_mode()
@@ -301,7 +301,7 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
 
 def _limits(args):
     """The sandbox limits the flags give (None: the defaults)."""
-    from csro_tui.policies.sandbox import limits_from  # start-up time: importing it loads orjson
+    from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson
 
     return limits_from(given_limits(args))
 

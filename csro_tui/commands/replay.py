@@ -189,7 +189,7 @@ def verify_state(console, state) -> int:
     # A verification asks the policies again: no exact table from the disk cache.
     cache_setting = os.environ.get(table_cache.CACHE_DIR_ENV_VAR)
     os.environ[table_cache.CACHE_DIR_ENV_VAR] = "off"
-    from csro_tui.policies.sandbox import limits_from  # start-up time: importing it loads orjson, rich
+    from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson, rich
 
     # The recorded sandbox limits (a budget decides whether a policy fails).
     limits = limits_from({name: getattr(config, name, None) for name in SANDBOX_LIMIT_FIELDS})

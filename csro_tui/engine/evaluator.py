@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from csro_tui.errors import EvaluationInterrupted
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy
-from csro_tui.policies.failures import PolicyFailure
-from csro_tui.policies.validation import validate_source
 from csro_tui.records import Bot, MatchJob, PolicyRecord
+from csro_tui.sandbox.failures import PolicyFailure
+from csro_tui.sandbox.validation import validate_source
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -245,7 +245,7 @@ class GameEvaluator:
         """The session's pool of warm sandbox hosts (exact games), started on first use."""
         with self._pool_lock:
             if self._hosts is None:
-                from csro_tui.policies.host_pool import HostPool  # start-up time: importing it loads orjson, rich
+                from csro_tui.sandbox.host_pool import HostPool  # start-up time: importing it loads orjson, rich
 
                 self._hosts = HostPool()
             return self._hosts

@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
 from csro_tui.engine.evaluator import CANDIDATE, Evaluator, derive_seed
 from csro_tui.evaluation.population_metrics import population_metrics
-from csro_tui.policies.clock import describe_timing, timing_of
-from csro_tui.policies.failures import PolicyFailure
 from csro_tui.records import Bot, Decision, MatchJob, PolicyRecord, Preview, Proposal, ValidationResult
+from csro_tui.sandbox.clock import describe_timing, timing_of
+from csro_tui.sandbox.failures import PolicyFailure
 from csro_tui.sessions.events import Event, ProposalCreated, ProposalDecided, ProposalPreviewed, ProposalValidated
 from csro_tui.sessions.review import review_request
 from csro_tui.sessions.state import SessionState, headline_metric

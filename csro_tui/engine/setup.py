@@ -78,7 +78,7 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
     if oracle is None:
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
-        from csro_tui.policies.sandbox import limits_from  # start-up time: importing it loads orjson, rich
+        from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson, rich
 
         evaluator = GameEvaluator(
             spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address,

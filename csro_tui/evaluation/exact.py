@@ -46,7 +46,7 @@ from csro_tui.evaluation.lockstep import create_episodes, default_host_factory
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
 from csro_tui.evaluation.referee import HostFactory
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec

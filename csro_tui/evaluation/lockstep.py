@@ -23,7 +23,7 @@ from csro_tui.evaluation.participants import CodePolicy, find_bot
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.evaluation.sampling import episode_seeds, episode_streams, sample, sample_chance
 from csro_tui.games.base import GameSpec
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.evaluation.referee import MatchJob
@@ -527,6 +527,6 @@ def paired_stderr(returns: list[float | None]) -> float:
 
 
 def default_host_factory():
-    from csro_tui.policies.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
+    from csro_tui.sandbox.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
 
     return PolicyHost

@@ -72,7 +72,7 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
 
     `seed:NAME` is one of the game's seed policies, an existing path is a
     policy file, and anything else must name a benchmark bot.  Code is not
-    validated here; see `csro_tui.policies.validation.validate_source`.
+    validated here; see `csro_tui.sandbox.validation.validate_source`.
     """
     if reference.startswith(SEED_PREFIX):
         name = reference[len(SEED_PREFIX):]

@@ -222,7 +222,7 @@ def code_fingerprint() -> str:
 
 def local_isolation() -> str:
     """This machine's isolation, which every node must match or exceed."""
-    from csro_tui.policies.sandbox import isolation_mode  # start-up time: importing it loads orjson, rich
+    from csro_tui.sandbox.sandbox import isolation_mode  # start-up time: importing it loads orjson, rich
 
     return isolation_mode()
 

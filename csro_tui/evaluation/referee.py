@@ -170,7 +170,7 @@ def episodes_per_host(limits: Any) -> int:
     """How many episodes a host may hold at once under `limits` (the sandbox's default when None)."""
     per_host = getattr(limits, "episodes_per_host", None)
     if per_host is None:
-        from csro_tui.policies.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
+        from csro_tui.sandbox.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
 
         per_host = SandboxLimits().episodes_per_host
     return per_host()

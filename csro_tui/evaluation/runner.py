@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import MatchJob, play_matches
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec

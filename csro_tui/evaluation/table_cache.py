@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from csro_tui.policies.contract import ALLOWED_IMPORTS
-from csro_tui.policies.isolation import HOST_MODULES, HOST_SCRIPT, isolation_mode, kernel_layers
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS
+from csro_tui.sandbox.isolation import HOST_MODULES, HOST_SCRIPT, isolation_mode, kernel_layers
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -70,7 +70,7 @@ def fingerprinted_files() -> list[Path]:
     (validation.py) and the host's environment (isolation.py)."""
     from csro_tui.evaluation import exact  # start-up time: importing it loads open_spiel, pyspiel
     # start-up time: importing it loads orjson, rich
-    from csro_tui.policies import contract, isolation, sandbox, validation
+    from csro_tui.sandbox import contract, isolation, sandbox, validation
 
     parent_side = (sandbox, exact, contract, validation, isolation)
     return [Path(HOST_SCRIPT), *HOST_MODULES, *(Path(module.__file__) for module in parent_side)]

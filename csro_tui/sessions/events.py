@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from csro_tui.policies.failures import PolicyFailure
 from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
+from csro_tui.sandbox.failures import PolicyFailure
 
 SCHEMA_VERSION = 1
 

@@ -185,7 +185,7 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
 
         # a sandbox limit (a RunConfig field named as the SandboxLimits field it sets, the
         # config's SANDBOX_LIMIT_FIELDS): the sandbox's default at the time of the export
-        from csro_tui.policies.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
+        from csro_tui.sandbox.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
 
         if key in {f.name for f in dataclasses.fields(SandboxLimits)}:
             return f"{getattr(SandboxLimits(), key):g} (default)"

@@ -355,7 +355,7 @@ def test_a_member_that_fails_in_a_match_forfeits_the_entry():
         def _one(self, job):
             result = super()._one(job)
             if job.a.id == "p1" and job.a.id != "candidate":
-                from csro_tui.policies.failures import FailureCategory, PolicyFailure
+                from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
                 result.failure = PolicyFailure(FailureCategory.TIMEOUT, "slow", policy="p1")
             return result

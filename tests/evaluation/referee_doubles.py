@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pyspiel
 
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
-from csro_tui.policies.sandbox import PolicyHost
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.sandbox import PolicyHost
 
 
 class FakeHost:

@@ -27,7 +27,7 @@ from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.evaluation.referee import play_match
 from csro_tui.games.kuhn import KuhnSpec
 from csro_tui.games.leduc import LeducSpec
-from csro_tui.policies.failures import FailureCategory
+from csro_tui.sandbox.failures import FailureCategory
 from tests.evaluation.referee_doubles import FakeHost, rrps  # an in-process host double, for speed
 
 KUHN = KuhnSpec()

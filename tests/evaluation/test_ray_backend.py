@@ -34,7 +34,7 @@ GAME = "rrps(num_repetitions=50)"
 def _roomy_limits():
     """Sandbox limits a machine loaded by parallel tests cannot turn into timeouts
     (the same on both backends; limits never change a result that is not a failure)."""
-    from csro_tui.policies.sandbox import SandboxLimits
+    from csro_tui.sandbox.sandbox import SandboxLimits
 
     return SandboxLimits(init_timeout=60.0, move_timeout=10.0, batch_timeout=10.0)
 

@@ -18,8 +18,8 @@ import pytest
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.evaluation.referee import MatchJob, episode_seeds, play_match, play_matches, sample
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.policies.failures import FailureCategory
-from csro_tui.policies.sandbox import PolicyHost, SandboxLimits
+from csro_tui.sandbox.failures import FailureCategory
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
 
 from tests.evaluation.referee_doubles import FakeHost, kuhn, rrps
 
@@ -342,7 +342,7 @@ def test_every_host_gets_its_batch_before_any_answer_is_read():
 )
 def test_real_sandbox_failures_reach_the_result(act_body, category):
     from csro_tui.games.registry import get_game
-    from csro_tui.policies.sandbox import SandboxLimits
+    from csro_tui.sandbox.sandbox import SandboxLimits
 
     spec = get_game("rrps(num_repetitions=5)")
     bad = code("bad", act_body)

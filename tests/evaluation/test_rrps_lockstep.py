@@ -16,8 +16,8 @@ from csro_tui.evaluation import referee, rrps_lockstep
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.evaluation.referee import MatchJob, play_matches
 from csro_tui.games.registry import get_game
-from csro_tui.policies.failures import FailureCategory
-from csro_tui.policies.sandbox import PolicyHost
+from csro_tui.sandbox.failures import FailureCategory
+from csro_tui.sandbox.sandbox import PolicyHost
 
 SPEC = get_game("rrps(num_repetitions=25)")
 

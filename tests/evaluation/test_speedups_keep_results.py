@@ -23,7 +23,7 @@ from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.evaluation.referee import play_match
 from csro_tui.evaluation.runner import MatchJob as RunnerJob, RefereePool, evaluate_matchups, plan_chunks
 from csro_tui.games.registry import get_game
-from csro_tui.policies.sandbox import PolicyHost, _encode_message
+from csro_tui.sandbox.sandbox import PolicyHost, _encode_message
 
 SMALL_RRPS = "rrps(num_repetitions=10)"
 

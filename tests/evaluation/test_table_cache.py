@@ -17,7 +17,7 @@ import pytest
 from csro_tui.evaluation import exact, table_cache
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.games.registry import get_game
-from csro_tui.policies.sandbox import PolicyHost, bubblewrap_problem
+from csro_tui.sandbox.sandbox import PolicyHost, bubblewrap_problem
 
 KUHN = get_game("kuhn_poker")
 
@@ -177,7 +177,7 @@ def test_a_cache_directory_others_may_write_is_not_used(cache, caplog, shared):
 def test_what_the_host_guard_forbids_and_the_host_environment_are_part_of_the_key():
     """A guard tightened after an escape (validation.py) or a new host environment
     (isolation.py) must not let old tables stand in for running the code again."""
-    from csro_tui.policies import isolation, validation
+    from csro_tui.sandbox import isolation, validation
 
     files = {path.resolve() for path in table_cache.fingerprinted_files()}
     assert {Path(validation.__file__).resolve(), Path(isolation.__file__).resolve()} <= files

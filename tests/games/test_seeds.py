@@ -2,7 +2,7 @@
 
 The seeds are our own trusted code, so the logic tests run them in-process
 (a few lines below stand in for the referee); the static checks parse them
-with `ast` only, and when the sandbox (`csro_tui.policies.sandbox`) is
+with `ast` only, and when the sandbox (`csro_tui.sandbox.sandbox`) is
 available every seed is also loaded and asked through a real `PolicyHost`.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 from csro_tui.games.base import sample_action
 from csro_tui.games.registry import get_game
-from csro_tui.policies.contract import ALLOWED_IMPORTS, POLICY_CLASS_NAME
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS, POLICY_CLASS_NAME
 from tests.game_trees import decision_states
 from tests.seed_policies import load_policy
 
@@ -74,7 +74,7 @@ def test_seed_source_meets_the_contract_statically(game_name, seed_name, source)
 
 @pytest.mark.parametrize("game_name, seed_name, source", list(all_seeds()))
 def test_seed_passes_static_validation(game_name, seed_name, source):
-    validation = pytest.importorskip("csro_tui.policies.validation")
+    validation = pytest.importorskip("csro_tui.sandbox.validation")
     assert validation.validate_source(source) == []
 
 
@@ -263,7 +263,7 @@ def test_generic_seeds(game_name):
 
 @pytest.mark.parametrize("game_name, seed_name, source", list(all_seeds()))
 def test_seed_runs_in_the_sandbox(game_name, seed_name, source):
-    sandbox = pytest.importorskip("csro_tui.policies.sandbox")
+    sandbox = pytest.importorskip("csro_tui.sandbox.sandbox")
     spec = get_game(game_name)
     state = spec.load().new_initial_state()
     rng = random.Random(0)

@@ -11,7 +11,7 @@ from csro_tui.games.registry import get_game, list_games
 from csro_tui.oracles.evolve.ast_mutation import ASTMutation, MutationError, mutation_sites
 from csro_tui.oracles.evolve.database import Program
 from csro_tui.oracles.evolve.mutation import MutationRequest
-from csro_tui.policies.validation import validate_source
+from csro_tui.sandbox.validation import validate_source
 
 CONSTANT_ONLY = '''
 class Policy:

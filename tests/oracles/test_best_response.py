@@ -34,7 +34,7 @@ from csro_tui.oracles.best_response import (
 )
 from csro_tui.oracles.registry import OracleExhausted
 from csro_tui.oracles.render import decision_points, key_collisions, situation_key
-from csro_tui.policies.validation import validate_source
+from csro_tui.sandbox.validation import validate_source
 
 # Bets or calls with K; with Q calls a bet half the time; never bluffs.
 KUHN_CAUTIOUS = '''

@@ -30,7 +30,7 @@ from csro_tui.errors import CsroError
 from csro_tui.games.registry import get_game
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig
 from csro_tui.oracles.llm.zero_shot import ZeroShotOracle
-from csro_tui.policies.sandbox import SandboxLimits
+from csro_tui.sandbox.sandbox import SandboxLimits
 from csro_tui.reviewers import AutoReviewer
 from csro_tui.sessions.events import OracleFailed
 from csro_tui.sessions.state import fold

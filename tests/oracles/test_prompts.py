@@ -19,8 +19,8 @@ from csro_tui.oracles.llm.prompts import (
     messages_tokens,
     select_opponents,
 )
-from csro_tui.policies.contract import POLICY_CONTRACT
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.contract import POLICY_CONTRACT
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from tests.llm_server import ScriptedReply, llm_server  # noqa: F401
 
 

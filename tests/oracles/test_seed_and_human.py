@@ -13,7 +13,7 @@ from csro_tui.records import PolicyRecord, Preview, Proposal
 from csro_tui.oracles.human import HumanOracle, make_human_oracle
 from csro_tui.oracles.registry import finished_error_types, make_oracle
 from csro_tui.oracles.seed import SeedOracle, SeedsExhausted, make_seed_oracle
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 
 def fixed_action_policy(action: int, when_facing_bet: int) -> str:

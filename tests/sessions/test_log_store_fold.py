@@ -10,7 +10,7 @@ import pytest
 from csro_tui.config import RunConfig, load_run_config
 from csro_tui.errors import ConfigError, SessionError
 from csro_tui.records import Decision, PolicyRecord, Preview, Proposal, ReviewRequest, ValidationResult
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.reviewers import AutoReviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.events import (
     EVENT_TYPES,

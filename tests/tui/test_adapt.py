@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from csro_tui.records import Decision, Preview, Proposal, ReviewRequest, ValidationResult
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.sessions import events as ev
 from csro_tui.sessions.state import fold
 from csro_tui.tui.adapt import REGENERATE_REASON, dashboard_data, engine_decision, event_line, review_info

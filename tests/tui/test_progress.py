@@ -235,7 +235,7 @@ def test_an_llm_call_line_counts_tokens_and_their_rate_once_writing_started():
 
 def test_a_scored_reply_is_noted_by_payoff_copy_or_failure():
     from csro_tui.records import Preview
-    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.sandbox.failures import PolicyFailure
     from csro_tui.tui.backend import score_note
 
     assert score_note(Preview(expected_payoff=0.125, per_member={})) == "+0.125 vs meta"

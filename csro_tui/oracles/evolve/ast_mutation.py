@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from csro_tui.errors import CsroError
 from csro_tui.oracles.evolve.mutation import MutationRequest, MutationResult
-from csro_tui.policies.validation import validate_source
+from csro_tui.sandbox.validation import validate_source
 
 if TYPE_CHECKING:
     from csro_tui.oracles.base import OracleContext

@@ -21,7 +21,7 @@ from csro_tui.oracles.llm.calls import CallBudget, call_record
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.extract import NoCodeError, extract_code
 from csro_tui.oracles.llm.hints import failure_hint
-from csro_tui.policies.validation import validate_source
+from csro_tui.sandbox.validation import validate_source
 
 
 # Sent back to the model after a reply that held no usable policy module.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from csro_tui.policies.contract import ALLOWED_IMPORTS
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS
 
 _FALLBACK = 'end `act` with a fallback such as `return obs["legal_actions"][0]`'
 

@@ -203,7 +203,7 @@ def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: An
     A member that answers with a distribution is shown its likeliest move
     when that has at least `MIXED_BELOW`, else `MIXED` (-1, shown as "?").
     """
-    from csro_tui.policies.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
+    from csro_tui.sandbox.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
 
     kwargs = {"name": "probe"}
     if limits is not None:

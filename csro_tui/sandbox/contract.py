@@ -2,7 +2,7 @@
 
 The text below is rendered into the LLM prompts, docs/policies.md and the TUI's
 help screen, so the three never drift apart.  Static validation
-(`csro_tui.policies.validation`) and the sandbox host enforce it.
+(`csro_tui.sandbox.validation`) and the sandbox host enforce it.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from csro_tui.policies.sandbox import kernel_layers
+from csro_tui.sandbox.sandbox import kernel_layers
 
-POLICIES = Path(__file__).resolve().parent.parent / "csro_tui" / "policies"
+POLICIES = Path(__file__).resolve().parents[2] / "csro_tui" / "sandbox"
 
 PROBE = textwrap.dedent(
     r'''
@@ -93,8 +93,8 @@ def test_as_root_only_the_planned_drop_is_allowed():
 
 # -- through a real host: the allow-list, refused calls named, no new executable memory --
 
-from csro_tui.policies.failures import FailureCategory, PolicyFailure  # noqa: E402
-from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, bubblewrap_problem  # noqa: E402
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure  # noqa: E402
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits, bubblewrap_problem  # noqa: E402
 from tests.takeover import policy  # noqa: E402
 
 GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
@@ -123,7 +123,7 @@ def _refused(source: str) -> PolicyFailure:
 
 
 def test_an_honest_policy_using_every_allowed_module_is_refused_nothing(mode):
-    source = (Path(__file__).parent / "sandbox_policies" / "numpy_everything.py").read_text()
+    source = (Path(__file__).parents[1] / "sandbox_policies" / "numpy_everything.py").read_text()
     answers = _play(source, moves=4)
     assert all(answer in (0, 1, 2) for batch in answers for answer in batch)
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from csro_tui.errors import ConfigError
-from csro_tui.policies import host_kernel
+from csro_tui.sandbox import host_kernel
 
 # The script a host runs: a few lines that import host_main (a module's
 # bytecode is cached, a script is compiled at every start).

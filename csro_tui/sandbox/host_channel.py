@@ -61,7 +61,7 @@ class _OutputTail:
 
 
 class _Progress:
-    """The page shared with the parent's clock (csro_tui/policies/clock.py).
+    """The page shared with the parent's clock (csro_tui/sandbox/clock.py).
 
     `counts[0]` goes up by one when a policy call starts and when a request
     is finished: the parent's watchdog times the calls from it, on its own

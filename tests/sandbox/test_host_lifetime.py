@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from csro_tui.policies.sandbox import bubblewrap_problem, kernel_layers
+from csro_tui.sandbox.sandbox import bubblewrap_problem, kernel_layers
 from tests.takeover import policy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Takes over its host, then tries to outlive it.
 CLINGING_POLICY = policy(init="""
@@ -45,7 +45,7 @@ EVALUATOR = textwrap.dedent(
     from csro_tui.evaluation.participants import CodePolicy
     from csro_tui.evaluation.referee import MatchJob, play_matches
     from csro_tui.games.registry import get_game
-    from csro_tui.policies.sandbox import SandboxLimits
+    from csro_tui.sandbox.sandbox import SandboxLimits
     spec = get_game("rrps(num_repetitions=20)")
     seeds = spec.seed_policies()
     hostile = CodePolicy("clinging", open(sys.argv[3]).read())

@@ -1,6 +1,6 @@
 """Policy host: the child process that runs one untrusted policy module.
 
-Started by `csro_tui.policies.sandbox.start_host_process` as
+Started by `csro_tui.sandbox.sandbox.start_host_process` as
 `python -s -S -P host_start.py` (which imports this module, so its bytecode
 is cached; running this file directly works too), possibly inside
 bubblewrap.  STDLIB ONLY, and it never imports csro_tui: it starts fast and

@@ -32,8 +32,8 @@ import weakref
 from collections import deque
 
 from csro_tui.errors import ConfigError
-from csro_tui.policies.isolation import isolation_mode
-from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, StartedProcess, start_host_process
+from csro_tui.sandbox.isolation import isolation_mode
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits, StartedProcess, start_host_process
 
 log = logging.getLogger(__name__)
 

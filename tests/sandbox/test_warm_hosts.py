@@ -1,4 +1,4 @@
-"""Warm sandbox hosts (csro_tui/policies/host_pool.py): each pre-started
+"""Warm sandbox hosts (csro_tui/sandbox/host_pool.py): each pre-started
 process serves one policy and dies with it; the pool replaces dead ones
 and leaves nothing running when it is closed."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
-from csro_tui.policies.host_pool import HostPool
-from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, bubblewrap_problem, start_host_process
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.host_pool import HostPool
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits, start_host_process
 
 LIMITS = SandboxLimits(init_timeout=30.0, move_timeout=10.0, batch_timeout=10.0, memory_mb=512)
 GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
@@ -35,14 +35,6 @@ class Policy:
     def act(self, obs):
         return len(obs["legal_actions"]) - 1
 """
-
-
-@pytest.fixture(params=["rlimits", "bubblewrap"])
-def mode(request, monkeypatch):
-    if request.param == "bubblewrap" and bubblewrap_problem():
-        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
-    monkeypatch.setenv("CSRO_SANDBOX", request.param)
-    return request.param
 
 
 def alive(pid: int) -> bool:
@@ -75,7 +67,7 @@ def play_one(host: PolicyHost) -> int:
     return host.act([(1, {"legal_actions": [0, 1, 2]})])[0]
 
 
-def test_a_pooled_host_runs_its_policy_with_the_kernel_layers_confirmed(mode):
+def test_a_pooled_host_runs_its_policy_with_the_kernel_layers_confirmed(sandbox_mode):
     with HostPool(2) as pool:
         assert pool.wait_ready(timeout=READY_TIMEOUT)
         waiting = set(pool.ready_pids())
@@ -83,12 +75,12 @@ def test_a_pooled_host_runs_its_policy_with_the_kernel_layers_confirmed(mode):
             assert host.pid is None  # adopted, not launched yet
             assert play_one(host) == 2
             assert host.pid in waiting  # it ran on a pre-started process
-            assert host.mode == mode
+            assert host.mode == sandbox_mode
             assert host.layers is not None  # start() checked them against kernel_layers()
         assert pool.handed_out == 1
 
 
-def test_each_pre_started_process_serves_one_policy_and_dies_with_it(mode):
+def test_each_pre_started_process_serves_one_policy_and_dies_with_it(sandbox_mode):
     with HostPool(2) as pool:
         assert pool.wait_ready(timeout=READY_TIMEOUT)
         first = pool(FIRST, GAME, name="first", limits=LIMITS)
@@ -103,8 +95,8 @@ def test_each_pre_started_process_serves_one_policy_and_dies_with_it(mode):
         second.close()
 
 
-def test_a_process_cannot_be_adopted_twice(mode):
-    started = start_host_process(mode)
+def test_a_process_cannot_be_adopted_twice(sandbox_mode):
+    started = start_host_process(sandbox_mode)
     first = PolicyHost(COUNTING, GAME, name="first", limits=LIMITS)
     second = PolicyHost(COUNTING, GAME, name="second", limits=LIMITS)
     try:
@@ -112,7 +104,7 @@ def test_a_process_cannot_be_adopted_twice(mode):
         with pytest.raises(RuntimeError, match="already given"):
             second.adopt(started)
         assert play_one(first) == 2
-        spare = start_host_process(mode)
+        spare = start_host_process(sandbox_mode)
         with pytest.raises(RuntimeError, match="already has a process"):
             first.adopt(spare)
     finally:
@@ -124,8 +116,8 @@ def test_a_process_cannot_be_adopted_twice(mode):
     assert not os.path.exists(started.temp_dir)
 
 
-def test_an_adopted_process_unused_is_killed_when_its_host_closes(mode):
-    started = start_host_process(mode)
+def test_an_adopted_process_unused_is_killed_when_its_host_closes(sandbox_mode):
+    started = start_host_process(sandbox_mode)
     host = PolicyHost(COUNTING, GAME, name="never-started", limits=LIMITS)
     host.adopt(started)
     host.close()
@@ -133,7 +125,7 @@ def test_an_adopted_process_unused_is_killed_when_its_host_closes(mode):
     assert not os.path.exists(started.temp_dir)
 
 
-def test_a_dead_pre_started_host_is_replaced(mode):
+def test_a_dead_pre_started_host_is_replaced(sandbox_mode):
     with HostPool(1) as pool:
         assert pool.wait_ready(timeout=READY_TIMEOUT)
         [victim] = pool.ready_pids()
@@ -147,7 +139,7 @@ def test_a_dead_pre_started_host_is_replaced(mode):
         assert victim not in pool.ready_pids()
 
 
-def test_a_failing_policy_in_a_pooled_host_fails_as_in_a_fresh_one(mode):
+def test_a_failing_policy_in_a_pooled_host_fails_as_in_a_fresh_one(sandbox_mode):
     crashing = "class Policy:\n    def __init__(self, player, game):\n        raise ValueError('boom')\n"
     with HostPool(1) as pool:
         assert pool.wait_ready(timeout=READY_TIMEOUT)
@@ -160,7 +152,7 @@ def test_a_failing_policy_in_a_pooled_host_fails_as_in_a_fresh_one(mode):
         host.close()
 
 
-def test_closing_the_pool_leaves_no_process_and_no_directory(mode):
+def test_closing_the_pool_leaves_no_process_and_no_directory(sandbox_mode):
     before = descendants()
     pool = HostPool(3)
     assert pool.wait_ready(timeout=READY_TIMEOUT)
@@ -180,7 +172,7 @@ def test_closing_the_pool_leaves_no_process_and_no_directory(mode):
     assert descendants() <= before
 
 
-def test_the_evaluator_runs_exact_games_on_warm_hosts_and_closes_them(mode):
+def test_the_evaluator_runs_exact_games_on_warm_hosts_and_closes_them(sandbox_mode):
     from csro_tui.engine.evaluator import GameEvaluator
     from csro_tui.records import MatchJob, PolicyRecord
     from csro_tui.games.registry import get_game
@@ -190,13 +182,13 @@ def test_the_evaluator_runs_exact_games_on_warm_hosts_and_closes_them(mode):
     before = descendants()
     evaluator = GameEvaluator(spec, limits=LIMITS, workers=1)
     # Fresh comments: fresh code hashes, so the tables are not cached from elsewhere.
-    a = PolicyRecord(id="p0", name="a", origin="seed", source=seeds["card_rules"] + f"\n# pool test {mode} a\n")
-    b = PolicyRecord(id="p1", name="b", origin="seed", source=seeds["uniform"] + f"\n# pool test {mode} b\n")
+    a = PolicyRecord(id="p0", name="a", origin="seed", source=seeds["card_rules"] + f"\n# pool test {sandbox_mode} a\n")
+    b = PolicyRecord(id="p1", name="b", origin="seed", source=seeds["uniform"] + f"\n# pool test {sandbox_mode} b\n")
     [result] = evaluator.run([MatchJob(a, b, seed=0, exact=True)])
     assert result.failure is None and result.exact
     pool = evaluator._hosts  # noqa: SLF001
     assert pool is not None and pool.wait_ready(timeout=READY_TIMEOUT)
-    c = PolicyRecord(id="p2", name="c", origin="seed", source=seeds["always_bet"] + f"\n# pool test {mode} c\n")
+    c = PolicyRecord(id="p2", name="c", origin="seed", source=seeds["always_bet"] + f"\n# pool test {sandbox_mode} c\n")
     [again] = evaluator.run([MatchJob(c, a, seed=0, exact=True)])
     assert again.failure is None
     assert pool.handed_out >= 1
@@ -205,7 +197,7 @@ def test_the_evaluator_runs_exact_games_on_warm_hosts_and_closes_them(mode):
     assert descendants() <= before
 
 
-def test_a_retired_host_is_killed_at_once_and_reaped_by_the_pool(mode):
+def test_a_retired_host_is_killed_at_once_and_reaped_by_the_pool(sandbox_mode):
     pool = HostPool(1)
     assert pool.wait_ready(timeout=READY_TIMEOUT)
     host = pool(COUNTING, GAME, name="retired", limits=LIMITS)
@@ -222,7 +214,7 @@ def test_a_retired_host_is_killed_at_once_and_reaped_by_the_pool(mode):
     assert not os.path.exists(temp_dir)
 
 
-def test_a_pool_nobody_closed_is_closed_when_it_is_collected(mode):
+def test_a_pool_nobody_closed_is_closed_when_it_is_collected(sandbox_mode):
     import gc
 
     pool = HostPool(2)
@@ -275,17 +267,17 @@ def process_status(pid: int) -> dict:
     return fields
 
 
-def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(mode):
+def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(sandbox_mode):
     """The host's set-up comes in two parts: the kernel layers are applied as
     soon as it starts (a pooled host waits with them in place), the policy's
     own limits and the drop of root when its module arrives; the module's
     top-level code, the first time it runs, meets every layer."""
     import time
 
-    from csro_tui.policies.sandbox import kernel_layers
+    from csro_tui.sandbox.sandbox import kernel_layers
 
     layers = kernel_layers()
-    started = start_host_process(mode)
+    started = start_host_process(sandbox_mode)
     host = PolicyHost(source_of_fixture("load_facts.py"), GAME, name="facts", limits=LIMITS)
     host.adopt(started)
     try:
@@ -300,7 +292,7 @@ def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(mode):
         if layers["seccomp"]:
             assert status.get("Seccomp") == ["2"], status.get("Seccomp")
         host.new_episodes([(1, 0, 0)])
-        from csro_tui.policies.isolation import host_uid
+        from csro_tui.sandbox.isolation import host_uid
 
         nobody = host_uid(started.process.pid) if os.geteuid() == 0 else os.geteuid()
         expected = {
@@ -321,14 +313,14 @@ def test_a_started_host_has_its_kernel_layers_before_any_policy_arrives(mode):
 
 
 def source_of_fixture(name: str) -> str:
-    return (Path(__file__).parent / "sandbox_policies" / name).read_text()
+    return (Path(__file__).parents[1] / "sandbox_policies" / name).read_text()
 
 
 @pytest.mark.parametrize("part", ["prepare", "load"])
-def test_a_host_whose_set_up_fails_says_so_in_one_line(mode, monkeypatch, part):
+def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch, part):
     """A failure in either part of the host's set-up reaches the caller of
     `start` as one line plus the host's traceback, and the host is gone."""
-    from csro_tui.policies import sandbox
+    from csro_tui.sandbox import sandbox
 
     real = sandbox._prepare_message  # noqa: SLF001
 
@@ -362,7 +354,7 @@ def test_host_modules_start_from_bytecode_that_matches_their_source(tmp_path, mo
     again, and a module whose bytecode cannot be written is left to the host."""
     import importlib.util
 
-    from csro_tui.policies import isolation
+    from csro_tui.sandbox import isolation
 
     isolation.host_bytecode.cache_clear()
     found = isolation.host_bytecode()
@@ -395,11 +387,11 @@ def test_host_modules_start_from_bytecode_that_matches_their_source(tmp_path, mo
         isolation.host_bytecode.cache_clear()
 
 
-def test_a_host_starts_when_its_bytecode_was_removed_after_the_list_was_made(mode, monkeypatch, tmp_path):
+def test_a_host_starts_when_its_bytecode_was_removed_after_the_list_was_made(sandbox_mode, monkeypatch, tmp_path):
     """The bytecode list is made once per process; a __pycache__ removed since (a reinstall, a
     clean) must not make bwrap refuse every later host, whose failure would be charged to
     whichever policy it was to run (found in review)."""
-    from csro_tui.policies import isolation
+    from csro_tui.sandbox import isolation
 
     gone = {str(module): str(tmp_path / f"{module.stem}.removed.pyc") for module in isolation.HOST_MODULES}
     monkeypatch.setattr(isolation, "host_bytecode", lambda: gone)
@@ -410,12 +402,12 @@ def test_a_host_starts_when_its_bytecode_was_removed_after_the_list_was_made(mod
         host.close()
 
 
-def test_replacements_wait_for_a_lull_unless_the_pool_is_empty(mode, monkeypatch):
+def test_replacements_wait_for_a_lull_unless_the_pool_is_empty(sandbox_mode, monkeypatch):
     """Hosts taken in quick succession come from the stock; replacements
     start once takes pause (REFILL_AFTER_SECONDS) or at once when none is left."""
     import time
 
-    from csro_tui.policies import host_pool
+    from csro_tui.sandbox import host_pool
 
     monkeypatch.setattr(host_pool, "REFILL_AFTER_SECONDS", 60.0)
     with HostPool(2) as pool:
@@ -431,10 +423,10 @@ def test_replacements_wait_for_a_lull_unless_the_pool_is_empty(mode, monkeypatch
             started.discard()
 
 
-def test_the_pool_tries_again_after_a_host_failed_to_start(mode, monkeypatch):
+def test_the_pool_tries_again_after_a_host_failed_to_start(sandbox_mode, monkeypatch):
     """A passing shortage (EAGAIN, too many open files) must not leave the rest of the session
     without warm hosts (found in review: the filler thread gave up after one failure)."""
-    from csro_tui.policies import host_pool
+    from csro_tui.sandbox import host_pool
 
     failures = []
     real_start = host_pool.start_host_process
@@ -449,7 +441,7 @@ def test_the_pool_tries_again_after_a_host_failed_to_start(mode, monkeypatch):
     pool = HostPool(1)
     try:
         assert pool.wait_ready(timeout=READY_TIMEOUT), "the pool started a host after the failure"
-        assert failures == [mode]
+        assert failures == [sandbox_mode]
         host = pool(COUNTING, GAME, name="after-a-failure", limits=LIMITS)
         assert play_one(host) == 2
         pool.retire(host)

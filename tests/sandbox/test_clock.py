@@ -1,10 +1,10 @@
 """The sandbox clock's figures and flags (policies/clock.py); the clock's
-enforcement is tested against real hosts in test_sandbox.py and the corpus."""
+enforcement is tested against real hosts in test_isolation_limits_and_protocol.py and the corpus."""
 
 from __future__ import annotations
 
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.policies.clock import CallTiming, describe_timing, timing_of
+from csro_tui.sandbox.clock import CallTiming, describe_timing, timing_of
 
 
 def test_timing_reads_as_the_contract_speaks_and_flags_a_slow_act():
@@ -66,15 +66,15 @@ class _Gone:
 
 
 def _clock(**limits):
-    from csro_tui.policies.clock import HostClock, ProgressPage
-    from csro_tui.policies.sandbox import SandboxLimits
+    from csro_tui.sandbox.clock import HostClock, ProgressPage
+    from csro_tui.sandbox.sandbox import SandboxLimits
 
     page = ProgressPage()
     return HostClock(page, _Gone(), SandboxLimits(**limits)), page
 
 
 def test_a_call_without_progress_is_stopped_after_its_limit_and_grace():
-    from csro_tui.policies.clock import KIND_ACT
+    from csro_tui.sandbox.clock import KIND_ACT
 
     clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0, budget_reserve=100.0)
     clock.arm(2, (KIND_ACT,), [7, 8], at=0.0)
@@ -89,7 +89,7 @@ def test_a_call_without_progress_is_stopped_after_its_limit_and_grace():
 def test_a_counter_bumped_past_the_request_buys_no_time():
     """Claiming every call done (and more) makes the request finished: its
     reply must follow within batch_timeout, or the host is stopped."""
-    from csro_tui.policies.clock import KIND_ACT
+    from csro_tui.sandbox.clock import KIND_ACT
 
     clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0)
     clock.arm(3, (KIND_ACT,), [1, 2, 3], at=0.0)
@@ -102,7 +102,7 @@ def test_a_counter_bumped_past_the_request_buys_no_time():
 
 
 def test_the_budget_is_pooled_over_the_hosts_episodes_and_earned_per_decision():
-    from csro_tui.policies.clock import KIND_ACT
+    from csro_tui.sandbox.clock import KIND_ACT
 
     clock, page = _clock(move_timeout=1.0, call_grace=0.5, move_budget=0.01, budget_reserve=0.5)
     # 100 decisions, one after another, each seen starting: 1 s earned + 0.5 s reserve.

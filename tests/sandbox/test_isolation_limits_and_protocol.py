@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from csro_tui.errors import ConfigError
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
-from csro_tui.policies.sandbox import (
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.sandbox import (
     PolicyHost,
     SandboxLimits,
     bubblewrap_problem,
@@ -23,7 +23,7 @@ from csro_tui.policies.sandbox import (
     isolation_mode,
 )
 
-FIXTURES = Path(__file__).parent / "sandbox_policies"
+FIXTURES = Path(__file__).parents[1] / "sandbox_policies"
 # Generous deadlines: a working policy never waits for them, and a loaded
 # test machine must not turn a slow start into a failure.  SHORT is only for
 # tests that wait for a deadline on purpose.
@@ -32,14 +32,6 @@ SHORT = SandboxLimits(init_timeout=30.0, move_timeout=0.4, batch_timeout=0.4, me
 GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
 LEGAL = [0, 1, 2]
 SECRET_NAME = "CSRO_FAKE_SECRET"
-
-
-@pytest.fixture(params=["rlimits", "bubblewrap"])
-def sandbox_mode(request, monkeypatch):
-    if request.param == "bubblewrap" and bubblewrap_problem():
-        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
-    monkeypatch.setenv("CSRO_SANDBOX", request.param)
-    return request.param
 
 
 @pytest.fixture
@@ -418,7 +410,7 @@ def test_hash_seed_is_fixed(sandbox_mode):
 @pytest.mark.skipif(os.geteuid() != 0, reason="privileges are only dropped when running as root")
 def test_root_is_dropped_to_a_uid_of_each_hosts_own(sandbox_mode):
     """Not nobody's, not the user's, not another host's (sandbox v3, issue 27)."""
-    from csro_tui.policies.isolation import HOST_UID_BASE, host_uid
+    from csro_tui.sandbox.isolation import HOST_UID_BASE, host_uid
 
     with make_host("environment.py") as first, make_host("environment.py") as second:
         uids = []
@@ -434,7 +426,7 @@ def test_bubblewrap_hides_the_project_and_home(monkeypatch):
     if bubblewrap_problem():
         pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
     monkeypatch.setenv("CSRO_SANDBOX", "bubblewrap")
-    project = str(Path(__file__).resolve().parent.parent / "csro_tui")
+    project = str(Path(__file__).resolve().parents[2] / "csro_tui")
     shell_profile = Path.home() / ".bashrc"
     others = [str(shell_profile)] if shell_profile.exists() else []
     for path in (project, "/etc/passwd", *others):
@@ -553,14 +545,14 @@ def test_isolation_mode_follows_the_environment(monkeypatch):
 
 def test_host_script_never_imports_the_application():
     for name in ("host_start.py", "host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py"):
-        text = (Path(__file__).parent.parent / "csro_tui" / "policies" / name).read_text()
+        text = (Path(__file__).parents[2] / "csro_tui" / "sandbox" / name).read_text()
         assert "import csro_tui" not in text and "from csro_tui" not in text, name
 
 
 def test_bubblewrap_mounts_the_python_installation_over_its_fresh_tmp(monkeypatch):
     # A later bwrap mount hides an earlier one: an installation under /tmp
     # (a CI checkout) must be bound after the empty /tmp, or the host can't start.
-    from csro_tui.policies import isolation
+    from csro_tui.sandbox import isolation
 
     monkeypatch.setattr(isolation, "_python_roots", lambda: ["/tmp/checkout/.venv", "/opt/python"])
     args = isolation._bubblewrap_command("/usr/bin/bwrap", "/tmp/host-work")
@@ -573,7 +565,7 @@ def test_bubblewrap_mounts_the_python_installation_over_its_fresh_tmp(monkeypatc
 
 @pytest.mark.skipif(not os.environ.get("CI"), reason="CI installs bubblewrap; elsewhere it may be missing")
 def test_ci_exercises_the_bubblewrap_mode():
-    from csro_tui.policies.sandbox import bubblewrap_problem
+    from csro_tui.sandbox.sandbox import bubblewrap_problem
 
     assert bubblewrap_problem() is None
 
@@ -621,7 +613,7 @@ def test_kernel_layers_hold_without_the_python_guard(tmp_path):
     import subprocess
     import sys
 
-    from csro_tui.policies.sandbox import kernel_layers
+    from csro_tui.sandbox.sandbox import kernel_layers
 
     layers = kernel_layers()
     if not (layers["landlock"] >= 4 and layers["seccomp"]):
@@ -639,7 +631,7 @@ def test_kernel_layers_hold_without_the_python_guard(tmp_path):
         listener.settimeout(0.5)
         port = listener.getsockname()[1]
         completed = subprocess.run(
-            [sys.executable, "-s", "-S", "-P", str(probe), str(Path(__file__).parent.parent / "csro_tui" / "policies"),
+            [sys.executable, "-s", "-S", "-P", str(probe), str(Path(__file__).parents[2] / "csro_tui" / "sandbox"),
              str(sentinel), str(port), str(out_dir)],
             capture_output=True, timeout=60,
         )
@@ -661,7 +653,7 @@ def test_kernel_layers_hold_without_the_python_guard(tmp_path):
 
 
 def test_hosts_confirm_the_kernel_layers_and_describe_names_them(sandbox_mode):
-    from csro_tui.policies.sandbox import kernel_layers
+    from csro_tui.sandbox.sandbox import kernel_layers
 
     layers = kernel_layers()
     with make_host("counter.py") as host:
@@ -676,7 +668,7 @@ def test_hosts_confirm_the_kernel_layers_and_describe_names_them(sandbox_mode):
 
 
 def test_without_landlock_or_seccomp_policies_are_refused_unless_allowed(rlimits_mode, monkeypatch):
-    from csro_tui.policies import isolation as sandbox
+    from csro_tui.sandbox import isolation as sandbox
 
     monkeypatch.setattr(sandbox, "kernel_layers", lambda: {"landlock": 0, "seccomp": False})
     monkeypatch.delenv(sandbox.WEAK_SANDBOX_ENV_VAR, raising=False)

@@ -24,19 +24,11 @@ from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import play_match
 from csro_tui.games.registry import get_game
 from csro_tui.play import PlaySession
-from csro_tui.policies.failures import FailureCategory
-from csro_tui.policies.sandbox import PolicyHost, SandboxLimits, bubblewrap_problem
+from csro_tui.sandbox.failures import FailureCategory
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
 
 GAME = "rrps(num_repetitions=50)"
 LIMITS = SandboxLimits(init_timeout=20.0, move_timeout=0.5, batch_timeout=1.0)
-
-
-@pytest.fixture(params=["rlimits", "bubblewrap"])
-def mode(request, monkeypatch):
-    if request.param == "bubblewrap" and bubblewrap_problem():
-        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
-    monkeypatch.setenv("CSRO_SANDBOX", request.param)
-    return request.param
 
 
 def seeds(spec):
@@ -126,7 +118,7 @@ def wait_until(condition, what: str, seconds: float = 60.0) -> None:
     ],
     ids=["SIGKILL", "SIGTERM", "SIGSTOP"],
 )
-def test_a_host_disturbed_from_outside_mid_match_fails_only_its_match(mode, sig, category, pattern):
+def test_a_host_disturbed_from_outside_mid_match_fails_only_its_match(sandbox_mode, sig, category, pattern):
     spec = get_game(GAME)
     victim, other = seeds(spec)
     hosts = Hosts()
@@ -163,7 +155,7 @@ def test_a_host_disturbed_from_outside_mid_match_fails_only_its_match(mode, sig,
     assert again.failure is None and again.episodes == 2
 
 
-def test_a_host_started_on_a_thread_that_ended_keeps_working(mode):
+def test_a_host_started_on_a_thread_that_ended_keeps_working(sandbox_mode):
     """The TUI's play screen starts a game on one worker thread and plays each move on another."""
     spec = get_game("rrps(num_repetitions=5)")
     box = {}
@@ -184,7 +176,7 @@ def test_a_host_started_on_a_thread_that_ended_keeps_working(mode):
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from csro_tui.policies.sandbox import PolicyHost, SandboxLimits
+    from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
     source = "class Policy:\\n    def __init__(self, player, game):\\n        pass\\n" \\
              "    def act(self, obs):\\n        while True:\\n            pass\\n"
     host = PolicyHost(source, {"name": "x"}, limits=SandboxLimits(move_timeout=600, batch_timeout=600))
@@ -195,7 +187,7 @@ HOLDER = textwrap.dedent(
 )
 
 
-def test_hosts_die_with_their_parent_process(mode):
+def test_hosts_die_with_their_parent_process(sandbox_mode):
     """A referee process killed without any chance to clean up takes its hosts with it."""
     holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               start_new_session=True)

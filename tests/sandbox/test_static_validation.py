@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from csro_tui.policies.contract import MAX_SOURCE_BYTES
-from csro_tui.policies.validation import ValidationIssue, imported_modules, validate_source
+from csro_tui.sandbox.contract import MAX_SOURCE_BYTES
+from csro_tui.sandbox.validation import ValidationIssue, imported_modules, validate_source
 
-FIXTURES = Path(__file__).parent / "sandbox_policies"
+FIXTURES = Path(__file__).parents[1] / "sandbox_policies"
 
 HEADER = "class Policy:\n    def __init__(self, player, game):\n        pass\n"
 

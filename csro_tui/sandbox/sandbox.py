@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from csro_tui.errors import ConfigError
-from csro_tui.policies.clock import (
+from csro_tui.sandbox.clock import (
     KIND_ACT,
     KIND_END,
     KIND_INIT,
@@ -68,11 +68,11 @@ from csro_tui.policies.clock import (
     ProgressPage,
     watchdog,
 )
-from csro_tui.policies.contract import ALLOWED_IMPORTS
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
-from csro_tui.policies.host_kernel import syscall_name
-from csro_tui.policies.isolation import _PASSTHROUGH_ENV, _SANDBOX_SCRIPT, HOST_MODULES, HOST_SCRIPT, SANDBOX_ENV_VAR, WEAK_SANDBOX_ENV_VAR, _bubblewrap_command, _child_env, _python_roots, _site_dirs, bubblewrap_problem, describe_isolation, host_bytecode, host_uid, isolation_mode, kernel_boundary_problem, kernel_layers  # noqa: F401 - re-exported: callers import them from here
-from csro_tui.policies.validation import (
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.host_kernel import syscall_name
+from csro_tui.sandbox.isolation import _PASSTHROUGH_ENV, _SANDBOX_SCRIPT, HOST_MODULES, HOST_SCRIPT, SANDBOX_ENV_VAR, WEAK_SANDBOX_ENV_VAR, _bubblewrap_command, _child_env, _python_roots, _site_dirs, bubblewrap_problem, describe_isolation, host_bytecode, host_uid, isolation_mode, kernel_boundary_problem, kernel_layers  # noqa: F401 - re-exported: callers import them from here
+from csro_tui.sandbox.validation import (
     ALLOWED_DUNDER_ATTRIBUTES,
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_BUILTINS,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from csro_tui.policies.contract import ALLOWED_IMPORTS, MAX_SOURCE_BYTES, POLICY_CLASS_NAME
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS, MAX_SOURCE_BYTES, POLICY_CLASS_NAME
 
 # The file name policy code is compiled under, here and in the sandbox, so
 # tracebacks and validation messages name the same file.

@@ -30,6 +30,19 @@ class Policy:
 '''
 
 
+# A Kuhn policy a scripted LLM reply carries (test text, not model output).
+KUHN_POLICY = '''\
+class Policy:
+    def __init__(self, player, game):
+        self.player = player
+
+    def act(self, obs):
+        if obs["card"] == "K" and 1 in obs["legal_actions"]:
+            return 1
+        return obs["legal_actions"][0]
+'''
+
+
 def sample_data() -> DashboardData:
     members = [
         Member("p0", "always_call", "seed", None, 0.25, ALWAYS_CALL, 0, {"exploitability": 0.5}),

@@ -13,18 +13,7 @@ from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.review import ReviewScreen
 from tests.llm_server import llm_server  # noqa: F401 - fixture
 from tests.tui.helpers import start_screen, wait_until
-
-KUHN_POLICY = '''\
-class Policy:
-    def __init__(self, player, game):
-        self.player = player
-
-    def act(self, obs):
-        if obs["card"] == "K" and 1 in obs["legal_actions"]:
-            return 1
-        return obs["legal_actions"][0]
-'''
-
+from tests.tui.sample import KUHN_POLICY
 
 # The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("no_llm_env")

@@ -81,7 +81,7 @@ async def test_an_llm_call_in_flight_shows_its_state_and_its_reply_as_it_streams
     from csro_tui.tui.screens.review import ReviewScreen
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     # the model "reads the prompt" for 2 s, then writes 8 characters every 0.15 s
@@ -265,7 +265,7 @@ async def test_a_refinement_chain_shows_the_step_and_the_scores_of_earlier_repli
     from csro_tui.tui.app import CsroApp
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import notifications, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     # the first reply ties the seed (always_bet), so llm-refine asks again; the second never comes
@@ -291,7 +291,7 @@ async def test_f_ends_a_refinement_chain_with_its_best_reply_and_the_review_foll
     from csro_tui.tui.screens.review import ReviewScreen
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import notifications, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     # the first reply ties the seed, so llm-refine asks again; the second would take ten minutes
@@ -318,7 +318,7 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
     from csro_tui.tui.screens.llm_call import LLMCallScreen
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import notifications, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     reply = f"Bet with the king.\n\n```python\n{KUHN_POLICY}```\n"

@@ -251,7 +251,7 @@ async def test_an_engine_exception_lands_in_the_panel_not_a_crash(tmp_path):
     from csro_tui.tui.app import CsroApp
     from csro_tui.tui.backend import Backend
     from tests.tui.helpers import start_screen
-    from tests.tui.test_live_toy import ToySpec
+    from tests.tui.toy import ToySpec
 
     class Exploding:
         name = "scripted"

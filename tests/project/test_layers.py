@@ -156,3 +156,19 @@ def test_the_records_import_nothing_of_the_project_at_run_time():
         if isinstance(node, (ast.Import, ast.ImportFrom)) and "csro_tui" in ast.unparse(node)
     ]
     assert runtime == []  # only under `if TYPE_CHECKING:`
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in helpers (conftest.py, fakes.py, tests/tui/helpers.py, ...), never in a
+    test module another one imports: running or moving one file must not change another's."""
+    tests = ROOT / "tests"
+    offenders = []
+    for path in sorted(tests.rglob("*.py")):
+        if "corpus" in path.parts or "sandbox_policies" in path.parts:
+            continue  # hostile and sample policy files, never imported by the tests
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            if any(name.split(".")[-1].startswith("test_") for name in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []

@@ -41,13 +41,13 @@ def _schedstat_seconds(pid: int) -> float:
 
 
 def _tree_cpu(pid: int) -> float:
-    from csro_tui.policies.zygote import _descendants
+    from csro_tui.sandbox.zygote import _descendants
 
     return sum(_schedstat_seconds(p) for p in [pid, *_descendants(pid, 4)])
 
 
 def _one(mode: str, use_zygote: bool) -> tuple[float, float]:
-    from csro_tui.policies import sandbox, zygote
+    from csro_tui.sandbox import sandbox, zygote
 
     os.environ[zygote.ZYGOTE_ENV_VAR] = "1" if use_zygote else "0"
     the_zygote = zygote._current(mode) if use_zygote else None
@@ -84,8 +84,8 @@ class Policy:
 
 def _numpy_first_answer(use_zygote: bool) -> float:
     """Wall seconds from a new PolicyHost to the first answer of a policy that imports numpy."""
-    from csro_tui.policies import zygote
-    from csro_tui.policies.sandbox import PolicyHost
+    from csro_tui.sandbox import zygote
+    from csro_tui.sandbox.sandbox import PolicyHost
 
     os.environ[zygote.ZYGOTE_ENV_VAR] = "1" if use_zygote else "0"
     began = time.perf_counter()
@@ -103,7 +103,7 @@ def _summary(values: list[float]) -> str:
 
 
 def run(mode: str, pairs: int) -> None:
-    from csro_tui.policies import zygote
+    from csro_tui.sandbox import zygote
 
     os.environ["CSRO_SANDBOX"] = mode
     zygote.shutdown()
@@ -136,7 +136,7 @@ def run(mode: str, pairs: int) -> None:
 
 
 def _with_zygote(flag: str, function):
-    from csro_tui.policies import zygote
+    from csro_tui.sandbox import zygote
 
     os.environ[zygote.ZYGOTE_ENV_VAR] = flag
     try:
@@ -155,7 +155,7 @@ def games(pairs: int) -> None:
     from csro_tui.evaluation.participants import CodePolicy
     from csro_tui.evaluation.referee import play_match
     from csro_tui.games.registry import get_game
-    from csro_tui.policies.isolation import isolation_mode
+    from csro_tui.sandbox.isolation import isolation_mode
 
     spec = get_game("rrps")
     seeds = spec.seed_policies()

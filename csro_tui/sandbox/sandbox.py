@@ -51,9 +51,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -72,6 +70,7 @@ from csro_tui.sandbox import zygote
 from csro_tui.sandbox.contract import ALLOWED_IMPORTS
 from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.sandbox.host_kernel import syscall_name
+from csro_tui.sandbox.isolation import _spawn  # noqa: F401 - the one spawner thread (isolation.py)
 from csro_tui.sandbox.isolation import _PASSTHROUGH_ENV, _SANDBOX_SCRIPT, HOST_MODULES, HOST_SCRIPT, SANDBOX_ENV_VAR, WEAK_SANDBOX_ENV_VAR, _bubblewrap_command, _child_env, _python_roots, _site_dirs, bubblewrap_problem, describe_isolation, host_bytecode, host_uid, isolation_mode, kernel_boundary_problem, kernel_layers  # noqa: F401 - re-exported: callers import them from here
 from csro_tui.sandbox.validation import (
     ALLOWED_DUNDER_ATTRIBUTES,
@@ -213,33 +212,6 @@ def limits_from(values: dict) -> SandboxLimits | None:
 
 
 # -- spawning ---------------------------------------------------------------------
-
-_spawner: ThreadPoolExecutor | None = None
-_spawner_pid = 0
-_spawner_lock = threading.Lock()
-
-
-def _spawn(*args, **kwargs) -> subprocess.Popen:
-    """`subprocess.Popen` on one thread that lives as long as the process.
-
-    A host asks the kernel to kill it when its parent dies
-    (PR_SET_PDEATHSIG, and bwrap's --die-with-parent), and to the kernel
-    the parent is the *thread* that started it: a host started on a
-    short-lived worker thread (the TUI's play screen starts a game on one
-    and makes each move on another) was killed as soon as that thread ended.
-    """
-    global _spawner, _spawner_pid
-    with _spawner_lock:
-        if _spawner is None or _spawner_pid != os.getpid():  # none yet, or a forked child
-            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="csro-host-spawner")
-            _spawner_pid = os.getpid()
-        spawner = _spawner
-    try:
-        future = spawner.submit(subprocess.Popen, *args, **kwargs)
-    except RuntimeError:  # the interpreter is shutting down: this thread will do
-        return subprocess.Popen(*args, **kwargs)
-    return future.result()
-
 
 @dataclass
 class StartedProcess:

@@ -47,6 +47,16 @@ import tempfile
 import threading
 import time
 
+from csro_tui.sandbox.isolation import (
+    _SANDBOX_SCRIPT,
+    HOST_SCRIPT,
+    _bubblewrap_command,
+    _child_env,
+    _site_dirs,
+    _spawn,
+    host_bytecode,
+)
+
 log = logging.getLogger(__name__)
 
 ZYGOTE_ENV_VAR = "CSRO_ZYGOTE"
@@ -177,9 +187,6 @@ class _Zygote:
     """One running zygote process and the socket to it."""
 
     def __init__(self, mode: str, numpy: bool = False) -> None:
-        from csro_tui.sandbox.isolation import HOST_SCRIPT, _child_env, host_bytecode
-        from csro_tui.sandbox.sandbox import _spawn
-
         host_bytecode()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.mode = mode
@@ -189,14 +196,12 @@ class _Zygote:
         self.work_dir = None
         self.pid = 0  # the zygote's pid here (not bwrap's)
         if mode == "bubblewrap":
-            from csro_tui.sandbox.isolation import _SANDBOX_SCRIPT, _bubblewrap_command
-
             self.work_dir = tempfile.mkdtemp(prefix="csro-zygote-")
             command = _bubblewrap_command(shutil.which("bwrap") or "bwrap", self.work_dir) + ["-s", "-S", "-P", _SANDBOX_SCRIPT]
         else:
             command = [sys.executable, "-s", "-S", "-P", str(HOST_SCRIPT)]
         try:
-            # Started on the long-lived spawner thread (sandbox._spawn): the
+            # Started on the long-lived spawner thread (isolation._spawn): the
             # zygote's parent-death signal is tied to the thread that starts it.
             self.process = _spawn(
                 command + ["--zygote", str(theirs.fileno())],
@@ -233,8 +238,6 @@ class _Zygote:
             self.pid = ready
         modules = ["numpy"] if numpy else []
         if modules:
-            from csro_tui.sandbox.isolation import _site_dirs
-
             self.socket.send(json.dumps({"op": "preload", "site_dirs": list(_site_dirs()), "modules": modules}).encode())
             try:
                 self._receive(_READY_SECONDS)

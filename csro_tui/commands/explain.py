@@ -1,0 +1,79 @@
+"""`csro explain POLICY --game G [--json]`: what a policy does, in its profile and in words.
+
+The behaviour profile (csro_tui/profiles/; the code runs only in the
+sandbox), a description in words made from it (no model), and static hints
+about the code with their line numbers (methods the referee never calls,
+state written but never read, randomness not from game["seed"]): hints, not
+verdicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from csro_tui.commands.eval import EXIT_INVALID, InvalidPolicy, load_game
+from csro_tui.commands.sessions import add_sessions_dir_argument
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="a policy's behaviour profile, a description in words and hints about its code",
+        description="Profile POLICY (a file, seed:NAME, a benchmark bot or session:ID:MEMBER) in game G: what it "
+        "does in each situation (exact games) or against fixed probe opponents (sampled games), a description "
+        "in words made from that profile (no model), and static hints about its code with line numbers.",
+    )
+    parser.add_argument("policy", metavar="POLICY", help="policy file, seed:NAME, a benchmark bot, or session:ID:MEMBER")
+    parser.add_argument("--game", required=True, help="game name, e.g. kuhn_poker, rrps, liars_dice")
+    parser.add_argument("--seed", type=int, help="seed of a sampled profile (default: from the session, else 0)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_sessions_dir_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from csro_tui.commands.diff import checked
+    from csro_tui.evaluation.participants import CodePolicy
+    from csro_tui.profiles.compute import profile_policy
+    from csro_tui.profiles.describe import describe
+    from csro_tui.profiles.hints import static_hints
+    from csro_tui.profiles.references import profile_seed
+    from csro_tui.profiles.report import profile_lines
+    from csro_tui.text import one_line
+
+    spec = load_game(args.game)
+    try:
+        named = checked(spec, args.policy, args.sessions_dir)
+    except InvalidPolicy:
+        return EXIT_INVALID
+    seed = profile_seed(named.session_seed, args.seed)
+    profile = profile_policy(spec, named.participant, seed=seed)
+    words = describe(profile)
+    source = named.participant.source if isinstance(named.participant, CodePolicy) else ""
+    hints = static_hints(source)
+    if args.json:
+        from csro_tui.numbers import plain_numbers
+
+        print(json.dumps(plain_numbers({
+            "game": spec.name,
+            "policy": profile.policy,
+            "profile": profile.to_dict(),
+            "description": words,
+            "hints": [hint.to_dict() for hint in hints],
+        }), indent=2))
+        return 0
+    print(f"{one_line(profile.policy, 80)} in {spec.title}")
+    print("what it does:")
+    for sentence in words:
+        print(f"  {one_line(sentence, 160)}")
+    print("profile:" if spec.exact else "profile (mean return per match; first / middle / last third):")
+    for line in profile_lines(profile):
+        print(line)
+    if hints:
+        print("hints about the code (not reasons to reject):")
+        for hint in hints:
+            print(f"  line {hint.line}: {one_line(hint.message, 140)}")
+    if not spec.exact:
+        print(f"seed {seed} (repeat with --seed {seed})")
+    return 0

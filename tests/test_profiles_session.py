@@ -77,3 +77,32 @@ def test_recorded_profiles_are_reused_without_the_sandbox(kuhn_session):
     assert diversity.distances.shape == (len(state.ids),) * 2
     assert diversity.effective is not None and 1.0 <= diversity.effective <= len(state.ids)
     assert diversity.lines()[0].startswith("effective number of distinct strategies")
+
+
+def test_replay_shows_the_diversity(kuhn_session, tmp_path, capsys):
+    compute._cache.clear()
+    root, session = kuhn_session
+    assert main(["replay", session, "--session-dir", str(root)]) == 0
+    assert "fewer than two members have a recorded profile" in capsys.readouterr().out
+    assert main(["replay", session, "--session-dir", str(root), "--diversity"]) == 0
+    out = capsys.readouterr().out
+    assert "behaviour distance" in out and "no two members behave the same" in out
+    assert "effective number of distinct strategies in the meta-strategy" in out
+
+
+def test_export_draws_the_recorded_diversity(kuhn_session, tmp_path):
+    from csro_tui.profiles.session import review_behaviour
+    from csro_tui.sessions.export import export_session
+
+    root, session = kuhn_session
+    state = fold(SessionStore(root).read(session).events)
+    for event in review_behaviour(_spec(), state, "i9.1", BETS_ALWAYS).events:
+        event.seq = state.step + 1
+        state.apply(event)
+    written = export_session(state, tmp_path / "out")
+    picture = tmp_path / "out" / "diversity.svg"
+    assert picture in written
+    svg = picture.read_text()
+    assert svg.startswith("<svg") and svg.count("<rect") >= len(state.ids) ** 2
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Behaviour diversity" in report and "![behaviour distances](diversity.svg)" in report

@@ -68,10 +68,11 @@ def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None =
 
 
 def member_profiles(
-    spec: "GameSpec", state: "SessionState", *, profile: Callable[..., Profile] = profile_policy,
+    spec: "GameSpec | None", state: "SessionState", *, profile: Callable[..., Profile] | None = profile_policy,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> tuple[dict[str, Profile], list["BehaviourProfiled"]]:
-    """Every member's profile (recorded ones reused), and the events for those computed now."""
+    """Every member's profile (recorded ones reused), and the events for those computed now;
+    with `profile=None` only the recorded ones (nothing runs)."""
     seed = session_profile_seed(state)
     profiles, new = {}, []
     for member in state.population:
@@ -80,6 +81,8 @@ def member_profiles(
         participant = CodePolicy(member.id, member.source)
         known = _recorded(state, member.id, participant.source_hash)
         if known is None:
+            if profile is None:
+                continue
             known = profile(spec, participant, seed=seed)
             new.append(_event(member.id, known, member.source))
         profiles[member.id] = known
@@ -165,7 +168,7 @@ class Diversity:
 
 
 def population_diversity(
-    spec: "GameSpec", state: "SessionState", *, profile: Callable[..., Profile] = profile_policy,
+    spec: "GameSpec | None", state: "SessionState", *, profile: Callable[..., Profile] | None = profile_policy,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Diversity:
     profiles, events = member_profiles(spec, state, profile=profile, cancelled=cancelled)
@@ -182,5 +185,26 @@ def population_diversity(
     return Diversity(ids, distances, errors, groups, effective, weights, events)
 
 
-def heat_map_data(diversity: Diversity) -> dict[str, Any]:
-    return {"ids": diversity.ids, "distances": diversity.distances.tolist(), "errors": diversity.errors.tolist()}
+def recorded_diversity(state: "SessionState") -> Diversity | None:
+    """The diversity of the members whose profiles the session recorded (nothing runs);
+    None when fewer than two have one."""
+    diversity = population_diversity(None, state, profile=None)
+    return diversity if len(diversity.ids) >= 2 else None
+
+
+def diversity_svg(diversity: Diversity, title: str) -> str:
+    from csro_tui.sessions.plot import heat_map_svg
+
+    note = "; ".join(diversity.lines()[:2])
+    return heat_map_svg(title, diversity.ids, diversity.distances.tolist(), errors=diversity.errors.tolist(),
+                        note=note)
+
+
+def diversity_markdown(diversity: Diversity, picture: str, missing: int) -> list[str]:
+    out = ["", "## Behaviour diversity", "",
+           "Behaviour distance between members (0: the same behaviour), ordered so clusters show.", "",
+           f"![behaviour distances]({picture})", ""]
+    out += [f"- {line}" for line in diversity.lines()]
+    if missing:
+        out.append(f"- {missing} member(s) have no recorded profile and are left out")
+    return out

@@ -26,6 +26,7 @@ from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
 PLOT_FILE = "run.svg"
+DIVERSITY_FILE = "diversity.svg"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -203,7 +204,24 @@ def export_session(state: SessionState, out: Path) -> list[Path]:
     report.write_text(report_markdown(state), encoding="utf-8")
     written += [payoffs, report]
     plot = write_plot(state, out / PLOT_FILE)
-    return written + ([plot] if plot else [])
+    diversity = write_diversity(state, out / DIVERSITY_FILE, report)
+    return written + ([plot] if plot else []) + ([diversity] if diversity else [])
+
+
+def write_diversity(state: SessionState, path: Path, report: Path) -> Path | None:
+    """The behaviour-distance heat map of the members with recorded profiles (issue 22),
+    and its section appended to the report; None when fewer than two are profiled."""
+    from csro_tui.profiles.session import diversity_markdown, diversity_svg, recorded_diversity
+
+    diversity = recorded_diversity(state)
+    if diversity is None:
+        return None
+    game = state.started.game if state.started else ""
+    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}"), encoding="utf-8")
+    missing = len(state.population) - len(diversity.ids)
+    with report.open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(diversity_markdown(diversity, path.name, missing)) + "\n")
+    return path
 
 
 def write_plot(state: SessionState, path: Path) -> Path | None:

@@ -199,6 +199,17 @@ def diff_text(info: ReviewInfo) -> Text:
     return text
 
 
+def behaviour_line(app, info: ReviewInfo):
+    """The proposal's nearest member by behaviour (issue 22), when a live session can profile it."""
+    from csro_tui.tui.behaviour import live_context
+
+    context = live_context(app) if info.valid else None
+    if context is not None:
+        from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
+
+        yield ReviewBehaviourLine(context, info.proposal_id or "proposal", info.source)
+
+
 class ReviewScreen(Screen[ReviewDecision]):
     """Dismisses with the decision; the app hands it to the waiting engine."""
 
@@ -215,6 +226,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         Binding("4", "tab('tab-llm')", "LLM exchange", id="review.tab_llm", show=False),
         Binding("5", "tab('tab-checks')", "Checks", id="review.tab_checks", show=False),
         Binding("question_mark", "app.help", "Help", id="review.help"),
+        Binding("d", "compare", "Compare", id="review.compare", show=False),
     ]
 
     def __init__(self, info: ReviewInfo) -> None:
@@ -225,6 +237,7 @@ class ReviewScreen(Screen[ReviewDecision]):
     def compose(self) -> ComposeResult:
         info = self.info
         yield Static(summary_text(info), id="review-summary")
+        yield from behaviour_line(self.app, info)
         with TabbedContent(id="review-tabs"):
             with TabPane("Code", id="tab-code"):
                 with VerticalScroll():
@@ -250,6 +263,17 @@ class ReviewScreen(Screen[ReviewDecision]):
 
     def _diff(self) -> Text:
         return diff_text(self.info)
+
+    def action_compare(self) -> None:
+        from csro_tui.tui.behaviour import live_context
+        from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen
+
+        context = live_context(self.app)
+        if context is None or not self.info.valid:
+            self.notify("Comparing needs a valid proposal of a live session.", severity="warning")
+            return
+        self.app.push_screen(ComparePoliciesScreen(context, self.info.proposal_id or "proposal", self.info.source,
+                                                   proposal=True))
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

@@ -6,8 +6,11 @@ viewed records nothing (its log belongs to whoever may resume it)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -17,10 +20,26 @@ class BehaviourContext:
     record: Callable[[Any], Any] | None = None  # records a BehaviourProfiled event
 
     def record_all(self, events) -> None:
+        """Record what was computed; a session closed meanwhile (its writer gone) keeps
+        nothing and loses nothing: the profiles are computed again when next asked."""
         if self.record is None:
             return
         for event in events:
-            self.record(event)
+            try:
+                self.record(event)
+            except Exception:  # noqa: BLE001 - recording is a convenience here, never a crash
+                log.info("behaviour profile of %s not recorded: the session is closed", event.policy_id)
+                return
+
+
+def deliver(widget: Any, callback: Callable, *args: Any) -> None:
+    """Hand a worker's result to the UI thread, unless the widget or the app has gone
+    meanwhile (a thread worker cannot be cancelled and may finish after its screen)."""
+    try:
+        if widget.is_attached:
+            widget.app.call_from_thread(callback, *args)
+    except Exception:  # noqa: BLE001 - the app is shutting down
+        pass
 
 
 def live_context(app: Any) -> BehaviourContext | None:

@@ -20,7 +20,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from csro_tui.text import clean_text, one_line
-from csro_tui.tui.behaviour import BehaviourContext
+from csro_tui.tui.behaviour import BehaviourContext, deliver
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
@@ -88,10 +88,10 @@ class ComparePoliciesScreen(Screen[None]):
         try:
             review = review_behaviour(self.context.spec, others_state, self.subject_id, self.source)
         except Exception as error:  # noqa: BLE001 - a failed profile is shown, never a crash
-            self.app.call_from_thread(self._failed, error)
+            deliver(self, self._failed, error)
             return
         self.context.record_all(review.events)
-        self.app.call_from_thread(self._show_ranking, review)
+        deliver(self, self._show_ranking, review)
 
     def _failed(self, error: Exception) -> None:
         self.query_one("#compare-header", Static).update(
@@ -138,7 +138,7 @@ class ComparePoliciesScreen(Screen[None]):
                                  CodePolicy(member_id, self.sources.get(member_id, "")), session_profile_seed(state))
         except Exception as error:  # noqa: BLE001 - shown as the match's failure
             match = {"mean": 0.0, "stderr": None, "failure": str(error)}
-        self.app.call_from_thread(self._played, member_id, match)
+        deliver(self, self._played, member_id, match)
 
     def _played(self, member_id: str, match: dict) -> None:
         self.matches[member_id] = match
@@ -186,11 +186,11 @@ class DiversityScreen(Screen[None]):
             diversity = population_diversity(self.context.spec, self.context.state(),
                                              cancelled=lambda: not self.is_attached)
         except Exception as error:  # noqa: BLE001
-            self.app.call_from_thread(self.query_one("#diversity-header", Static).update,
-                                      Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
+            deliver(self, self.query_one("#diversity-header", Static).update,
+                    Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
             return
         self.context.record_all(diversity.events)
-        self.app.call_from_thread(self._show, diversity)
+        deliver(self, self._show, diversity)
 
     def _show(self, diversity) -> None:
         from csro_tui.tui.widgets.behaviour_heatmap import heat_map_text
@@ -226,11 +226,10 @@ class ReviewBehaviourLine(Static):
         try:
             review = review_behaviour(self.context.spec, self.context.state(), self.proposal_id, self.source)
         except Exception as error:  # noqa: BLE001 - shown, never a crash
-            self.app.call_from_thread(self.update, Text(f"behaviour: not profiled: {one_line(str(error), 160)}",
-                                                        style="red"))
+            deliver(self, self.update, Text(f"behaviour: not profiled: {one_line(str(error), 160)}", style="red"))
             return
         self.context.record_all(review.events)
-        self.app.call_from_thread(self.update, review_line(review))
+        deliver(self, self.update, review_line(review))
 
 
 def review_line(review) -> Text:

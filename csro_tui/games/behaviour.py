@@ -102,18 +102,38 @@ def _beats(move: int) -> int:
     return (move + 1) % 3
 
 
-def _opponent_moves(state: pyspiel.State, player: int) -> list[int]:
-    history = state.history()
-    return [history[2 * t + 1 - player] for t in range(len(history) // 2)]
+class _OpponentMoves:
+    """The opponent's throws so far, kept up to date one throw at a time (from the
+    recall-1 observation tensor, as the RRPS view does), not rebuilt every throw."""
+
+    def __init__(self, player: int) -> None:
+        self.player = player
+        self.moves: list[int] = []
+
+    def read(self, state: pyspiel.State) -> list[int]:
+        played = state.move_number()
+        if played == len(self.moves) + 1:
+            tensor = state.observation_tensor(self.player)
+            start = 3 * (1 - self.player)
+            self.moves.append(tensor.index(1.0, start, start + 3) - start)
+        elif played > len(self.moves):
+            history = state.history()
+            self.moves.extend(history[2 * t + 1 - self.player] for t in range(len(self.moves), played))
+        return self.moves
 
 
-def _rrps_probe(name: str, description: str, rule: Callable[[list[int], int, random.Random], int | None]) -> BenchmarkBot:
-    """A probe from rule(opponent's moves so far, throw index, rng) -> move (None: uniform)."""
+def _rrps_probe(name: str, description: str, rule: Callable | None = None, *,
+                make_rule: Callable[[], Callable] | None = None) -> BenchmarkBot:
+    """A probe from rule(opponent's moves so far, throw index, rng) -> move (None: uniform);
+    `make_rule` gives each episode's agent a rule of its own (one that keeps counts)."""
 
     def make(player: int, seed: int) -> TabularAgent:
+        seen = _OpponentMoves(player)
+        rule_here = make_rule() if make_rule is not None else rule
+
         def distribution(state: pyspiel.State) -> dict[int, float]:
-            theirs = _opponent_moves(state, player)
-            move = rule(theirs, len(theirs), None)
+            theirs = seen.read(state)
+            move = rule_here(theirs, len(theirs), None)
             return {0: 1 / 3, 1: 1 / 3, 2: 1 / 3} if move is None else {move: 1.0}
 
         return TabularAgent(player, seed, distribution)
@@ -121,11 +141,20 @@ def _rrps_probe(name: str, description: str, rule: Callable[[list[int], int, ran
     return BenchmarkBot(name, description, make)
 
 
-def _most_frequent(moves: list[int]) -> int | None:
-    if not moves:
-        return None
-    counts = [moves.count(m) for m in range(3)]
-    return counts.index(max(counts))
+class _FrequencyFollower:
+    """Beats the opponent's most frequent throw so far (Rock first); counts kept as it goes."""
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0]
+        self.seen = 0
+
+    def __call__(self, theirs: list[int], _n: int, _rng) -> int:
+        for move in theirs[self.seen:]:
+            self.counts[move] += 1
+        self.seen = len(theirs)
+        if not theirs:
+            return ROCK
+        return _beats(self.counts.index(max(self.counts)))
 
 
 def rrps_probes() -> list[BenchmarkBot]:
@@ -140,7 +169,7 @@ def rrps_probes() -> list[BenchmarkBot]:
         _rrps_probe("beat-last", "plays what beats your last move (Rock first)",
                     lambda t, _n, _r: _beats(t[-1]) if t else ROCK),
         _rrps_probe("frequency-following", "plays what beats your most frequent move so far (Rock first)",
-                    lambda t, _n, _r: _beats(_most_frequent(t)) if t else ROCK),
+                    make_rule=_FrequencyFollower),
         _rrps_probe("uniform", "uniform random throws", lambda _t, _n, _r: None),
     ]
     return probes

@@ -212,7 +212,7 @@ class _Played:
 
 
 class _Episode:
-    __slots__ = ("id", "opponent", "pair", "seat", "state", "rng", "view", "agent", "last", "deltas", "decisions", "pending")
+    __slots__ = ("id", "opponent", "pair", "seat", "state", "rng", "view", "agent", "last", "deltas", "decisions", "pending", "own_seed")
 
     def __init__(self, id, opponent, pair, seat, state, rng, view, agent):
         self.id, self.opponent, self.pair, self.seat = id, opponent, pair, seat
@@ -221,6 +221,7 @@ class _Episode:
         self.deltas: list[tuple[int, float]] = []  # (decisions made before it, change of return)
         self.decisions = 0
         self.pending: dict[int, int] = {}
+        self.own_seed = 0
 
 
 def play_against(
@@ -236,8 +237,22 @@ def play_against(
     seconds: float = PROFILE_SECONDS,
 ) -> _Played:
     """Play `participant` against each opponent, `episodes` each (seats swapped in
-    pairs that share a seed), every opponent's episodes on their own sandbox host,
-    all hosts asked in lockstep."""
+    pairs that share a seed).  Every episode runs on one sandbox host, asked once per
+    step; if the policy fails, the profile is played again with one host per
+    opponent, so each opponent's result says whether the policy failed against it
+    (a failure kills its host, and with one host it could not be told apart)."""
+    played = _play(spec, participant, opponents, [list(range(len(opponents)))], episodes=episodes, seed=seed,
+                   limits=limits, host_factory=host_factory, count_situations=count_situations, seconds=seconds)
+    if isinstance(participant, CodePolicy) and any(row.failure for row in played.rows) and len(opponents) > 1:
+        played = _play(spec, participant, opponents, [[i] for i in range(len(opponents))], episodes=episodes,
+                       seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
+                       seconds=seconds)
+    return played
+
+
+def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, seed, limits, host_factory,
+          count_situations, seconds) -> _Played:
+    """`play_against` with the opponents' episodes on one host per group."""
     import random
 
     import pyspiel
@@ -255,7 +270,6 @@ def play_against(
         from csro_tui.policies.sandbox import PolicyHost as factory  # noqa: N813
     played = _Played()
     episodes_of: list[list[_Episode]] = []
-    hosts: list[Any] = []
     failures: list[str | None] = [None] * len(opponents)
     next_id = 0
     for index, opponent in enumerate(opponents):
@@ -266,22 +280,38 @@ def play_against(
             for seat in (0, 1):
                 agent = opponent.make(1 - seat, their_seed)
                 view = own_bot.make(seat, own_seed) if own_bot is not None else spec.new_view(seat)
-                mine.append(_Episode(next_id, index, pair, seat, game.new_initial_state(),
-                                     random.Random(referee_seed), view, agent))
+                episode = _Episode(next_id, index, pair, seat, game.new_initial_state(),
+                                   random.Random(referee_seed), view, agent)
+                episode.own_seed = own_seed
+                mine.append(episode)
                 next_id += 1
         episodes_of.append(mine)
-        host = None
-        if code is not None:
-            host = factory(code.source, spec.game_info(), name=code.name, limits=limits)
-            try:
-                launch = getattr(host, "launch", None)
-                if launch is not None:
-                    launch()
-                host.new_episodes([(e.id, e.seat, episode_streams(derive(seed, "profile", opponent.name, e.pair))[1])
-                                   for e in mine])
-            except PolicyFailure as failure:
+    hosts: list[Any] = [None] * len(groups)
+    for number, group in enumerate(groups):
+        if code is None:
+            continue
+        hosts[number] = factory(code.source, spec.game_info(), name=code.name, limits=limits)
+        try:
+            launch = getattr(hosts[number], "launch", None)
+            if launch is not None:
+                launch()
+        except PolicyFailure as failure:
+            for index in group:
                 failures[index] = failure.summary()
-        hosts.append(host)
+    for number, group in enumerate(groups):
+        if code is None or any(failures[index] for index in group):
+            continue
+        try:
+            hosts[number].new_episodes([(e.id, e.seat, e.own_seed) for index in group for e in episodes_of[index]])
+        except PolicyFailure as failure:
+            for index in group:
+                failures[index] = failure.summary()
+
+    def fail(number: int, message: str) -> None:
+        for index in groups[number]:
+            if live[index] or failures[index] is None and not _finished(episodes_of[index]):
+                failures[index] = message
+            live[index] = []
 
     auto = spec.auto_action
     deadline = time.monotonic() + seconds
@@ -294,56 +324,56 @@ def play_against(
                         failures[index] = f"timed out: the profile's {seconds:.0f} s were up"
                         live[index] = []
                 break
-            requests: list[list[tuple[_Episode, int, dict]]] = [[] for _ in opponents]
-            for index, mine in enumerate(live):
-                still = []
-                for episode in mine:
-                    state = episode.state
-                    while True:
-                        if state.is_chance_node():
-                            state.apply_action(sample_chance(state, episode.rng))
+            requests: list[list[tuple[_Episode, int, dict]]] = [[] for _ in groups]
+            for number, group in enumerate(groups):
+                for index in group:
+                    still = []
+                    for episode in live[index]:
+                        state = episode.state
+                        while True:
+                            if state.is_chance_node():
+                                state.apply_action(sample_chance(state, episode.rng))
+                                continue
+                            action = None if state.is_terminal() else auto(state)
+                            if action is None:
+                                break
+                            state.apply_action(action)
+                        if state.is_terminal():
                             continue
-                        action = None if state.is_terminal() else auto(state)
-                        if action is None:
-                            break
-                        state.apply_action(action)
-                    _note_return(episode)
-                    if state.is_terminal():
-                        continue
-                    still.append(episode)
-                    player = state.current_player()
-                    seats = (0, 1) if player == pyspiel.PlayerId.SIMULTANEOUS else (player,)
-                    pending = {}
-                    for seat in seats:
-                        if seat == episode.seat:
-                            obs = episode.view.observe(state) if code is not None else None
-                            requests[index].append((episode, seat, obs))
-                        else:
-                            pending[seat] = episode.agent.step(state)
-                    episode.pending = pending
-                live[index] = still
+                        still.append(episode)
+                        player = state.current_player()
+                        seats = (0, 1) if player == pyspiel.PlayerId.SIMULTANEOUS else (player,)
+                        pending = {}
+                        for seat in seats:
+                            if seat == episode.seat:
+                                obs = episode.view.observe(state) if code is not None else None
+                                requests[number].append((episode, seat, obs))
+                            else:
+                                pending[seat] = episode.agent.step(state)
+                        episode.pending = pending
+                    live[index] = still
             # Every host gets its batch before any answer is read (they think together).
             sent = []
-            for index, batch in enumerate(requests):
+            for number, batch in enumerate(requests):
                 if not batch or code is None:
                     continue
                 try:
-                    if hosts[index].send_act([(e.id, obs) for e, _, obs in batch]):
-                        sent.append(index)
+                    if hosts[number].send_act([(e.id, obs) for e, _, obs in batch]):
+                        sent.append(number)
                 except PolicyFailure as failure:
-                    failures[index], live[index] = failure.summary(), []
+                    fail(number, failure.summary())
             answers: dict[int, list] = {}
-            for index in sent:
+            for number in sent:
                 try:
-                    answers[index] = hosts[index].receive_act()
+                    answers[number] = hosts[number].receive_act()
                 except PolicyFailure as failure:
-                    failures[index], live[index] = failure.summary(), []
-            for index, batch in enumerate(requests):
-                if not live[index]:
+                    fail(number, failure.summary())
+            for number, batch in enumerate(requests):
+                if not any(live[index] for index in groups[number]):
                     continue
                 for position, (episode, seat, obs) in enumerate(batch):
                     if code is not None:
-                        answer = answers[index][position]
+                        answer = answers[number][position]
                     else:
                         answer = episode.view.action_probabilities(episode.state) or episode.view.step(episode.state)
                     distribution = answer if isinstance(answer, dict) else {int(answer): 1.0}
@@ -351,14 +381,15 @@ def play_against(
                         _count(played, spec.situation(obs), names, distribution)
                     episode.pending[seat] = sample(distribution, episode.rng)
                     episode.decisions += 1
-                for episode in live[index]:
-                    pending = episode.pending
-                    if len(pending) == 2:
-                        episode.state.apply_actions([pending[0], pending[1]])
-                    else:
-                        (action,) = pending.values()
-                        episode.state.apply_action(action)
-                    _note_return(episode)
+                for index in groups[number]:
+                    for episode in live[index]:
+                        pending = episode.pending
+                        if len(pending) == 2:
+                            episode.state.apply_actions([pending[0], pending[1]])
+                        else:
+                            (action,) = pending.values()
+                            episode.state.apply_action(action)
+                        _note_return(episode)
     finally:
         for host in hosts:
             if host is not None:
@@ -383,6 +414,10 @@ def play_against(
             failure=failures[index],
         ))
     return played
+
+
+def _finished(episodes: list[_Episode]) -> bool:
+    return all(episode.state.is_terminal() for episode in episodes)
 
 
 def _note_return(episode: _Episode) -> None:

@@ -133,3 +133,32 @@ async def test_the_review_line_names_the_nearest_member_and_the_hint():
         await wait_until(pilot, lambda: "nearest member" in str(line.render()), "the behaviour line")
         text = str(line.render())
         assert "at distance 0.000" in text and "behaves like member p1" in text
+
+
+async def test_a_recorded_sessions_timeline_opens_its_diversity_and_comparison(tmp_path):
+    """Recorded sessions are profiled too (computed, not recorded), as the population was at the step."""
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.screens.sessions import TimelineScreen
+    from tests.tui.sample import record_sample_session
+
+    events = record_sample_session(tmp_path)
+    app = CsroApp(session="sample-kuhn", sessions_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step == len(events),
+                         "the timeline")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, DiversityScreen), "the diversity view")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.diversity is not None, "the diversity")
+        assert sorted(screen.diversity.ids) == ["p0", "p1"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen), "back")
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComparePoliciesScreen), "the comparison")
+        compare = app.screen
+        await wait_until(pilot, lambda: compare.review is not None, "the profiles")
+        assert len(compare.review.ranked) == 1
+    # Nothing was written into the recorded log.
+    from csro_tui.sessions.store import SessionStore
+
+    assert len(SessionStore(tmp_path).read("sample-kuhn").events) == len(events)

@@ -251,24 +251,38 @@ def review_line(review) -> Text:
     return text
 
 
-def compare_member(app, data, member_id: str) -> None:
-    """Open the comparison of a member with the others (live sessions)."""
-    from csro_tui.tui.behaviour import live_context
+def context_for(app, session_id: str = "", events: list | None = None) -> BehaviourContext | None:
+    """The live run's context when it is that session; else the recorded events' (`events`,
+    or the session's log), which computes but records nothing."""
+    from csro_tui.tui.behaviour import events_context, live_context
 
-    context = live_context(app)
+    live = getattr(app, "live", None)
+    if live is not None and (not session_id or getattr(live, "session_id", None) == session_id) and events is None:
+        return live_context(app)
+    try:
+        if events is None:
+            backend = getattr(app, "backend", None)
+            if backend is None or not session_id:
+                return None
+            events = backend.read_events(session_id)
+        return events_context(events) if events else None
+    except Exception:  # noqa: BLE001 - an unreadable log: the caller says so
+        return None
+
+
+def compare_member(app, data, member_id: str, events: list | None = None) -> None:
+    """Open the comparison of a member with the other members of its session."""
+    context = context_for(app, getattr(data, "session_id", ""), events)
     member = data.member(member_id)
     if context is None or member is None:
-        app.notify("Comparing policies needs a live session.", severity="warning")
+        app.notify("Comparing policies needs a session (live or recorded).", severity="warning")
         return
     app.push_screen(ComparePoliciesScreen(context, member_id, member.source))
 
 
-def show_diversity(app) -> None:
-    from csro_tui.tui.behaviour import live_context
-
-    context = live_context(app)
+def show_diversity(app, session_id: str = "", events: list | None = None) -> None:
+    context = context_for(app, session_id, events)
     if context is None:
-        app.notify("The diversity view needs a live session (csro replay --diversity shows a recorded one).",
-                   severity="warning")
+        app.notify("The diversity view needs a session (live or recorded).", severity="warning")
         return
     app.push_screen(DiversityScreen(context))

@@ -142,7 +142,7 @@ class DashboardScreen(Screen[None]):
     def action_diversity(self) -> None:
         from csro_tui.tui.screens.compare_policies import show_diversity
 
-        show_diversity(self.app)
+        show_diversity(self.app, self.data.session_id)
 
     def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
         self.action_inspect(message.member_id)

@@ -48,6 +48,7 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | timeline | `home` `end` | first / last step |
 | timeline | `i` | inspect a policy as it was at this step (also `enter`); `p` there plays it, in this session's game |
 | timeline | `p` | play against a member of this session or a bot, in its game |
+| timeline | `d` `b` | compare the selected policy with the others / the behaviour diversity, as the population was at this step |
 | timeline | `R` | resume the session here (new iterations) |
 | play | `enter` | play the highlighted opponent (members of the session on screen, then the game's bots) |
 | play | `n` | next game against the same opponent (a fresh deal; the match total runs on) |

@@ -162,3 +162,28 @@ async def test_a_recorded_sessions_timeline_opens_its_diversity_and_comparison(t
     from csro_tui.sessions.store import SessionStore
 
     assert len(SessionStore(tmp_path).read("sample-kuhn").events) == len(events)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_compare_snapshot(snap_compare, size):
+    ctx, _ = context()
+    app = ScreenApp(lambda: ComparePoliciesScreen(ctx, "i4.1", BLUFFS_THE_JACK, proposal=True))
+
+    async def profiled(pilot):
+        await wait_until(pilot, lambda: app.screen.review is not None, "the profiles")
+        await wait_until(pilot, lambda: app.screen.selected in app.screen.matches, "the head-to-head match")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=profiled)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_diversity_snapshot(snap_compare, size):
+    ctx, _ = context()
+    app = ScreenApp(lambda: DiversityScreen(ctx))
+
+    async def computed(pilot):
+        await wait_until(pilot, lambda: app.screen.diversity is not None, "the diversity")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=computed)

@@ -67,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
     print("what it does:")
     for sentence in words:
         print(f"  {one_line(sentence, 160)}")
-    print("profile:" if spec.exact else "profile (mean return per match; first / middle / last third):")
+    headers = {"exact": "profile (reach against the uniform random opponent; what it does):",
+               "probes": "profile (mean return per match against each probe; first / middle / last third):",
+               "sampled": "profile (mean return per episode against each benchmark bot; its most common situations):"}
+    print(headers.get(profile.kind, "profile:"))
     for line in profile_lines(profile):
         print(line)
     if hints:

@@ -193,6 +193,9 @@ def sampled_profile(
     profile = Profile(spec.name, participant.name, _identity(participant), kind, seed=seed,
                       payoff_scale=_payoff_scale(spec))
     profile.probes = played.rows
+    if kind == SAMPLED:  # one-shot games: when in the episode a payoff came says nothing of adapting
+        for row in profile.probes:
+            row.thirds = []
     counts = sorted(played.situations.items(), key=lambda item: -item[1][0])[:MAX_SAMPLED_SITUATIONS]
     for (group, label), (visits, moves) in counts:
         total = sum(moves.values()) or 1.0

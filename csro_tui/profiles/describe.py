@@ -17,6 +17,7 @@ from csro_tui.profiles.model import EXACT, Profile
 PURE = 0.999
 # Exact: situations below this reach (against the uniform opponent) are left out.
 MIN_REACH = 1e-6
+MAX_EXACT_SENTENCES = 12
 
 
 def describe(profile: Profile) -> list[str]:
@@ -58,8 +59,11 @@ def _describe_exact(profile: Profile) -> list[str]:
         if row.weight < MIN_REACH:
             continue
         by_label.setdefault((row.seat, row.label), []).append(row)
+    # The most reached situations only (Leduc has hundreds), in seat order.
+    ranked = sorted(by_label.items(), key=lambda item: -sum(r.weight for r in item[1]))
+    kept = sorted(ranked[:MAX_EXACT_SENTENCES], key=lambda item: (item[0][0], -sum(r.weight for r in item[1])))
     sentences = []
-    for (seat, label), rows in sorted(by_label.items(), key=lambda item: (item[0][0], -sum(r.weight for r in item[1]))):
+    for (seat, label), rows in kept:
         actions: "OrderedDict[str, list[str]]" = OrderedDict()
         for row in rows:
             actions.setdefault(_mix(row.distribution), []).append(row.group)
@@ -70,6 +74,8 @@ def _describe_exact(profile: Profile) -> list[str]:
         else:
             parts = [f"{action} with {_join(sorted(set(groups), key=groups.index))}" for action, groups in actions.items()]
             sentences.append(f"{where}: " + "; ".join(parts))
+    if len(ranked) > len(kept):
+        sentences.append(f"... and {len(ranked) - len(kept)} less often reached situations (the profile lists them)")
     return sentences
 
 

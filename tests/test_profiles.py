@@ -232,3 +232,28 @@ def test_static_hints_name_the_line():
     assert (7, "method update() is never called") in hints
     assert any(line == 10 and "random.random()" in message for line, message in hints)
     assert not any("self.rng" in message or "self.counts" in message for _, message in hints)
+
+
+# Loops forever once the opponent has thrown Paper.
+HANGS_ON_PAPER = """
+class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        while 1 in obs["opp_moves"][-1:]:
+            pass
+        return 0
+"""
+
+
+def test_a_timeout_against_a_probe_is_part_of_the_profile():
+    from csro_tui.policies.sandbox import SandboxLimits
+
+    spec = get_game("rrps(num_repetitions=6)")
+    limits = SandboxLimits(move_timeout=0.3, call_grace=0.5)
+    profile = profile_policy(spec, CodePolicy("hangs", HANGS_ON_PAPER), seed=2, limits=limits)
+    by_name = {probe.name: probe for probe in profile.probes}
+    assert by_name["constant paper"].failure and "time" in by_name["constant paper"].failure.lower()
+    assert by_name["constant rock"].failure is None and by_name["constant rock"].mean == 0.0
+    assert by_name["constant scissors"].mean == pytest.approx(6.0)

@@ -187,3 +187,16 @@ def test_diversity_snapshot(snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=computed)
+
+
+def test_the_review_checks_show_static_hints_with_their_lines():
+    from csro_tui.tui.model import ReviewInfo
+    from csro_tui.tui.screens.review import checks_text
+
+    source = ("class Policy:\n    def __init__(self, player, game):\n        self.counts = [0, 0, 0]\n"
+              "    def update(self, obs, action):\n        self.counts[action] += 1\n"
+              "    def act(self, obs):\n        return 1\n")
+    text = checks_text(ReviewInfo(name="n", oracle="llm", source=source)).plain
+    assert "Hints about the code (not reasons to reject)" in text
+    assert "line 4: method update() is never called" in text
+    assert "line 3: self.counts is written but never read" in text

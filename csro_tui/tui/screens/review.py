@@ -119,6 +119,11 @@ def checks_text(info: ReviewInfo) -> Text:
             text.append(f"  {line}\n", style="green" if ok else "red" if not info.valid else "")
     else:
         text.append("  no issues\n" if info.valid else "  (no details)\n")
+    hints = code_hints(info.source)
+    if hints:
+        text.append("\nHints about the code (not reasons to reject)\n", style="bold underline")
+        for hint in hints:
+            text.append(f"  line {hint.line}: {one_line(hint.message)}\n", style="yellow")
     text.append("\nPreview against each member\n", style="bold underline")
     if info.per_member:
         for member_id, value in info.per_member.items():
@@ -127,6 +132,14 @@ def checks_text(info: ReviewInfo) -> Text:
     else:
         text.append("  no preview\n", style="dim")
     return text
+
+
+def code_hints(source: str) -> list:
+    """Static hints (csro_tui/profiles/hints.py): methods the referee never calls, state never
+    read, randomness not from game["seed"]; read from the code, nothing runs."""
+    from csro_tui.profiles.hints import static_hints
+
+    return static_hints(source)
 
 
 def exchange_text(info: ReviewInfo) -> Text:

@@ -240,17 +240,34 @@ def play_against(
     seconds: float = PROFILE_SECONDS,
 ) -> _Played:
     """Play `participant` against each opponent, `episodes` each (seats swapped in
-    pairs that share a seed).  Every episode runs on one sandbox host, asked once per
-    step; if the policy fails, the profile is played again with one host per
+    pairs that share a seed).  The episodes share as few sandbox hosts as the hosts'
+    episode budget allows, every host asked once per step; if the policy fails, the profile is played again with one host per
     opponent, so each opponent's result says whether the policy failed against it
     (a failure kills its host, and with one host it could not be told apart)."""
-    played = _play(spec, participant, opponents, [list(range(len(opponents)))], episodes=episodes, seed=seed,
-                   limits=limits, host_factory=host_factory, count_situations=count_situations, seconds=seconds)
+    played = _play(spec, participant, opponents, _packed(len(opponents), episodes, limits), episodes=episodes,
+                   seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
+                   seconds=seconds)
     if isinstance(participant, CodePolicy) and any(row.failure for row in played.rows) and len(opponents) > 1:
         played = _play(spec, participant, opponents, [[i] for i in range(len(opponents))], episodes=episodes,
                        seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
                        seconds=seconds)
     return played
+
+
+def _packed(count: int, episodes: int, limits: Any) -> list[list[int]]:
+    """Opponents in groups that share a host, each within the episodes a host may hold
+    at once (`SandboxLimits.episodes_per_host`, as the referee's waves; an opponent
+    with more gets a host of its own)."""
+    from csro_tui.evaluation.referee import episodes_per_host
+
+    per_host = episodes_per_host(limits)
+    groups: list[list[int]] = []
+    for index in range(count):
+        if groups and (len(groups[-1]) + 1) * episodes <= per_host:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    return groups
 
 
 def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, seed, limits, host_factory,

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from csro_tui.profiles.compute import profile_policy
     from csro_tui.profiles.distance import compare
-    from csro_tui.profiles.references import profile_seed, resolve_policy
+    from csro_tui.profiles.references import profile_seed
     from csro_tui.profiles.report import comparison_json, comparison_lines
 
     spec = load_game(args.game)

@@ -13,12 +13,11 @@ are never part of the benchmark population and never scored as such.
 
 from __future__ import annotations
 
-import random
 from typing import Callable
 
 import pyspiel
 
-from csro_tui.games.base import BenchmarkBot, Situation, TabularAgent, sample_action
+from csro_tui.games.base import BenchmarkBot, Situation, TabularAgent
 
 RANK_WORDS = {"J": "Jack", "Q": "Queen", "K": "King"}
 
@@ -223,7 +222,3 @@ def repeated_leduc_probes(continue_action: int, observe: Callable[[pyspiel.State
         ("loose", "raises seven times in ten whatever it holds, never folds", loose),
     ]
     return [_leduc_rule_probe(name, text, rule, continue_action, observe) for name, text, rule in rules]
-
-
-def sampled(distribution: dict[int, float], rng: random.Random) -> int:
-    return sample_action(distribution, rng)

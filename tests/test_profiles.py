@@ -257,3 +257,14 @@ def test_a_timeout_against_a_probe_is_part_of_the_profile():
     assert by_name["constant paper"].failure and "time" in by_name["constant paper"].failure.lower()
     assert by_name["constant rock"].failure is None and by_name["constant rock"].mean == 0.0
     assert by_name["constant scissors"].mean == pytest.approx(6.0)
+
+
+def test_a_recorded_exact_profile_compares_as_the_computed_one():
+    """Recorded profiles leave out the information-state strings; rows align by position."""
+    spec = kuhn()
+    honest = profile_policy(spec, CodePolicy("honest", KUHN_CARD_RULE))
+    bluffer = profile_policy(spec, CodePolicy("bluffer", KUHN_ONE_BLUFF))
+    recorded = Profile.from_dict(bluffer.to_record())
+    assert all(row.key == "" for row in recorded.situations)
+    assert compare(honest, recorded).differences == compare(honest, bluffer).differences
+    assert compare(honest, recorded).distance == compare(honest, bluffer).distance

@@ -65,11 +65,18 @@ def compare(a: Profile, b: Profile) -> Comparison:
 
 
 def _compare_exact(a: Profile, b: Profile) -> Comparison:
-    rows_b = {row.key: row for row in b.situations}
+    # Rows are the game's information states in table order; a recorded profile
+    # leaves out the state strings (a third of its size), so align by position then.
+    if all(row.key for row in a.situations) and all(row.key for row in b.situations):
+        rows_b = {row.key: row for row in b.situations}
+        pairs = [(row, rows_b.get(row.key)) for row in a.situations]
+    elif len(a.situations) == len(b.situations):
+        pairs = list(zip(a.situations, b.situations))
+    else:
+        raise ValueError("exact profiles of different games cannot be compared")
     total, weighted = 0.0, 0.0
     found = []
-    for row in a.situations:
-        other = rows_b.get(row.key)
+    for row, other in pairs:
         if other is None:
             continue
         reach_a = row.weight / row.opponent_reach if row.opponent_reach else 0.0

@@ -56,6 +56,14 @@ class Profile:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def to_record(self) -> dict[str, Any]:
+        """The form recorded in a session: without the information-state strings (rows
+        stay in the game's table order, which is how recorded exact profiles align)."""
+        data = self.to_dict()
+        for row in data["situations"]:
+            row["key"] = ""
+        return data
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Profile":
         data = dict(data)

@@ -60,7 +60,7 @@ def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None =
     return BehaviourProfiled(
         policy_id=policy_id,
         source_hash=profile.source_hash,
-        profile=profile.to_dict(),
+        profile=profile.to_record(),
         description=describe(profile),
         hints=[hint.to_dict() for hint in static_hints(source)],
         nearest=nearest,

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.profiles.compute import profile_policy
+    from csro_tui.profiles.compute import head_to_head, profile_policy
     from csro_tui.profiles.distance import compare
     from csro_tui.profiles.references import profile_seed
     from csro_tui.profiles.report import comparison_json, comparison_lines
@@ -80,20 +80,3 @@ def checked(spec, reference: str, sessions_dir):
                 print(f"{reference}:{issue.line}:{issue.col}: {issue.message}", file=sys.stderr)
             raise InvalidPolicy(reference)
     return named
-
-
-def head_to_head(spec, a, b, seed: int) -> dict:
-    """A's mean return against B with its standard error (0 when exact)."""
-    from csro_tui.evaluation.exact import exact_payoff
-    from csro_tui.evaluation.referee import play_match
-    from csro_tui.evaluation.sampling import derive
-
-    if spec.exact:
-        result = exact_payoff(spec, a, b)
-    else:
-        result = play_match(spec, a, b, episodes=spec.default_episodes, seed=derive(seed, "head-to-head"))
-    record = {"mean": result.mean, "stderr": None if result.exact or not result.stderr_measurable else result.stderr,
-              "episodes": result.episodes, "exact": result.exact}
-    if result.failure is not None:
-        record["failure"] = result.failure.summary()
-    return record

@@ -462,3 +462,20 @@ def _count(played: _Played, situation, names, distribution: dict) -> None:
     for action, probability in distribution.items():
         word = situation.moves.get(int(action)) or (names[int(action)] if int(action) < len(names) else str(action))
         entry[1][word] = entry[1].get(word, 0.0) + float(probability)
+
+
+def head_to_head(spec: "GameSpec", a: Participant, b: Participant, seed: int) -> dict:
+    """A's mean return against B with its standard error (0 when exact)."""
+    from csro_tui.evaluation.exact import exact_payoff
+    from csro_tui.evaluation.referee import play_match
+    from csro_tui.evaluation.sampling import derive
+
+    if spec.exact:
+        result = exact_payoff(spec, a, b)
+    else:
+        result = play_match(spec, a, b, episodes=spec.default_episodes, seed=derive(seed, "head-to-head"))
+    record = {"mean": result.mean, "stderr": None if result.exact or not result.stderr_measurable else result.stderr,
+              "episodes": result.episodes, "exact": result.exact}
+    if result.failure is not None:
+        record["failure"] = result.failure.summary()
+    return record

@@ -128,7 +128,7 @@ class ComparePoliciesScreen(Screen[None]):
             self.run_worker(lambda: self._play(member_id), thread=True, group=f"match-{member_id}")
 
     def _play(self, member_id: str) -> None:
-        from csro_tui.commands.diff import head_to_head
+        from csro_tui.profiles.compute import head_to_head
         from csro_tui.evaluation.participants import CodePolicy
         from csro_tui.profiles.session import session_profile_seed
 

@@ -45,7 +45,10 @@ def session_profile_seed(state: "SessionState") -> int:
 
 
 def _recorded(state: "SessionState", policy_id: str, source_hash: str) -> Profile | None:
+    """A recorded profile of this code: the policy's own, or the one its proposal had in review."""
     event = state.profiles.get(policy_id)
+    if event is None or event.source_hash != source_hash:
+        event = state.profiles.get(state.policy_proposal.get(policy_id, ""))
     if event is None or event.source_hash != source_hash:
         return None
     try:

@@ -251,7 +251,7 @@ def test_a_timeout_against_a_probe_is_part_of_the_profile():
     from csro_tui.policies.sandbox import SandboxLimits
 
     spec = get_game("rrps(num_repetitions=6)")
-    limits = SandboxLimits(move_timeout=0.3, call_grace=0.5)
+    limits = SandboxLimits(move_timeout=0.5, call_grace=0.5)
     profile = profile_policy(spec, CodePolicy("hangs", HANGS_ON_PAPER), seed=2, limits=limits)
     by_name = {probe.name: probe for probe in profile.probes}
     assert by_name["constant paper"].failure and "time" in by_name["constant paper"].failure.lower()

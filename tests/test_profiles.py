@@ -268,3 +268,21 @@ def test_a_recorded_exact_profile_compares_as_the_computed_one():
     assert all(row.key == "" for row in recorded.situations)
     assert compare(honest, recorded).differences == compare(honest, bluffer).differences
     assert compare(honest, recorded).distance == compare(honest, bluffer).distance
+
+
+def test_a_difference_the_opponent_never_allows_weighs_nothing_under_that_opponent():
+    """Two policies that differ only when facing a bet: apart under the uniform opponent,
+    the same under an opponent that never bets (as the review's meta-strategy distance)."""
+    import copy
+
+    from csro_tui.evaluation.exact import game_tables
+
+    calls_queen = KUHN_CARD_RULE
+    folds_queen = KUHN_CARD_RULE.replace('return 1 if obs["card"] == "Q" else 0', "return 0")
+    spec = kuhn()
+    a = profile_policy(spec, CodePolicy("calls", calls_queen))
+    b = profile_policy(spec, CodePolicy("folds", folds_queen))
+    assert compare(a, b).distance > 0
+    never_bets = copy.copy(game_tables(spec).template)
+    never_bets.action_probability_array[:] = [1.0, 0.0]  # Pass everywhere
+    assert compare(a, b, opponent_reach=compute.opponent_reach(spec, never_bets)).distance == 0.0

@@ -106,3 +106,23 @@ def test_export_draws_the_recorded_diversity(kuhn_session, tmp_path):
     assert svg.startswith("<svg") and svg.count("<rect") >= len(state.ids) ** 2
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Behaviour diversity" in report and "![behaviour distances](diversity.svg)" in report
+
+
+def test_the_review_also_weighs_the_distance_by_the_meta_strategy(kuhn_session):
+    """Labelled apart from the uniform-opponent distance: the states the meta-strategy lets happen."""
+    from csro_tui.profiles.compute import opponent_reach
+
+    compute._cache.clear()
+    root, session = kuhn_session
+    state = fold(SessionStore(root).read(session).events)
+    review = review_behaviour(_spec(), state, "i9.1", BETS_ALWAYS)
+    assert review.distance_under_meta == 0.0  # the same behaviour is the same under any opponent
+    event = next(e for e in review.events if e.policy_id == "i9.1")
+    assert event.nearest["distance_under_meta_strategy"] == 0.0
+    uniform = opponent_reach(_spec())
+    assert uniform.sum() > 0
+    # The uniform table as the "opponent" gives the uniform reach back.
+    from csro_tui.evaluation.exact import game_tables
+
+    table = game_tables(_spec()).template
+    assert opponent_reach(_spec(), table) == pytest.approx(uniform)

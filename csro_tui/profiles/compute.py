@@ -95,19 +95,22 @@ _opponent_reach: dict[str, np.ndarray] = {}
 _opponent_reach_lock = threading.Lock()
 
 
-def opponent_reach(spec: "GameSpec") -> np.ndarray:
+def opponent_reach(spec: "GameSpec", opponent: Any = None) -> np.ndarray:
     """Per row of the game's table: the probability of reaching the row's information
-    state from chance and a uniform random opponent (the row player's own moves
-    counted as certain), summed over the state's histories.  Built once per game."""
+    state from chance and the opponent (uniform random, or the TabularPolicy
+    `opponent` in both seats), the row player's own moves counted as certain, summed
+    over the state's histories.  The uniform one is built once per game."""
     from csro_tui.evaluation.exact import game_tables
 
     tables = game_tables(spec)
     key = str(spec.load())
-    with _opponent_reach_lock:
-        if key in _opponent_reach:
-            return _opponent_reach[key]
+    if opponent is None:
+        with _opponent_reach_lock:
+            if key in _opponent_reach:
+                return _opponent_reach[key]
     lookup = tables.template.state_lookup
     reach = np.zeros(len(tables.row_key))
+    probabilities = opponent.action_probability_array if opponent is not None else None
 
     def walk(state, weights: tuple[float, float]) -> None:
         if state.is_terminal():
@@ -117,16 +120,19 @@ def opponent_reach(spec: "GameSpec") -> np.ndarray:
                 walk(state.child(action), (weights[0] * probability, weights[1] * probability))
             return
         player = state.current_player()
-        reach[lookup[state.information_state_string(player)]] += weights[player]
+        row = lookup[state.information_state_string(player)]
+        reach[row] += weights[player]
         legal = state.legal_actions()
         for action in legal:
             scaled = list(weights)
-            scaled[1 - player] /= len(legal)
-            walk(state.child(action), (scaled[0], scaled[1]))
+            scaled[1 - player] *= 1 / len(legal) if probabilities is None else probabilities[row, action]
+            if scaled[1 - player] > 0 or scaled[player] > 0:
+                walk(state.child(action), (scaled[0], scaled[1]))
 
     walk(spec.load().new_initial_state(), (1.0, 1.0))
-    with _opponent_reach_lock:
-        _opponent_reach[key] = reach
+    if opponent is None:
+        with _opponent_reach_lock:
+            _opponent_reach[key] = reach
     return reach
 
 

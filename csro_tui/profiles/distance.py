@@ -50,8 +50,10 @@ def _tv(p: dict[str, float], q: dict[str, float]) -> float:
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
 
 
-def compare(a: Profile, b: Profile) -> Comparison:
-    """Distance between two profiles of the same game and kind, and where they differ."""
+def compare(a: Profile, b: Profile, *, opponent_reach=None) -> Comparison:
+    """Distance between two profiles of the same game and kind, and where they differ.
+    Exact games: `opponent_reach` (per row, in table order) weighs the states by
+    another opponent than the uniform one (the meta-strategy, in review)."""
     if a.kind != b.kind:
         raise ValueError(f"profiles of different kinds ({a.kind}, {b.kind}) cannot be compared")
     if a.failure or b.failure:
@@ -60,11 +62,11 @@ def compare(a: Profile, b: Profile) -> Comparison:
             {"situation": "building the policy's table", "a": a.failure or "ok", "b": b.failure or "ok"}
         ] if not same else [])
     if a.kind == EXACT:
-        return _compare_exact(a, b)
+        return _compare_exact(a, b, opponent_reach)
     return _compare_sampled(a, b)
 
 
-def _compare_exact(a: Profile, b: Profile) -> Comparison:
+def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
     # Rows are the game's information states in table order; a recorded profile
     # leaves out the state strings (a third of its size), so align by position then.
     if all(row.key for row in a.situations) and all(row.key for row in b.situations):
@@ -76,12 +78,13 @@ def _compare_exact(a: Profile, b: Profile) -> Comparison:
         raise ValueError("exact profiles of different games cannot be compared")
     total, weighted = 0.0, 0.0
     found = []
-    for row, other in pairs:
+    for index, (row, other) in enumerate(pairs):
         if other is None:
             continue
         reach_a = row.weight / row.opponent_reach if row.opponent_reach else 0.0
         reach_b = other.weight / other.opponent_reach if other.opponent_reach else 0.0
-        weight = row.opponent_reach * (reach_a + reach_b) / 2
+        outside = row.opponent_reach if opponent_reach is None else float(opponent_reach[index])
+        weight = outside * (reach_a + reach_b) / 2
         if weight <= 0:
             continue
         tv = _tv(row.distribution, other.distribution)

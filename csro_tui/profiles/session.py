@@ -28,7 +28,7 @@ from csro_tui.profiles.distance import (
     effective_strategies,
 )
 from csro_tui.profiles.hints import Hint, static_hints
-from csro_tui.profiles.model import Profile
+from csro_tui.profiles.model import EXACT, Profile
 from csro_tui.profiles.references import profile_seed
 
 if TYPE_CHECKING:
@@ -101,6 +101,8 @@ class ReviewBehaviour:
     hints: list[Hint]
     ranked: list[tuple[str, Comparison]]  # (member id, comparison), nearest first
     events: list["BehaviourProfiled"] = field(default_factory=list)  # to record
+    # Exact games: the nearest member's distance with the meta-strategy as the opponent.
+    distance_under_meta: float | None = None
 
     @property
     def behaves_like(self) -> str | None:
@@ -130,6 +132,9 @@ def review_behaviour(
         mine = profile(spec, participant, seed=session_profile_seed(state))
     ranked = sorted(((member_id, compare(mine, other)) for member_id, other in members.items()),
                     key=lambda item: item[1].distance)
+    under_meta = None
+    if ranked and mine.kind == EXACT and not mine.failure and not members[ranked[0][0]].failure:
+        under_meta = _distance_under_meta_strategy(spec, state, mine, members[ranked[0][0]])
     if fresh:
         nearest = None
         if ranked:
@@ -140,9 +145,28 @@ def review_behaviour(
                 "stderr": comparison.stderr,
                 "same_within_noise": comparison.same_within_noise,
                 "differences": comparison.differences[:NEAREST_DIFFERENCES],
+                "distance_under_meta_strategy": under_meta,
             }
         events.append(_event(proposal_id, mine, source, nearest))
-    return ReviewBehaviour(mine, describe(mine), static_hints(source), ranked, events)
+    return ReviewBehaviour(mine, describe(mine), static_hints(source), ranked, events, under_meta)
+
+
+def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) -> float | None:
+    """Exact games: the distance to the nearest member with the states weighted by the
+    current meta-strategy as the opponent (in both seats) instead of the uniform one."""
+    from csro_tui.evaluation.exact import mixture_policy
+    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.profiles.compute import opponent_reach
+
+    weights = state.meta_strategy if state.meta is not None else {}
+    members = [m for m in state.population if weights.get(m.id, 0.0) > 0]
+    if not members:
+        return None
+    try:
+        mixture = mixture_policy(spec, [CodePolicy(m.id, m.source) for m in members], [weights[m.id] for m in members])
+    except (PolicyFailure, ValueError):
+        return None
+    return compare(mine, nearest, opponent_reach=opponent_reach(spec, mixture)).distance
 
 
 @dataclass

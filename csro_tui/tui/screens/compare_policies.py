@@ -240,6 +240,8 @@ def review_line(review) -> Text:
     member_id, comparison = review.ranked[0]
     noise = "" if comparison.stderr is None else f" ± {comparison.stderr:.3f}"
     text.append(f"behaviour: nearest member {one_line(member_id, 20)} at distance {comparison.distance:.3f}{noise}")
+    if review.distance_under_meta is not None:
+        text.append(f" (under the meta-strategy: {review.distance_under_meta:.3f})")
     if comparison.differences:
         text.append("; differs most: " + "; ".join(one_line(d["situation"], 60) for d in comparison.differences[:3]))
     hint = review.hint()

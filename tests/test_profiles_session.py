@@ -126,3 +126,12 @@ def test_the_review_also_weighs_the_distance_by_the_meta_strategy(kuhn_session):
 
     table = game_tables(_spec()).template
     assert opponent_reach(_spec(), table) == pytest.approx(uniform)
+
+
+def test_export_diversity_profiles_the_members_without_changing_the_log(kuhn_session, tmp_path):
+    root, session = kuhn_session
+    before = (root / session / EVENTS_FILE).read_bytes()
+    assert main(["export", session, "--session-dir", str(root), "--out", str(tmp_path / "out"), "--diversity"]) == 0
+    assert (tmp_path / "out" / "diversity.svg").exists()
+    assert "## Behaviour diversity" in (tmp_path / "out" / "report.md").read_text()
+    assert (root / session / EVENTS_FILE).read_bytes() == before

@@ -76,3 +76,47 @@ def profiles(table: Table, quick: bool) -> None:
               "about 2 s", profile.best <= 2.5,
               note=f"baseline: the same play through the referee's lockstep ({len(bots)} RoShamBo bots x {episodes} "
                    f"episodes, one sandbox); {profile.describe()}")
+    diversity_of_thirty(table, quick)
+
+
+def diversity_of_thirty(table: Table, quick: bool) -> None:
+    """The diversity view's work for a 30-member Leduc population once each member is
+    profiled (the TUI does it in a worker): every pairwise distance, the cluster order,
+    the clusters and the effective number.  Baseline: profiling the 30 members from
+    their cached tables (what precedes it)."""
+    import os
+    import time
+
+    import numpy as np
+
+    from csro_tui.evaluation.exact import tabularize
+    from csro_tui.evaluation.participants import CodePolicy
+    from csro_tui.games.registry import get_game
+    from csro_tui.profiles import compute
+    from csro_tui.profiles.distance import cluster_order, clusters, distance_matrix, effective_strategies
+
+    spec = get_game("leduc_poker")
+    seeds = sorted(spec.seed_policies().items())
+    tag = f"{os.getpid()}-{time.time_ns()}"
+    members = [CodePolicy(f"m{i}", seeds[i % len(seeds)][1] + f"\n# bench {tag} {i}\n") for i in range(30)]
+    for member in members:
+        tabularize(spec, member)
+
+    def profiles():
+        compute._cache.clear()
+        return [compute.profile_policy(spec, member) for member in members]
+
+    def diversity(found):
+        distances, errors = distance_matrix(found)
+        order = cluster_order(distances)
+        ordered = distances[np.ix_(order, order)]
+        return clusters(ordered, errors[np.ix_(order, order)]), effective_strategies([1 / 30] * 30, ordered)
+
+    found = profiles()
+    timings = interleaved({"diversity": lambda: diversity(found), "profiles": profiles}, 2 if quick else 3)
+    groups, effective = timings["diversity"].value
+    table.add("10", "leduc diversity of 30 members (distances, order, clusters, effective number)",
+              fmt_seconds(timings["diversity"].best), fmt_seconds(timings["profiles"].best),
+              f"{ratio(timings['diversity'].best, timings['profiles'].best):.2f}x", "in a worker", None,
+              note=f"{len(seeds)} distinct seed behaviours among the 30: {len(groups)} clusters, effective number "
+                   f"{effective:.2f}; baseline: the 30 profiles from cached tables; {timings['diversity'].describe()}")

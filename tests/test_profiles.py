@@ -148,6 +148,9 @@ def test_beat_last_against_the_constant_probes_loses_nothing_after_its_first_thr
         assert probe.failure is None
         assert probe.mean == 29 + first_throw[probe.name]
         assert probe.thirds == [9.0 + first_throw[probe.name], 10.0, 10.0]
+        assert probe.stops_falling_after == (1 if first_throw[probe.name] < 0 else 0)
+    assert any(line.startswith("against constant paper:") and "losing nothing after move 1" in line
+               for line in describe(profile))
     assert {probe.name for probe in profile.probes} >= {"cycling", "copying", "beat-last", "frequency-following", "uniform"}
     assert any("beats constant rock" in line for line in describe(profile))
 

@@ -201,7 +201,7 @@ def sampled_profile(
     profile.probes = played.rows
     if kind == SAMPLED:  # one-shot games: when in the episode a payoff came says nothing of adapting
         for row in profile.probes:
-            row.thirds = []
+            row.thirds, row.stops_falling_after = [], None
     counts = sorted(played.situations.items(), key=lambda item: -item[1][0])[:MAX_SAMPLED_SITUATIONS]
     for (group, label), (visits, moves) in counts:
         total = sum(moves.values()) or 1.0
@@ -425,10 +425,12 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
         finished = [e for e in episodes_of[index] if e.state.is_terminal()]
         returns: list[float | None] = [None] * len(episodes_of[index])
         thirds = np.zeros(3)
+        falls: list[int] = []
         for position, episode in enumerate(episodes_of[index]):
             if failures[index] is None and episode.state.is_terminal():
                 returns[position] = float(episode.state.returns()[episode.seat])
                 thirds += _thirds(episode)
+                falls.append(_last_fall(episode))
         played_returns = [r for r in returns if r is not None]
         played.rows.append(ProbeRow(
             name=opponent.name,
@@ -438,6 +440,8 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
             thirds=[float(x) for x in thirds / len(finished)] if finished and failures[index] is None else [],
             episodes=len(played_returns),
             failure=failures[index],
+            stops_falling_after=max(falls) if falls else None,
+            moves=max((e.decisions for e in finished), default=0),
         ))
     return played
 
@@ -451,6 +455,11 @@ def _note_return(episode: _Episode) -> None:
     if now != episode.last:
         episode.deltas.append((episode.decisions, now - episode.last))
         episode.last = now
+
+
+def _last_fall(episode: _Episode) -> int:
+    """The decision after which the episode's running total last went down (0: never)."""
+    return max((made for made, delta in episode.deltas if delta < 0), default=0)
 
 
 def _thirds(episode: _Episode) -> np.ndarray:

@@ -92,6 +92,11 @@ def _describe_sampled(profile: Profile) -> list[str]:
         elif probe.mean is not None and probe.mean < -noise - 1e-9:
             loses.append(probe.name)
         line = f"against {probe.name}: {probe.mean:+.3g} per match"
+        if probe.stops_falling_after is not None and probe.moves:
+            if probe.stops_falling_after == 0:
+                line += ", never losing ground"
+            elif probe.stops_falling_after <= probe.moves // 3:
+                line += f", losing nothing after move {probe.stops_falling_after}"
         if len(probe.thirds) == 3:
             first, middle, last = probe.thirds
             line += f" (thirds {first:+.3g} / {middle:+.3g} / {last:+.3g})"

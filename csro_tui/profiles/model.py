@@ -37,6 +37,10 @@ class ProbeRow:
     mean: float | None  # mean return per episode, seats swapped; None when it failed before any
     stderr: float | None
     thirds: list[float] = field(default_factory=list)  # first, middle, last third of the match
+    # Repeated games: the move after which the running total never fell again (the
+    # latest over the episodes; 0: it never fell), and the moves per episode.
+    stops_falling_after: int | None = None
+    moves: int = 0
     episodes: int = 0
     failure: str | None = None  # the policy crashed or timed out against this opponent
 

@@ -289,3 +289,11 @@ def test_a_difference_the_opponent_never_allows_weighs_nothing_under_that_oppone
     never_bets = copy.copy(game_tables(spec).template)
     never_bets.action_probability_array[:] = [1.0, 0.0]  # Pass everywhere
     assert compare(a, b, opponent_reach=compute.opponent_reach(spec, never_bets)).distance == 0.0
+
+
+def test_leduc_words_say_once_what_is_the_same_on_every_board():
+    spec = get_game("leduc_poker")
+    words = describe(profile_policy(spec, resolve_participant(spec, "seed:always_call")))
+    boards = [line for line in words if "board" in line]
+    assert boards and all("board " in line and "/" in line.split("board ")[1].split(":")[0] for line in boards)
+    assert "pre-flop: check, check; board Q/K/J: first to act (seat 1): always checks" in words

@@ -59,24 +59,60 @@ def _describe_exact(profile: Profile) -> list[str]:
         if row.weight < MIN_REACH:
             continue
         by_label.setdefault((row.seat, row.label), []).append(row)
-    # The most reached situations only (Leduc has hundreds), in seat order.
-    ranked = sorted(by_label.items(), key=lambda item: -sum(r.weight for r in item[1]))
-    kept = sorted(ranked[:MAX_EXACT_SENTENCES], key=lambda item: (item[0][0], -sum(r.weight for r in item[1])))
-    sentences = []
-    for (seat, label), rows in kept:
+    entries = []  # [seat, label tokens, what it does, reach]
+    for (seat, label), rows in by_label.items():
         actions: "OrderedDict[str, list[str]]" = OrderedDict()
         for row in rows:
             actions.setdefault(_mix(row.distribution), []).append(row.group)
-        where = f"{label} (seat {seat + 1})" if seat is not None else label
         if len(actions) == 1:
             (action,) = actions
-            sentences.append(f"{where}: always {action}" if rows[0].group else f"{where}: {action}")
+            body = f"always {action}" if rows[0].group else action
         else:
-            parts = [f"{action} with {_join(sorted(set(groups), key=groups.index))}" for action, groups in actions.items()]
-            sentences.append(f"{where}: " + "; ".join(parts))
+            body = "; ".join(f"{action} with {_join(sorted(set(groups), key=groups.index))}"
+                             for action, groups in actions.items())
+        entries.append([seat, label.split(" "), body, sum(row.weight for row in rows)])
+    entries = _merge_one_word_apart(entries)
+    # The most reached situations only (Leduc has hundreds), in seat order.
+    ranked = sorted(entries, key=lambda entry: -entry[3])
+    kept = sorted(ranked[:MAX_EXACT_SENTENCES], key=lambda entry: (entry[0] if entry[0] is not None else -1, -entry[3]))
+    sentences = []
+    for seat, tokens, body, _ in kept:
+        label = " ".join(tokens)
+        where = f"{label} (seat {seat + 1})" if seat is not None else label
+        sentences.append(f"{where}: {body}")
     if len(ranked) > len(kept):
         sentences.append(f"... and {len(ranked) - len(kept)} less often reached situations (the profile lists them)")
     return sentences
+
+
+def _merge_one_word_apart(entries: list[list]) -> list[list]:
+    """Situations whose names differ in one word and where the policy does the same are
+    said once, the word listed ("board J/Q/K: first to act"): position by position."""
+    longest = max((len(entry[1]) for entry in entries), default=0)
+    for position in range(longest):
+        merged: "OrderedDict[tuple, list]" = OrderedDict()
+        for entry in entries:
+            seat, tokens, body, weight = entry
+            if position >= len(tokens):
+                merged[(id(entry),)] = entry
+                continue
+            key = (seat, body, len(tokens), tuple(tokens[:position]), tuple(tokens[position + 1:]))
+            if key in merged:
+                known = merged[key]
+                word, tail = _split_punctuation(tokens[position])
+                words = known[1][position][: -len(tail)] if tail else known[1][position]
+                if word not in words.split("/"):
+                    known[1] = [*known[1][:position], f"{words}/{word}{tail}", *known[1][position + 1:]]
+                known[3] += weight
+            else:
+                merged[key] = [seat, list(tokens), body, weight]
+        entries = list(merged.values())
+    return entries
+
+
+def _split_punctuation(token: str) -> tuple[str, str]:
+    stripped = token.rstrip(":;,.")
+    return stripped, token[len(stripped):]
 
 
 def _describe_sampled(profile: Profile) -> list[str]:

@@ -109,7 +109,8 @@ class ComparePoliciesScreen(Screen[None]):
         for member_id, comparison in review.ranked:
             noise = "" if comparison.stderr is None else f"±{comparison.stderr:.2f}"
             mark = " =" if comparison.same_within_noise else ""
-            options.add_option(Option(f"{one_line(member_id, 12):<12} {comparison.distance:.3f}{noise}{mark}",
+            # Text, not a string: an option's string prompt would be read as markup.
+            options.add_option(Option(Text(f"{one_line(member_id, 12):<12} {comparison.distance:.3f}{noise}{mark}"),
                                       id=f"member-{member_id}"))
         if review.ranked:
             options.highlighted = 0

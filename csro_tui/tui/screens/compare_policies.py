@@ -106,12 +106,12 @@ class ComparePoliciesScreen(Screen[None]):
         self.query_one("#compare-header", Static).update(header)
         options = self.query_one("#compare-members", OptionList)
         options.clear_options()
-        for member_id, comparison in review.ranked:
+        for position, (member_id, comparison) in enumerate(review.ranked):
             noise = "" if comparison.stderr is None else f"±{comparison.stderr:.2f}"
             mark = " =" if comparison.same_within_noise else ""
             # Text, not a string: an option's string prompt would be read as markup.
             options.add_option(Option(Text(f"{one_line(member_id, 12):<12} {comparison.distance:.3f}{noise}{mark}"),
-                                      id=f"member-{member_id}"))
+                                      id=f"member-{position}"))  # ids are identifiers; member ids need not be
         if review.ranked:
             options.highlighted = 0
             self._select(review.ranked[0][0])
@@ -119,8 +119,8 @@ class ComparePoliciesScreen(Screen[None]):
             self.query_one("#compare-behaviour", Static).update(Text("No other member to compare with.", style="dim"))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id and event.option.id.startswith("member-"):
-            self._select(event.option.id.removeprefix("member-"))
+        if self.review is not None and event.option.id and event.option.id.startswith("member-"):
+            self._select(self.review.ranked[int(event.option.id.removeprefix("member-"))][0])
 
     def _select(self, member_id: str) -> None:
         self.selected = member_id

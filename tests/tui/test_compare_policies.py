@@ -200,3 +200,45 @@ def test_the_review_checks_show_static_hints_with_their_lines():
     assert "Hints about the code (not reasons to reject)" in text
     assert "line 4: method update() is never called" in text
     assert "line 3: self.counts is written but never read" in text
+
+
+async def test_a_live_review_shows_the_nearest_member_and_d_compares(tmp_path):
+    """A real Kuhn session: the review's behaviour line, `d` from the review, `b` and `d` on the
+    dashboard; what was computed is recorded in the session as behaviour_profiled events."""
+    from csro_tui.sessions.store import SessionStore
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.backend import Backend
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+    from csro_tui.tui.screens.review import ReviewScreen
+    from tests.tui.helpers import engine_idle, start_screen
+
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await engine_idle(pilot, app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "a review")
+        review = app.screen
+        line = review.query_one(ReviewBehaviourLine)
+        await wait_until(pilot, lambda: "nearest member p0" in str(line.render()), "the behaviour line")
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComparePoliciesScreen), "the comparison")
+        compare = app.screen
+        await wait_until(pilot, lambda: compare.review is not None, "the profiles")
+        assert [member for member, _ in compare.review.ranked] == ["p0"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is review, "back to the review")
+        await pilot.press("a")
+        await engine_idle(pilot, app)
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, DiversityScreen), "the diversity view")
+        diversity = app.screen
+        await wait_until(pilot, lambda: diversity.diversity is not None, "the diversity")
+        assert sorted(diversity.diversity.ids) == ["p0", "p1"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+        session = app.live.session_id
+    events = SessionStore(tmp_path).read(session).events
+    profiled = {event.policy_id for event in events if event.TYPE == "behaviour_profiled"}
+    assert "p0" in profiled and any(policy_id.startswith("i1.") for policy_id in profiled)

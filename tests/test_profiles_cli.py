@@ -120,3 +120,12 @@ def test_an_invalid_policy_is_refused_with_its_line(tmp_path, capsys):
     (tmp_path / "bad.py").write_text("class Policy:\n    def act(self, obs):\n        return eval('1')\n")
     assert main(["explain", str(tmp_path / "bad.py"), "--game", "kuhn_poker"]) == 2
     assert "bad.py:" in capsys.readouterr().err
+
+
+def test_explain_of_a_policy_whose_table_cannot_be_built_exits_1(tmp_path, capsys):
+    (tmp_path / "crash.py").write_text(
+        "class Policy:\n    def __init__(self, player, game):\n        pass\n\n"
+        "    def act(self, obs):\n        if obs['card'] == 'K':\n            raise ValueError('no king')\n        return 0\n")
+    assert main(["explain", str(tmp_path / "crash.py"), "--game", "kuhn_poker"]) == 1
+    out = capsys.readouterr().out
+    assert "its table could not be built" in out and "no king" in out

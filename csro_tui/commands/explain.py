@@ -4,7 +4,9 @@ The behaviour profile (csro_tui/profiles/; the code runs only in the
 sandbox), a description in words made from it (no model), and static hints
 about the code with their line numbers (methods the referee never calls,
 state written but never read, randomness not from game["seed"]): hints, not
-verdicts.
+verdicts.  Exit 1 when the policy fails before any profile exists (an exact
+game's table could not be built); a failure against one probe is part of
+the profile.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from csro_tui.commands.eval import EXIT_INVALID, InvalidPolicy, load_game
+from csro_tui.commands.eval import EXIT_INVALID, EXIT_POLICY_FAILED, InvalidPolicy, load_game
 from csro_tui.commands.sessions import add_sessions_dir_argument
 
 
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             "description": words,
             "hints": [hint.to_dict() for hint in hints],
         }), indent=2))
-        return 0
+        return EXIT_POLICY_FAILED if profile.failure else 0
     print(f"{one_line(profile.policy, 80)} in {spec.title}")
     print("what it does:")
     for sentence in words:
@@ -79,4 +81,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"  line {hint.line}: {one_line(hint.message, 140)}")
     if not spec.exact:
         print(f"seed {seed} (repeat with --seed {seed})")
-    return 0
+    # No profile at all (the exact table could not be built): exit 1, as `csro eval` on a policy failure.
+    return EXIT_POLICY_FAILED if profile.failure else 0

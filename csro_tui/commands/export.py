@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         from csro_tui.games.registry import get_game
         from csro_tui.profiles.session import member_profiles
 
+        print("profiling the members without a recorded profile in the sandbox…", file=sys.stderr, flush=True)
         _, computed = member_profiles(get_game(state.started.game), state)
         for event in computed:  # into this export's copy of the state only
             event.seq = state.step + 1

@@ -187,8 +187,13 @@ def show_diversity(console, state, *, compute: bool) -> None:
     if len(state.population) < 2:
         return
     if compute:
+        import sys
+
         from csro_tui.games.registry import get_game
 
+        missing = [m.id for m in state.population if m.id not in state.profiles]
+        if missing:
+            print(f"profiling {len(missing)} member(s) in the sandbox…", file=sys.stderr, flush=True)
         diversity = population_diversity(get_game(state.started.game), state)
     else:
         diversity = recorded_diversity(state)

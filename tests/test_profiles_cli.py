@@ -9,6 +9,7 @@ from csro_tui.cli import main
 from csro_tui.profiles import compute
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
+from tests.llm_server import llm_server  # noqa: F401 - the fixture
 
 FORGETFUL_COUNTER = '''import random
 
@@ -129,3 +130,20 @@ def test_explain_of_a_policy_whose_table_cannot_be_built_exits_1(tmp_path, capsy
     assert main(["explain", str(tmp_path / "crash.py"), "--game", "kuhn_poker"]) == 1
     out = capsys.readouterr().out
     assert "its table could not be built" in out and "no king" in out
+
+
+def test_explain_summary_asks_the_configured_model_and_labels_its_text(tmp_path, capsys, monkeypatch, llm_server):
+    """The reply is fixed test text from tests/llm_server.py (no model): what is pinned is that
+    it is asked about the code and that its text is shown apart, labelled as model text."""
+    from tests.llm_server import ScriptedReply
+
+    monkeypatch.chdir(tmp_path)  # no csro.toml of the checkout
+    (tmp_path / "forgetful.py").write_text(FORGETFUL_COUNTER)
+    llm_server.script(ScriptedReply(text="SCRIPTED TEST REPLY"))
+    argv = ["explain", str(tmp_path / "forgetful.py"), "--game", "rrps(num_repetitions=30)", "--summary",
+            "--model", "scripted-test-model", "--base-url", llm_server.base_url]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "model summary (model text from scripted-test-model" in out and "  SCRIPTED TEST REPLY" in out
+    (request,) = llm_server.requests
+    assert "def update(self, obs, action):" in json.dumps(request.body)

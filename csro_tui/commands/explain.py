@@ -30,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--game", required=True, help="game name, e.g. kuhn_poker, rrps, liars_dice")
     parser.add_argument("--seed", type=int, help="seed of a sampled profile (default: from the session, else 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--summary", action="store_true",
+                        help="also ask the configured LLM for a summary of the code (model text, shown as such)")
+    parser.add_argument("--model", help="model for --summary (default: csro.toml [llm], CSRO_MODEL)")
+    parser.add_argument("--base-url", help="OpenAI-compatible base URL for --summary (default: OPENAI_BASE_URL)")
     add_sessions_dir_argument(parser)
     parser.set_defaults(func=run)
 
@@ -54,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
     words = describe(profile)
     source = named.participant.source if isinstance(named.participant, CodePolicy) else ""
     hints = static_hints(source)
+    summary = None
+    if args.summary and source:
+        from csro_tui.profiles.summary import model_summary
+
+        summary = model_summary(spec, source, model=args.model, base_url=args.base_url)
     if args.json:
         from csro_tui.numbers import plain_numbers
 
@@ -63,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             "profile": profile.to_dict(),
             "description": words,
             "hints": [hint.to_dict() for hint in hints],
+            "model_summary": summary,
         }), indent=2))
         return EXIT_POLICY_FAILED if profile.failure else 0
     print(f"{one_line(profile.policy, 80)} in {spec.title}")
@@ -75,6 +85,12 @@ def run(args: argparse.Namespace) -> int:
     print(headers.get(profile.kind, "profile:"))
     for line in profile_lines(profile):
         print(line)
+    if summary is not None:
+        from csro_tui.text import clean_text
+
+        print(f"model summary (model text from {one_line(summary['model'], 60)}, not checked against the profile):")
+        for line in clean_text(summary["text"]).strip().splitlines():
+            print(f"  {line}")
     if hints:
         print("hints about the code (not reasons to reject):")
         for hint in hints:

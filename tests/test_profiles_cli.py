@@ -113,6 +113,10 @@ def test_a_session_member_is_named_session_id_member(tmp_path, capsys):
                  "--json", "--session-dir", str(tmp_path)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["a"] == f"{session}:{first}" and report["distance"] > 0
+    assert main(["explain", f"session:{session}:{first}", "--game", "kuhn_poker", "--json",
+                 "--session-dir", str(tmp_path)]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert explained["profile"]["policy"] == f"{session}:{first}"
     assert main(["explain", f"session:{session}:nobody", "--game", "kuhn_poker", "--session-dir", str(tmp_path)]) == 2
     assert "has no member 'nobody'" in capsys.readouterr().err
 
@@ -147,3 +151,22 @@ def test_explain_summary_asks_the_configured_model_and_labels_its_text(tmp_path,
     assert "model summary (model text from scripted-test-model" in out and "  SCRIPTED TEST REPLY" in out
     (request,) = llm_server.requests
     assert "def update(self, obs, action):" in json.dumps(request.body)
+
+
+def test_explain_reuses_the_sessions_recorded_benchmark_row(tmp_path, capsys):
+    assert main(["run", "--game", "rrps(num_repetitions=20)", "--oracle", "seed", "--iterations", "1",
+                 "--review", "auto", "--session-dir", str(tmp_path)]) == 0
+    (session,) = [p.name for p in tmp_path.iterdir() if (p / EVENTS_FILE).exists()]
+    state = fold(SessionStore(tmp_path).read(session).events)
+    member = state.population[0].id
+    assert member in state.benchmark
+    capsys.readouterr()
+    assert main(["explain", f"session:{session}:{member}", "--game", "rrps(num_repetitions=20)", "--json",
+                 "--session-dir", str(tmp_path)]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert explained["benchmark_row"] == state.benchmark[member].per_bot  # reused, not replayed
+    # The profile's seed derives from the session's: the same profile again, computed afresh.
+    compute._cache.clear()
+    assert main(["explain", f"session:{session}:{member}", "--game", "rrps(num_repetitions=20)", "--json",
+                 "--session-dir", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["profile"] == explained["profile"]

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             "description": words,
             "hints": [hint.to_dict() for hint in hints],
             "model_summary": summary,
+            "benchmark_row": named.benchmark_row,
         }), indent=2))
         return EXIT_POLICY_FAILED if profile.failure else 0
     print(f"{one_line(profile.policy, 80)} in {spec.title}")
@@ -85,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
     print(headers.get(profile.kind, "profile:"))
     for line in profile_lines(profile):
         print(line)
+    if named.benchmark_row:
+        row = named.benchmark_row
+        worst = sorted(row.items(), key=lambda item: item[1])[:3]
+        print(f"against the benchmark (recorded in the session): mean {sum(row.values()) / len(row):+.4g} over "
+              f"{len(row)} bots; worst: " + ", ".join(f"{one_line(bot, 30)} {value:+.4g}" for bot, value in worst))
     if summary is not None:
         from csro_tui.text import clean_text
 

@@ -20,6 +20,9 @@ class Named:
     participant: Participant
     session_seed: int | None = None  # the recorded session's master seed, when it came from one
     session_game: str | None = None
+    # The member's payoff per benchmark bot as the session recorded it (sampled games: the
+    # profile's row against the benchmark is this evaluation, reused, not replayed).
+    benchmark_row: dict | None = None
 
 
 def resolve_policy(spec: "GameSpec", reference: str, sessions_dir: str | None = None) -> Named:
@@ -40,9 +43,11 @@ def resolve_policy(spec: "GameSpec", reference: str, sessions_dir: str | None = 
         raise UnknownName(f"session {session_id} has no member {member!r}{did_you_mean(member, known)}; "
                           f"members: {', '.join(known) or 'none'}")
     seed = state.config.get("seed")
+    benchmark = state.benchmark.get(record.id)
     return Named(CodePolicy(f"{session_id}:{record.id}", record.source),
                  int(seed) if isinstance(seed, int) else None,
-                 state.started.game if state.started else None)
+                 state.started.game if state.started else None,
+                 dict(benchmark.per_bot) if benchmark is not None and benchmark.failure is None else None)
 
 
 def profile_seed(session_seed: int | None, given: int | None) -> int:

@@ -251,7 +251,7 @@ class Policy:
 
 
 def test_a_timeout_against_a_probe_is_part_of_the_profile():
-    from csro_tui.policies.sandbox import SandboxLimits
+    from csro_tui.sandbox.sandbox import SandboxLimits
 
     spec = get_game("rrps(num_repetitions=6)")
     limits = SandboxLimits(move_timeout=0.5, call_grace=0.5)

@@ -99,9 +99,11 @@ def test_export_draws_the_recorded_diversity(kuhn_session, tmp_path):
     for event in review_behaviour(_spec(), state, "i9.1", BETS_ALWAYS).events:
         event.seq = state.step + 1
         state.apply(event)
-    written = export_session(state, tmp_path / "out")
+    from csro_tui.profiles.session import write_diversity
+
+    export_session(state, tmp_path / "out")
     picture = tmp_path / "out" / "diversity.svg"
-    assert picture in written
+    assert write_diversity(state, tmp_path / "out") == picture
     svg = picture.read_text()
     assert svg.startswith("<svg") and svg.count("<rect") >= len(state.ids) ** 2
     report = (tmp_path / "out" / "report.md").read_text()

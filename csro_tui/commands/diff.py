@@ -37,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.compute import head_to_head, profile_policy
     from csro_tui.profiles.distance import compare
     from csro_tui.profiles.references import profile_seed
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare(profile_a, profile_b)
     match = head_to_head(spec, a.participant, b.participant, seed)
     if args.json:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.numbers import plain_numbers
 
         print(json.dumps(plain_numbers(comparison_json(profile_a, profile_b, comparison, match)), indent=2))
@@ -67,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
 
 def checked(spec, reference: str, sessions_dir):
     """A named policy, its code validated (issues printed, InvalidPolicy raised)."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.participants import CodePolicy
-    from csro_tui.policies.validation import validate_source
+    from csro_tui.sandbox.validation import validate_source
     from csro_tui.profiles.references import resolve_policy
 
     named = resolve_policy(spec, reference, sessions_dir)

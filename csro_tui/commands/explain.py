@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.commands.diff import checked
     from csro_tui.evaluation.participants import CodePolicy
     from csro_tui.profiles.compute import profile_policy
@@ -60,10 +61,12 @@ def run(args: argparse.Namespace) -> int:
     hints = static_hints(source)
     summary = None
     if args.summary and source:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.summary import model_summary
 
         summary = model_summary(spec, source, model=args.model, base_url=args.base_url)
     if args.json:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.numbers import plain_numbers
 
         print(json.dumps(plain_numbers({
@@ -92,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"against the benchmark (recorded in the session): mean {sum(row.values()) / len(row):+.4g} over "
               f"{len(row)} bots; worst: " + ", ".join(f"{one_line(bot, 30)} {value:+.4g}" for bot, value in worst))
     if summary is not None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.text import clean_text
 
         print(f"model summary (model text from {one_line(summary['model'], 60)}, not checked against the profile):")

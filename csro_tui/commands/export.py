@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from csro_tui.commands.sessions import add_sessions_dir_argument
+from csro_tui.numbers import counted
+from csro_tui.sessions.store import SessionStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,10 +31,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from csro_tui.numbers import counted
-    from csro_tui.sessions.export import export_session
-    from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.sessions.export import export_session  # start-up time: importing it loads numpy
+    from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
     log = SessionStore(args.sessions_dir).read(args.session)
     for warning in log.warnings:
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.step is not None:
         state = state.at(args.step)
     if args.diversity:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.games.registry import get_game
         from csro_tui.profiles.session import member_profiles
 
@@ -50,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
             event.seq = state.step + 1
             state.apply(event)
     written = export_session(state, Path(args.out))
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.session import write_diversity
+
+    diversity = write_diversity(state, Path(args.out))  # behaviour profiles sit above sessions: added here
+    written += [diversity] if diversity else []
     policies = sum(1 for path in written if path.parent.name == "policies")
     others = [path.name for path in written if path.parent.name != "policies"]
     print(f"exported {counted(policies, 'policy', 'policies')}, {', '.join(others)} to {Path(args.out).resolve()}")

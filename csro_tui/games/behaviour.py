@@ -79,6 +79,7 @@ def leduc_situation(obs: dict) -> Situation:
 
 def liars_dice_situation(obs: dict) -> Situation:
     """'holding 3' / 'opening bid' or 'after two 5s'; moves named as bids or 'call Liar'."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.games.liars_dice import bid_of, bid_words
 
     sides = obs["dice_sides"]

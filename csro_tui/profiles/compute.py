@@ -100,6 +100,7 @@ def opponent_reach(spec: "GameSpec", opponent: Any = None) -> np.ndarray:
     state from chance and the opponent (uniform random, or the TabularPolicy
     `opponent` in both seats), the row player's own moves counted as certain, summed
     over the state's histories.  The uniform one is built once per game."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.exact import game_tables
 
     tables = game_tables(spec)
@@ -137,8 +138,9 @@ def opponent_reach(spec: "GameSpec", opponent: Any = None) -> np.ndarray:
 
 
 def exact_profile(spec: "GameSpec", participant: Participant, *, limits=None, host_factory=None) -> Profile:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.exact import game_tables, tabular_policy
-    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.sandbox.failures import PolicyFailure
 
     profile = Profile(spec.name, participant.name, _identity(participant), EXACT, payoff_scale=_payoff_scale(spec))
     try:
@@ -264,6 +266,7 @@ def _packed(count: int, episodes: int, limits: Any) -> list[list[int]]:
     """Opponents in groups that share a host, each within the episodes a host may hold
     at once (`SandboxLimits.episodes_per_host`, as the referee's waves; an opponent
     with more gets a host of its own)."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.referee import episodes_per_host
 
     per_host = episodes_per_host(limits)
@@ -279,13 +282,19 @@ def _packed(count: int, episodes: int, limits: Any) -> list[list[int]]:
 def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, seed, limits, host_factory,
           count_situations, seconds) -> _Played:
     """`play_against` with the opponents' episodes on one host per group."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    # imported when used, not at the top: keeps csro's start-up fast
     import random
 
+    # imported when used, not at the top: keeps csro's start-up fast
     import pyspiel
 
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.lockstep import paired_stderr
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.sampling import derive, episode_streams, sample, sample_chance
-    from csro_tui.policies.failures import PolicyFailure
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.sandbox.failures import PolicyFailure
 
     game = spec.load()
     names = spec.action_names()
@@ -293,7 +302,8 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
     own_bot = find_bot(spec, participant.name) if isinstance(participant, BotPolicy) else None
     factory = host_factory
     if code is not None and factory is None:
-        from csro_tui.policies.sandbox import PolicyHost as factory  # noqa: N813
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.sandbox.sandbox import PolicyHost as factory  # noqa: N813
     played = _Played()
     episodes_of: list[list[_Episode]] = []
     failures: list[str | None] = [None] * len(opponents)
@@ -481,6 +491,7 @@ def _count(played: _Played, situation, names, distribution: dict) -> None:
 
 def head_to_head(spec: "GameSpec", a: Participant, b: Participant, seed: int) -> dict:
     """A's mean return against B with its standard error (0 when exact)."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.exact import exact_payoff
     from csro_tui.evaluation.referee import play_match
     from csro_tui.evaluation.sampling import derive

@@ -31,12 +31,14 @@ def resolve_policy(spec: "GameSpec", reference: str, sessions_dir: str | None = 
     session_id, _, member = reference[len(SESSION_PREFIX):].rpartition(":")
     if not session_id or not member:
         raise CsroError(f"{reference!r}: a session member is named session:ID:MEMBER")
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.sessions.state import fold
     from csro_tui.sessions.store import SessionStore
 
     state = fold(SessionStore(sessions_dir).read(session_id).events)
     record = state.member(member) or next((m for m in state.population if m.name == member), None)
     if record is None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.names import did_you_mean
 
         known = [m.id for m in state.population]
@@ -55,6 +57,7 @@ def profile_seed(session_seed: int | None, given: int | None) -> int:
     if given is not None:
         return given
     if session_seed is not None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.evaluation.sampling import derive
 
         return derive(session_seed, "behaviour-profile")

@@ -46,6 +46,7 @@ def comparison_json(a: Profile, b: Profile, comparison: Comparison, head_to_head
 
 
 def comparison_lines(a: Profile, b: Profile, comparison: Comparison, head_to_head: dict | None) -> list[str]:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.text import one_line
 
     name_a, name_b = one_line(a.policy, 60), one_line(b.policy, 60)
@@ -79,6 +80,7 @@ def comparison_lines(a: Profile, b: Profile, comparison: Comparison, head_to_hea
 
 
 def profile_lines(profile: Profile) -> list[str]:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.text import one_line
 
     if profile.failure:

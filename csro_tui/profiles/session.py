@@ -32,6 +32,8 @@ from csro_tui.profiles.model import EXACT, Profile
 from csro_tui.profiles.references import profile_seed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from csro_tui.games.base import GameSpec
     from csro_tui.sessions.events import BehaviourProfiled
     from csro_tui.sessions.state import SessionState
@@ -58,6 +60,7 @@ def _recorded(state: "SessionState", policy_id: str, source_hash: str) -> Profil
 
 
 def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None = None) -> "BehaviourProfiled":
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.sessions.events import BehaviourProfiled
 
     return BehaviourProfiled(
@@ -154,8 +157,9 @@ def review_behaviour(
 def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) -> float | None:
     """Exact games: the distance to the nearest member with the states weighted by the
     current meta-strategy as the opponent (in both seats) instead of the uniform one."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.exact import mixture_policy
-    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.sandbox.failures import PolicyFailure
     from csro_tui.profiles.compute import opponent_reach
 
     weights = state.meta_strategy if state.meta is not None else {}
@@ -220,6 +224,7 @@ def recorded_diversity(state: "SessionState") -> Diversity | None:
 
 
 def diversity_svg(diversity: Diversity, title: str) -> str:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.sessions.plot import heat_map_svg
 
     note = "; ".join(diversity.lines()[:2])
@@ -235,3 +240,24 @@ def diversity_markdown(diversity: Diversity, picture: str, missing: int) -> list
     if missing:
         out.append(f"- {missing} member(s) have no recorded profile and are left out")
     return out
+
+
+DIVERSITY_FILE = "diversity.svg"
+
+
+def write_diversity(state: "SessionState", out) -> "Path | None":
+    """After `sessions.export.export_session`: the behaviour-distance heat map of the members
+    with recorded profiles (diversity.svg) and its section appended to report.md; None when
+    fewer than two are profiled."""
+    from pathlib import Path
+
+    diversity = recorded_diversity(state)
+    if diversity is None:
+        return None
+    path = Path(out) / DIVERSITY_FILE
+    game = state.started.game if state.started else ""
+    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}"), encoding="utf-8")
+    missing = len(state.population) - len(diversity.ids)
+    with (Path(out) / "report.md").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(diversity_markdown(diversity, path.name, missing)) + "\n")
+    return path

@@ -33,6 +33,7 @@ def summary_messages(spec: "GameSpec", source: str) -> list[dict[str, str]]:
 def model_summary(spec: "GameSpec", source: str, *, model: str | None = None, base_url: str | None = None) -> dict[str, Any]:
     """{"model", "text"} from the configured model (csro.toml [llm], CSRO_LLM_*/CSRO_MODEL,
     OPENAI_BASE_URL, or the arguments); LLMError or ConfigError (one line) when it cannot."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.config import load_run_config
     from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
 

@@ -16,17 +16,17 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 from pathlib import Path
 
 from csro_tui.errors import SessionError
-from csro_tui.numbers import number as format_number
-from csro_tui.numbers import counted, sparkline, stored_number
+from csro_tui.numbers import counted, number as format_number, sparkline, stored_number
+from csro_tui.sessions.plot import line_chart_svg
 from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
 PLOT_FILE = "run.svg"
-DIVERSITY_FILE = "diversity.svg"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -174,7 +174,7 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
             return "the smoke run's matches (the default when this session was recorded)"
         if key == "episodes":
             try:
-                from csro_tui.games.registry import get_game
+                from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
                 spec = get_game(game)
                 return "exact (computed, no episodes)" if spec.exact else f"{spec.default_episodes} (the game's default)"
@@ -182,11 +182,12 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
                 return "the game's default"
         if key in _UNSET_SETTINGS:
             return _UNSET_SETTINGS[key]
-        from csro_tui.config import SANDBOX_LIMIT_FIELDS
 
-        if key in SANDBOX_LIMIT_FIELDS:  # the sandbox's default at the time of the export
-            from csro_tui.policies.sandbox import SandboxLimits
+        # a sandbox limit (a RunConfig field named as the SandboxLimits field it sets, the
+        # config's SANDBOX_LIMIT_FIELDS): the sandbox's default at the time of the export
+        from csro_tui.sandbox.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
 
+        if key in {f.name for f in dataclasses.fields(SandboxLimits)}:
             return f"{getattr(SandboxLimits(), key):g} (default)"
         return "-"
     return "`" + str(value).replace("`", "'").replace("|", "\\|") + "`"
@@ -210,30 +211,11 @@ def export_session(state: SessionState, out: Path) -> list[Path]:
     report.write_text(report_markdown(state), encoding="utf-8")
     written += [payoffs, report]
     plot = write_plot(state, out / PLOT_FILE)
-    diversity = write_diversity(state, out / DIVERSITY_FILE, report)
-    return written + ([plot] if plot else []) + ([diversity] if diversity else [])
-
-
-def write_diversity(state: SessionState, path: Path, report: Path) -> Path | None:
-    """The behaviour-distance heat map of the members with recorded profiles (issue 22),
-    and its section appended to the report; None when fewer than two are profiled."""
-    from csro_tui.profiles.session import diversity_markdown, diversity_svg, recorded_diversity
-
-    diversity = recorded_diversity(state)
-    if diversity is None:
-        return None
-    game = state.started.game if state.started else ""
-    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}"), encoding="utf-8")
-    missing = len(state.population) - len(diversity.ids)
-    with report.open("a", encoding="utf-8") as handle:
-        handle.write("\n".join(diversity_markdown(diversity, path.name, missing)) + "\n")
-    return path
+    return written + ([plot] if plot else [])
 
 
 def write_plot(state: SessionState, path: Path) -> Path | None:
     """The headline figure per iteration as SVG (None when there is nothing to draw)."""
-    from csro_tui.sessions.plot import line_chart_svg
-
     rows = iteration_rows(state)
     name, values = headline_series(rows)
     if not any(v is not None for v in values):
@@ -248,6 +230,6 @@ def write_plot(state: SessionState, path: Path) -> Path | None:
 
 def _cell(text: str) -> str:
     """Text fit for a Markdown table cell: one line, pipes escaped."""
-    from csro_tui.text import one_line
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     return one_line(text, 200).replace("|", "\\|")

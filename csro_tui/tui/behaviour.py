@@ -53,6 +53,7 @@ def live_context(app: Any) -> BehaviourContext | None:
 
 def events_context(events: list) -> BehaviourContext:
     """A recorded session's context (nothing is recorded)."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.games.registry import get_game
     from csro_tui.sessions.state import fold
 

@@ -25,6 +25,7 @@ from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
 def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str]) -> Text:
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.report import comparison_lines
     from csro_tui.profiles.model import Profile
 
@@ -74,6 +75,7 @@ class ComparePoliciesScreen(Screen[None]):
         self.run_worker(self._profile, thread=True, exclusive=True, group="compare")
 
     def _profile(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import review_behaviour
 
         state = self.context.state()
@@ -129,6 +131,7 @@ class ComparePoliciesScreen(Screen[None]):
             self.run_worker(lambda: self._play(member_id), thread=True, group=f"match-{member_id}")
 
     def _play(self, member_id: str) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.compute import head_to_head
         from csro_tui.evaluation.participants import CodePolicy
         from csro_tui.profiles.session import session_profile_seed
@@ -181,6 +184,7 @@ class DiversityScreen(Screen[None]):
         self.run_worker(self._compute, thread=True, exclusive=True, group="diversity")
 
     def _compute(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
 
         try:
@@ -194,6 +198,7 @@ class DiversityScreen(Screen[None]):
         deliver(self, self._show, diversity)
 
     def _show(self, diversity) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.widgets.behaviour_heatmap import heat_map_text
 
         self.diversity = diversity
@@ -222,6 +227,7 @@ class ReviewBehaviourLine(Static):
         self.run_worker(self._profile, thread=True, exclusive=True, group="review-behaviour")
 
     def _profile(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import review_behaviour
 
         try:
@@ -257,6 +263,7 @@ def review_line(review) -> Text:
 def context_for(app, session_id: str = "", events: list | None = None) -> BehaviourContext | None:
     """The live run's context when it is that session; else the recorded events' (`events`,
     or the session's log), which computes but records nothing."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.tui.behaviour import events_context, live_context
 
     live = getattr(app, "live", None)

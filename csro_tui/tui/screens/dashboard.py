@@ -126,11 +126,12 @@ class DashboardScreen(Screen[None]):
         if member_id is None:
             self.notify("The population is empty.", severity="warning")
             return
-        from csro_tui.tui.screens.inspector import InspectorScreen
+        from csro_tui.tui.screens.inspector import InspectorScreen  # start-up time: importing it loads pygments
 
         self.app.push_screen(InspectorScreen(self.data, member_id, against))
 
     def action_compare(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import compare_member
 
         member_id, _ = self.query_one(DashboardView).selection(self.focused)
@@ -140,6 +141,7 @@ class DashboardScreen(Screen[None]):
         compare_member(self.app, self.data, member_id)
 
     def action_diversity(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import show_diversity
 
         show_diversity(self.app, self.data.session_id)

@@ -77,6 +77,7 @@ class InspectorScreen(Screen[None]):
         yield Footer()
 
     def action_compare(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import compare_member
 
         compare_member(self.app, self.data, self.member_id)

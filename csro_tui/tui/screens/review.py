@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from csro_tui.numbers import counted, duration
 from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.adapt import call_tokens
 from csro_tui.tui.diffing import coloured_diff, unified_diff
@@ -97,8 +98,6 @@ def regenerate_cost(info: ReviewInfo) -> str:
     """What `g` costs, said before it costs it."""
     llm = ""
     if info.llm_calls:  # the best guess of what asking again costs: what this proposal cost
-        from csro_tui.commands._output import duration
-        from csro_tui.numbers import counted
 
         seconds = sum(float(call.get("latency_s") or 0) for call in info.llm_calls)
         took = counted(len(info.llm_calls), "LLM call") + (f", {duration(seconds)}" if seconds >= 1 else "")
@@ -139,6 +138,7 @@ def checks_text(info: ReviewInfo) -> Text:
 def code_hints(source: str) -> list:
     """Static hints (csro_tui/profiles/hints.py): methods the referee never calls, state never
     read, randomness not from game["seed"]; read from the code, nothing runs."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.hints import static_hints
 
     return static_hints(source)
@@ -216,10 +216,12 @@ def diff_text(info: ReviewInfo) -> Text:
 
 def behaviour_line(app, info: ReviewInfo):
     """The proposal's nearest member by behaviour (issue 22), when a live session can profile it."""
+    # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.tui.behaviour import live_context
 
     context = live_context(app) if info.valid else None
     if context is not None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
 
         yield ReviewBehaviourLine(context, info.proposal_id or "proposal", info.source)
@@ -281,6 +283,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         return diff_text(self.info)
 
     def action_compare(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.behaviour import live_context
         from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen
 

@@ -1,0 +1,308 @@
+"""Running a sweep's cells concurrently: local worker processes or Ray tasks.
+
+The driver (this process) keeps a queue of the cells whose session is not
+done, starts up to `workers` of them at a time, and reads each one's outcome
+from its session log when it ends, so every count it reports is what the
+logs say.  A session that fails is reported with its reason and the others
+go on.  Stopping (Ctrl-C, SIGTERM) writes the sweep's stop file: every
+running session stops after its current step, resumable, and the queue is
+not started; a second Ctrl-C stops them at once (still resumable: a session
+log loses at most the event being written).
+
+Locally each session is a child process (`session_task`), so a crash of one
+cannot take another down, and a child gets SIGTERM if the driver dies.  On
+Ray each session is a task asking for the CPUs its evaluation uses; Ray
+queues the tasks a small cluster has no room for.  On either, logs are
+written where the driver reads them: the sessions directory, which on a
+cluster must be on storage every node mounts at the same path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from csro_tui.experiments.manifest import STOP_FILE, SessionStatus, session_status, sweep_dir, write_manifest
+from csro_tui.experiments.sweep_file import Cell, Sweep
+
+POLL_SECONDS = 0.2
+
+
+@dataclass
+class CellRun:
+    cell: Cell
+    state: str = "queued"  # queued, running, done, failed, stopped
+    reason: str = ""
+    started: float | None = None
+    seconds: float | None = None
+    handle: Any = None
+    ran: bool = False  # False: it was already done before this run
+
+
+@dataclass
+class SweepProgress:
+    done: int
+    running: int
+    failed: int
+    queued: int
+    stopped: int
+    seconds_left: float | None
+    elapsed: float
+
+    def line(self) -> str:
+        from csro_tui.commands._output import duration
+
+        left = "time left ?" if self.seconds_left is None else f"about {duration(self.seconds_left)} left"
+        stopped = f", {self.stopped} stopped" if self.stopped else ""
+        return (f"{self.done} done, {self.running} running, {self.failed} failed, {self.queued} queued{stopped}"
+                f" · {duration(self.elapsed)} · {left}")
+
+
+@dataclass
+class SweepResult:
+    runs: list[CellRun] = field(default_factory=list)
+    interrupted: bool = False
+
+    def count(self, state: str) -> int:
+        return sum(1 for run in self.runs if run.state == state)
+
+
+def default_workers(session_cpus: int) -> int:
+    """Concurrent sessions the machine affords: its CPUs over each session's evaluation processes."""
+    return max(1, (os.cpu_count() or 1) // max(1, session_cpus))
+
+
+def session_cpus(sweep: Sweep) -> int:
+    """CPUs one session uses: its evaluation processes (the sweep's `workers` option, else 1)."""
+    return max((cell.config.get("workers") or 1) for cell in sweep.cells) if sweep.cells else 1
+
+
+class LocalLauncher:
+    """Each session a child process running `session_task`."""
+
+    def __init__(self, sessions_dir: Path, directory: Path, overrides: dict[str, Any]) -> None:
+        self.sessions_dir = sessions_dir
+        self.directory = directory
+        self.overrides = overrides
+
+    def start(self, cell: Cell) -> Any:
+        cells = self.directory / "cells"
+        cells.mkdir(exist_ok=True)
+        cell_file = cells / f"{cell.session_id}.json"
+        cell_file.write_text(json.dumps(cell.to_dict()), encoding="utf-8")
+        log = open(self.directory / "logs" / f"{cell.session_id}.log", "ab")  # noqa: SIM115 - closed in poll
+        process = subprocess.Popen(
+            [sys.executable, "-m", "csro_tui.experiments.session_task", str(cell_file), str(self.sessions_dir),
+             str(self.directory), json.dumps(self.overrides)],
+            stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+        )
+        return (process, log)
+
+    def poll(self, handle: Any) -> str | None:
+        """None while running; else "" or, when the process failed, the last line it wrote."""
+        process, log = handle
+        code = process.poll()
+        if code is None:
+            return None
+        log.close()
+        return "" if code in (0, 3, 130) else (_last_line(Path(log.name)) or f"exit status {code}")
+
+    def interrupt(self, handle: Any) -> None:
+        process, _ = handle
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+
+    def close(self) -> None:
+        pass
+
+
+class RayLauncher:
+    """Each session a Ray task asking for the CPUs its evaluation uses."""
+
+    def __init__(self, sessions_dir: Path, directory: Path, overrides: dict[str, Any], address: str,
+                 cpus: int) -> None:
+        from csro_tui.evaluation.ray_backend import _ray, connect
+
+        connect(address)
+        self.ray = _ray()
+        from csro_tui.experiments.session_task import run_cell
+
+        self.task = self.ray.remote(run_cell).options(num_cpus=cpus, max_retries=0)
+        self.sessions_dir = sessions_dir
+        self.directory = directory
+        self.overrides = overrides
+
+    def start(self, cell: Cell) -> Any:
+        return self.task.remote(cell.to_dict(), str(self.sessions_dir), str(self.directory), self.overrides)
+
+    def poll(self, handle: Any) -> str | None:
+        ready, _ = self.ray.wait([handle], timeout=0)
+        if not ready:
+            return None
+        try:
+            self.ray.get(handle)
+        except Exception as error:  # noqa: BLE001 - a task's failure is that session's reason
+            cause = getattr(error, "cause", None) or error
+            return f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1] if str(cause).strip() else ''}"
+        return ""
+
+    def interrupt(self, handle: Any) -> None:
+        self.ray.cancel(handle)
+
+    def close(self) -> None:
+        pass
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def _is_running_elsewhere(directory: Path, session_id: str) -> bool:
+    """Whether a session's lock is held (its task has started)."""
+    import fcntl
+
+    path = directory / "locks" / f"{session_id}.lock"
+    if not path.exists():
+        return False
+    with open(path, "rb") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def run_sweep(
+    sweep: Sweep,
+    sessions_dir: str | Path,
+    *,
+    workers: int | None = None,
+    backend: str = "local",
+    ray_address: str = "",
+    on_progress: Callable[[SweepProgress], None] | None = None,
+    on_finished: Callable[[CellRun], None] | None = None,
+    progress_seconds: float = 5.0,
+) -> SweepResult:
+    """Run every cell whose session is not done; see the module docstring."""
+    sessions_dir = Path(sessions_dir)
+    sessions_dir.mkdir(parents=True, exist_ok=True)
+    write_manifest(sweep, sessions_dir)
+    directory = sweep_dir(sessions_dir, sweep.name)
+    stop_file = directory / STOP_FILE
+    stop_file.unlink(missing_ok=True)  # a previous run's stop is over
+    cpus = session_cpus(sweep)
+    # Sessions evaluate on the CPUs they asked for, with local processes (see session_task).
+    overrides: dict[str, Any] = {"workers": cpus, "backend": "local", "ray_address": ""}
+    result = SweepResult([CellRun(cell) for cell in sweep.cells])
+    queue: list[CellRun] = []
+    for run in result.runs:
+        status = session_status(sessions_dir, run.cell.session_id)
+        if status.kind == "done":
+            run.state = "done"
+        else:
+            queue.append(run)
+    if backend == "ray":
+        launcher: Any = RayLauncher(sessions_dir, directory, overrides, ray_address, cpus)
+        limit = workers or len(queue) or 1  # Ray queues what the cluster has no room for
+    else:
+        launcher = LocalLauncher(sessions_dir, directory, overrides)
+        limit = workers or default_workers(cpus)
+    running: list[CellRun] = []
+    began = time.monotonic()
+    last_report = 0.0
+    stopping = False
+    aborted = False
+    previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+
+    def report(force: bool = False) -> None:
+        nonlocal last_report
+        now = time.monotonic()
+        if on_progress is not None and (force or now - last_report >= progress_seconds):
+            last_report = now
+            on_progress(_progress(result, running, queue, limit, began, directory, backend))
+
+    try:
+        while queue or running:
+            try:
+                while not stopping and queue and len(running) < limit:
+                    run = queue.pop(0)
+                    run.state, run.started = "running", time.monotonic()
+                    run.handle = launcher.start(run.cell)
+                    running.append(run)
+                for run in list(running):
+                    failure = launcher.poll(run.handle)
+                    if failure is None:
+                        continue
+                    running.remove(run)
+                    _finish(run, failure, session_status(sessions_dir, run.cell.session_id))
+                    if on_finished is not None:
+                        on_finished(run)
+                report()
+                if stopping and not running:
+                    break
+                time.sleep(POLL_SECONDS)
+            except KeyboardInterrupt:
+                if stopping:
+                    aborted = True
+                    for run in running:
+                        launcher.interrupt(run.handle)
+                    stopping = True
+                    continue
+                stopping = True
+                result.interrupted = True
+                stop_file.touch()
+                report(force=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+        launcher.close()
+        stop_file.unlink(missing_ok=True)
+    del aborted
+    report(force=True)
+    return result
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _finish(run: CellRun, failure: str, status: SessionStatus) -> None:
+    run.seconds = time.monotonic() - (run.started or time.monotonic())
+    run.ran = True
+    if status.kind == "done":
+        run.state, run.reason = "done", status.message
+    elif status.kind == "failed":
+        run.state, run.reason = "failed", status.message or failure
+    elif failure:
+        run.state, run.reason = "failed", failure
+    else:
+        run.state, run.reason = "stopped", status.message or "stopped"
+
+
+def _progress(result: SweepResult, running: list[CellRun], queue: list[CellRun], limit: int, began: float,
+              directory: Path, backend: str) -> SweepProgress:
+    active = len(running)
+    waiting = len(queue)
+    if backend == "ray":  # submitted tasks the cluster has not started yet are queued
+        started = sum(1 for run in running if _is_running_elsewhere(directory, run.cell.session_id))
+        waiting += active - started
+        active = started
+    timed = [run.seconds for run in result.runs if run.state == "done" and run.ran and run.seconds]
+    left = None
+    if timed:
+        mean = sum(timed) / len(timed)
+        concurrency = max(1, min(limit, active + waiting) or 1)
+        left = mean * (waiting + active * 0.5) / concurrency
+    return SweepProgress(done=result.count("done"), running=active, failed=result.count("failed"), queued=waiting,
+                         stopped=result.count("stopped"), seconds_left=left, elapsed=time.monotonic() - began)

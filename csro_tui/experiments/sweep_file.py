@@ -95,9 +95,10 @@ def read_sweep(path: str | Path, *, config_file: str | Path | None = None, env: 
         if key not in SWEEP_KEYS:
             from csro_tui.config import FIELDS
 
-            hint = did_you_mean(key, SWEEP_KEYS)
-            if not hint and key in FIELDS:
-                hint = f" (a csro.toml setting: put it under [options], or under [grid] to vary it)"
+            if key in FIELDS:
+                hint = " (a csro.toml setting: put it under [options], or under [grid] to vary it)"
+            else:
+                hint = did_you_mean(key, SWEEP_KEYS)
             raise ConfigError(f"sweep file {path}: unknown key {key!r}{hint} (known: {', '.join(SWEEP_KEYS)})")
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():

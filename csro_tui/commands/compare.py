@@ -1,0 +1,182 @@
+"""`csro compare`: sessions side by side, per configuration, across repeats.
+
+Sessions are named (`csro compare ID ID ...`) or a sweep's (`--sweep NAME`);
+they are grouped by configuration (`experiments.compare`) and each figure is
+the mean across repeats with a 95% confidence interval.  The table and a
+plot of the headline figure per iteration are printed; `--out DIR` also
+writes compare.csv, curves.csv, compare.json and compare.svg.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare sessions per configuration: figures across repeats with confidence intervals",
+        description=(
+            "Group sessions by configuration (their recorded settings, seed and where they ran aside) and give, "
+            "per configuration, the final and best headline figure (exploitability, or benchmark AggScore) as the "
+            "mean across repeats with a 95%% t-interval (one session: its own ± stderr where sampled), "
+            "iterations and running time (to --target, if given), population size, proposals accepted and "
+            "rejected, and LLM calls, tokens and cost; then the figure per iteration, one line per configuration."
+        ),
+    )
+    add = parser.add_argument
+    add("sessions", nargs="*", metavar="SESSION", help="session ids (or directories)")
+    add("--sweep", metavar="NAME", help="every session of this sweep (csro sweep's name = ...)")
+    add("--target", type=float, metavar="VALUE",
+        help="report iterations and running time until the figure first reaches VALUE "
+             "(exploitability at or below, AggScore at or above)")
+    add("--out", metavar="DIR", help="also write compare.csv, curves.csv, compare.json and compare.svg into DIR")
+    add("--session-dir", "--sessions-dir", dest="sessions_dir",
+        help="where the sessions are (default ./sessions or $CSRO_SESSIONS_DIR)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from csro_tui.commands._output import pipe_aware_console
+    from csro_tui.errors import ConfigError
+    from csro_tui.experiments.compare import compare_sessions, load_summaries
+    from csro_tui.sessions.store import SessionStore, default_sessions_root
+
+    store = SessionStore(args.sessions_dir or default_sessions_root())
+    references = list(args.sessions)
+    labels: dict[str, str] = {}
+    if args.sweep:
+        from csro_tui.experiments.manifest import find_manifest, session_status
+
+        manifest = find_manifest(store.root, args.sweep)
+        waiting = []
+        for cell in manifest["cells"]:
+            if session_status(store.root, cell["session"]).kind == "new":
+                waiting.append(cell["session"])
+                continue
+            references.append(cell["session"])
+            labels[cell["session"]] = cell["label"]
+        if waiting:
+            print(f"not started yet, left out: {', '.join(waiting)}", flush=True)
+    if not references:
+        raise ConfigError("name sessions to compare (csro compare ID ID ...) or a sweep (--sweep NAME)")
+    summaries = load_summaries(store, references)
+    rows = compare_sessions(summaries, target=args.target, labels=labels or None)
+    console = pipe_aware_console()
+    print_comparison(console, rows, args.target)
+    if args.out:
+        for path in write_comparison(rows, Path(args.out), args.target):
+            print(f"wrote {path}", flush=True)
+    return 0
+
+
+def table_rows(rows: list[Any], target: float | None) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """The comparison table's columns and cells (shared by the CLI and the TUI's Compare sessions screen)."""
+    from csro_tui.commands._output import duration
+    from csro_tui.numbers import number
+
+    columns = [("configuration", "left"), ("n", "right"), ("figure", "left"), ("final", "right"), ("best", "right"),
+               ("iterations", "right"), ("time", "right")]
+    if target is not None:
+        columns += [("to target (iterations)", "right"), ("to target (time)", "right")]
+    columns += [("population", "right"), ("accepted/rejected", "right"), ("LLM calls", "right"),
+                ("tokens", "right"), ("cost", "right")]
+    cells = []
+    for row in rows:
+        seconds = row.wall_seconds
+        time_text = "-" if seconds.mean is None else duration(seconds.mean) + (
+            f" ± {duration(seconds.half_width)}" if seconds.half_width else "")
+        line = [row.label, str(len(row.sessions)), row.metric, row.final.text(), row.best.text(),
+                row.iterations.text(1), time_text]
+        if target is not None:
+            reached = f" ({row.reached}/{len(row.sessions)})"
+            line.append(row.to_target.text(1) + reached if row.to_target and row.to_target.mean is not None else f"-{reached}")
+            st = row.seconds_to_target
+            line.append("-" if st is None or st.mean is None else duration(st.mean))
+        cost = "-" if row.llm.cost_usd is None else f"${row.llm.cost_usd:.4f}"
+        line += [row.population.text(1), f"{row.accepted}/{row.rejected}", str(row.llm.calls) if row.llm.calls else "-",
+                 str(row.llm.tokens) if row.llm.calls else "-", cost]
+        cells.append(line)
+    return columns, cells
+
+
+def chart_series(rows: list[Any]) -> list[tuple[str, list[int], list[float], list[float | None]]]:
+    return [(row.label, [i for i, _ in row.curve], [e.mean for _, e in row.curve], [e.half_width for _, e in row.curve])
+            for row in rows]
+
+
+def print_comparison(console: Any, rows: list[Any], target: float | None) -> None:
+    from csro_tui.commands._output import print_table
+    from csro_tui.sessions.plot import text_chart
+
+    columns, cells = table_rows(rows, target)
+    print_table(console, "configurations (mean ± 95% CI across repeats)", columns, cells, whole=("configuration",),
+                drop_order=("cost", "tokens", "LLM calls", "accepted/rejected", "population", "time", "figure"))
+    series = chart_series(rows)
+    metric = rows[0].metric if rows and len({r.metric for r in rows}) == 1 else "figure"
+    lines = text_chart([(label, xs, ys) for label, xs, ys, _ in series], width=max(20, min(console.width - 16, 72)))
+    if lines:
+        print(f"\n{metric} per iteration (mean across repeats):", flush=True)
+        for line in lines:
+            print(line, flush=True)
+        for index, (label, *_rest) in enumerate(series):
+            print(f"  {chr(ord('A') + index % 26)}  {label}", flush=True)
+
+
+def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[Path]:
+    import csv
+    import json
+
+    from csro_tui.errors import SessionError
+    from csro_tui.sessions.plot import bands_chart_svg
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SessionError(f"{out}: cannot create the output directory ({error.strerror})") from None
+    data = [row.to_dict() for row in rows]
+    table = out / "compare.csv"
+    with open(table, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        header = ["configuration", "n", "figure", "final_mean", "final_ci95", "best_mean", "best_ci95",
+                  "iterations_mean", "seconds_mean", "seconds_ci95", "iterations_to_target_mean",
+                  "seconds_to_target_mean", "reached_target", "population_mean", "accepted", "rejected",
+                  "llm_calls", "llm_tokens", "llm_cost_usd", "sessions"]
+        writer.writerow(header)
+        for row in data:
+            writer.writerow([row["configuration"], len(row["sessions"]), row["metric"], row["final"]["mean"],
+                             row["final"]["ci95_half_width"], row["best"]["mean"], row["best"]["ci95_half_width"],
+                             row["iterations"]["mean"], row["wall_seconds"]["mean"],
+                             row["wall_seconds"]["ci95_half_width"],
+                             (row["iterations_to_target"] or {}).get("mean"), (row["seconds_to_target"] or {}).get("mean"),
+                             row["reached_target"] if target is not None else None, row["population"]["mean"],
+                             row["accepted"], row["rejected"], row["llm_calls"], row["llm_tokens"], row["llm_cost_usd"],
+                             " ".join(row["sessions"])])
+    curves = out / "curves.csv"
+    with open(curves, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["configuration", "iteration", "mean", "ci95_half_width", "n"])
+        for row in data:
+            for point in row["curve"]:
+                writer.writerow([row["configuration"], point["iteration"], point["mean"], point["ci95_half_width"],
+                                 point["n"]])
+    document = out / "compare.json"
+    per_session = [{"session": s.session_id, "configuration": row.label, "figure": s.metric, "final": s.final,
+                    "final_stderr": s.final_stderr, "best": s.best, "iterations": s.completed_iterations,
+                    "seconds": s.wall_seconds, "population": s.population, "accepted": s.accepted,
+                    "rejected": s.rejected, "llm_calls": s.llm.calls, "llm_tokens": s.llm.tokens,
+                    "llm_cost_usd": s.llm.cost_usd, "series": dict(zip(s.iterations, s.values))}
+                   for row in rows for s in row.sessions]
+    document.write_text(json.dumps({"target": target, "confidence": 0.95, "configurations": data,
+                                    "sessions": per_session}, indent=2) + "\n", encoding="utf-8")
+    written = [table, curves, document]
+    series = [s for s in chart_series(rows) if s[1]]
+    if series:
+        metric = rows[0].metric if len({r.metric for r in rows}) == 1 else "figure"
+        plot = out / "compare.svg"
+        plot.write_text(bands_chart_svg(f"{metric} per iteration (mean, 95% CI band across repeats)", series,
+                                        y_label=metric), encoding="utf-8")
+        written.append(plot)
+    return written

@@ -106,17 +106,18 @@ def _summary(console: Any, result: Any, sessions_dir: str) -> None:
     rows = []
     calls = tokens = 0
     for run in result.runs:
-        final = iterations = llm = "-"
+        final = iterations = llm = spent = "-"
         try:
             summary = session_summary(fold(store.read(run.cell.session_id).events))
             final = f"{summary.metric} {number(summary.final, stderr=summary.final_stderr)}" if summary.final is not None else "-"
             iterations = str(summary.completed_iterations)
             calls, tokens = calls + summary.llm.calls, tokens + summary.llm.tokens
             llm = f"{summary.llm.calls} / {summary.llm.tokens}" if summary.llm.calls else "-"
+            spent = duration(summary.wall_seconds)  # running time from its log (not time queued)
         except Exception:  # noqa: BLE001 - a session that never started has no log
             pass
         rows.append([run.cell.session_id, run.cell.label, str(run.cell.repeat), run.state, iterations, final, llm,
-                     duration(run.seconds) if run.seconds else "-", run.reason if run.state != "done" else ""])
+                     spent, run.reason if run.state != "done" else ""])
     print_table(console, "sweep sessions", [("session", "left"), ("configuration", "left"), ("repeat", "right"),
                                             ("state", "left"), ("iterations", "right"), ("final", "right"),
                                             ("LLM calls / tokens", "right"), ("time", "right"), ("reason", "left")],

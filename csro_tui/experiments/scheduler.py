@@ -197,6 +197,10 @@ def run_sweep(
 ) -> SweepResult:
     """Run every cell whose session is not done; see the module docstring."""
     sessions_dir = Path(sessions_dir)
+    if backend == "ray":  # an unreachable cluster is one line before anything is written
+        from csro_tui.evaluation.ray_backend import connect
+
+        connect(ray_address)
     sessions_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(sweep, sessions_dir)
     directory = sweep_dir(sessions_dir, sweep.name)

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from csro_tui.text import one_line, plain
 from csro_tui.tui.backend import session_summary
+from csro_tui.tui.screens.compare_sessions import MarkingScreen
 from csro_tui.tui.screens.dashboard import session_dir
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.error_panel import ErrorPanel
@@ -32,7 +33,7 @@ def session_status(info: Any) -> Text:
     return Text(status, style=STATUS_STYLES.get(status, ""))
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(MarkingScreen):  # space marks, c compares (compare_sessions.py)
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="sessions.back"),
         Binding("enter", "open", "Open timeline", id="sessions.open", show=True),
@@ -70,6 +71,7 @@ class SessionsScreen(Screen[None]):
             table.add_row(plain(session_id), status, plain(summary), key=session_id)
         if not rows:
             self.notify(f"No recorded sessions under {self.backend.store.root}.")
+        self.show_marks()
         table.focus()
 
     def action_open(self) -> None:

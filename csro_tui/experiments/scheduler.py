@@ -32,7 +32,7 @@ from typing import Any, Callable
 from csro_tui.experiments.manifest import STOP_FILE, SessionStatus, session_status, sweep_dir, write_manifest
 from csro_tui.experiments.sweep_file import Cell, Sweep
 
-POLL_SECONDS = 0.2
+POLL_SECONDS = 0.05  # a finished session waits for the driver at most this long
 
 
 @dataclass
@@ -85,42 +85,101 @@ def session_cpus(sweep: Sweep) -> int:
 
 
 class LocalLauncher:
-    """Each session a child process running `session_task`."""
+    """Sessions on local worker processes (`session_task`), each running one session at a time.
+
+    A worker stays up between sessions (warm imports); if it dies mid-session,
+    that session fails with the last line its log holds, and the next session
+    gets a new worker, so a crash never takes another session down.
+    """
 
     def __init__(self, sessions_dir: Path, directory: Path, overrides: dict[str, Any]) -> None:
         self.sessions_dir = sessions_dir
         self.directory = directory
         self.overrides = overrides
+        self.idle: list[_Worker] = []
+        self.workers: list[_Worker] = []
 
     def start(self, cell: Cell) -> Any:
-        cells = self.directory / "cells"
-        cells.mkdir(exist_ok=True)
-        cell_file = cells / f"{cell.session_id}.json"
-        cell_file.write_text(json.dumps(cell.to_dict()), encoding="utf-8")
-        log = open(self.directory / "logs" / f"{cell.session_id}.log", "ab")  # noqa: SIM115 - closed in poll
-        process = subprocess.Popen(
-            [sys.executable, "-m", "csro_tui.experiments.session_task", str(cell_file), str(self.sessions_dir),
-             str(self.directory), json.dumps(self.overrides)],
-            stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-        )
-        return (process, log)
+        while self.idle and self.idle[-1].process.poll() is not None:
+            self.idle.pop()  # ended (interrupted): not reused
+        worker = self.idle.pop() if self.idle else self._new_worker()
+        worker.assign(cell)
+        return worker
+
+    def _new_worker(self) -> "_Worker":
+        worker = _Worker(subprocess.Popen(
+            [sys.executable, "-m", "csro_tui.experiments.session_task", str(self.sessions_dir), str(self.directory),
+             json.dumps(self.overrides)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+        ))
+        self.workers.append(worker)
+        return worker
 
     def poll(self, handle: Any) -> str | None:
-        """None while running; else "" or, when the process failed, the last line it wrote."""
-        process, log = handle
-        code = process.poll()
-        if code is None:
-            return None
-        log.close()
-        return "" if code in (0, 3, 130) else (_last_line(Path(log.name)) or f"exit status {code}")
+        """None while running; else "" or, when the session failed, why."""
+        worker: _Worker = handle
+        answer = worker.answer()
+        if answer is None:
+            if worker.process.poll() is None:
+                return None
+            # The worker died mid-session: its log's last line says why, if anything does.
+            log = self.directory / "logs" / f"{worker.cell.session_id}.log"
+            code = worker.process.returncode
+            return "" if code in (130, -signal.SIGINT, -signal.SIGTERM) else (
+                _last_line(log) or f"the worker process ended (status {code})")
+        self.idle.append(worker)
+        return answer
 
     def interrupt(self, handle: Any) -> None:
-        process, _ = handle
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
+        worker: _Worker = handle
+        if worker.process.poll() is None:
+            worker.process.send_signal(signal.SIGINT)
 
     def close(self) -> None:
-        pass
+        for worker in self.workers:
+            worker.close()
+
+
+class _Worker:
+    """One local worker process and the answers it writes, read by a thread."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        import queue
+        import threading
+
+        self.process = process
+        self.cell: Cell | None = None
+        self.answers: "queue.Queue[str]" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            if line.strip():
+                self.answers.put(line)
+
+    def assign(self, cell: Cell) -> None:
+        self.cell = cell
+        self.process.stdin.write(json.dumps(cell.to_dict()) + "\n")
+        self.process.stdin.flush()
+
+    def answer(self) -> str | None:
+        import queue
+
+        try:
+            return json.loads(self.answers.get_nowait())["failure"]
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 class RayLauncher:

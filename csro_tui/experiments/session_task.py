@@ -149,26 +149,64 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """A local worker: `python -m csro_tui.experiments.session_task CELL.json SESSIONS_DIR SWEEP_DIR [OVERRIDES]`."""
+    """A local worker: `python -m csro_tui.experiments.session_task SESSIONS_DIR SWEEP_DIR OVERRIDES_JSON`.
+
+    It runs cells one after another, each read as a JSON line on stdin, and
+    answers each with a JSON line on stdout: {"session": ID, "failure": ""}
+    or the failure's last line.  Staying up between sessions keeps its
+    imports warm (a fresh interpreter costs about a second per session, bench
+    section 10); each session's output goes to sweeps/<name>/logs/<id>.log.
+    The driver ends it by closing stdin.
+    """
     _die_with_parent()
     args = sys.argv[1:] if argv is None else argv
-    cell = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    overrides = json.loads(args[3]) if len(args) > 3 else {}
-    if os.getppid() == 1:  # the driver died before the death signal was armed
-        return 130
-    try:
-        result = run_cell(cell, args[1], args[2], overrides)
-    except KeyboardInterrupt:
-        print("stopped: interrupted", file=sys.stderr)
-        return 130
-    except Exception as error:  # noqa: BLE001 - the reason goes to the driver as the last line
-        import traceback
+    sessions_dir, sweep_directory = args[0], args[1]
+    overrides = json.loads(args[2]) if len(args) > 2 else {}
+    answers = os.fdopen(os.dup(1), "w", buffering=1)  # stdout and stderr go to each session's log
+    for line in sys.stdin:
+        if os.getppid() == 1:  # the driver died before the death signal was armed
+            return 130
+        if not line.strip():
+            continue
+        cell = json.loads(line)
+        failure, interrupted = _run_logged(cell, sessions_dir, sweep_directory, overrides)
+        answers.write(json.dumps({"session": cell["session"], "failure": failure}) + "\n")
+        if interrupted:
+            return 130
+    return 0
 
-        traceback.print_exc()
-        print(f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
-        return 1
-    print(json.dumps(result), flush=True)
-    return 0 if result["reason"] == "completed" else 3
+
+def _run_logged(cell: dict[str, Any], sessions_dir: str, sweep_directory: str,
+                overrides: dict[str, Any]) -> tuple[str, bool]:
+    """Run one cell with fds 1 and 2 on its log; ("" or the failure's last line, whether it was interrupted)."""
+    log_path = Path(sweep_directory) / "logs" / f"{cell['session']}.log"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log_path, "ab", buffering=0) as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            result = run_cell(cell, sessions_dir, sweep_directory, overrides)
+            print(json.dumps(result), flush=True)
+            return "", False
+        except KeyboardInterrupt:
+            print("stopped: interrupted", file=sys.stderr, flush=True)
+            return "", True
+        except Exception as error:  # noqa: BLE001 - the reason goes to the driver
+            import traceback
+
+            traceback.print_exc()
+            reason = f"{type(error).__name__}: {error}".strip().splitlines()[0]
+            print(reason, file=sys.stderr, flush=True)
+            return reason, False
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
 
 
 if __name__ == "__main__":

@@ -34,11 +34,11 @@ from csro_tui.errors import ConfigError, CsroError
 SWEEP_KEYS = ("name", "iterations", "repeats", "seeds", "grid", "options", "oracle_options", "llm")
 # Settings a sweep decides itself, not per cell.
 SWEEP_OWNED = ("sessions_dir", "seed", "iterations", "backend", "ray_address")
-_SLUG = re.compile(r"[^A-Za-z0-9_.]+")
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def slug(text: str) -> str:
-    return _SLUG.sub("_", str(text)).strip("_.") or "x"
+    return _SLUG.sub("_", str(text)).strip("_.-") or "x"
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,21 @@ class RunConfig:
     # The config file's [llm] table without model and base_url (those are the
     # fields above): the LLM client's settings below the environment and flags.
     llm: dict[str, Any] = field(default_factory=dict)
+    # The sandbox's limits (policies.sandbox.SandboxLimits); None: its default,
+    # given in brackets.  Per call: move_timeout [1 s] (act, __init__),
+    # init_timeout [10 s] (the module's code).  The chess clock, pooled over
+    # the episodes a host plays at once: move_budget [0.02 s] per decision
+    # plus budget_reserve [2 s]; init_budget [0.2 s] per episode for the
+    # module's code and __init__.  Memory: memory_mb [1024] per host,
+    # episode_memory_mb [8] per episode (a host plays (memory_mb - 128) /
+    # episode_memory_mb episodes at once).
+    move_timeout: float | None = None
+    init_timeout: float | None = None
+    move_budget: float | None = None
+    budget_reserve: float | None = None
+    init_budget: float | None = None
+    memory_mb: int | None = None
+    episode_memory_mb: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -117,6 +132,10 @@ class RunConfig:
                 raise ConfigError(f"{name} must be >= 1, not {value}")
         if self.benchmark_episodes < 1:
             raise ConfigError(f"benchmark_episodes must be >= 1, not {self.benchmark_episodes}")
+        for name in SANDBOX_LIMIT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be > 0, not {value}")
         if self.backend not in BACKENDS:
             raise ConfigError(f"backend must be {' or '.join(BACKENDS)}, not {self.backend!r}")
         if self.benchmark not in ("auto", "on", "off"):
@@ -127,6 +146,10 @@ class RunConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+# RunConfig fields that are SandboxLimits fields of the same name.
+SANDBOX_LIMIT_FIELDS = (
+    "move_timeout", "init_timeout", "move_budget", "budget_reserve", "init_budget", "memory_mb", "episode_memory_mb",
+)
 
 # Option names that may hold a credential; their values are never recorded.
 _SECRET_WORDS = ("key", "token", "secret", "password", "credential", "auth")
@@ -202,6 +225,16 @@ def _coerce(key: str, value: Any, source: str) -> Any:
             return int(value)
         except (TypeError, ValueError):
             raise bad("an integer") from None
+    if annotation.startswith("float"):
+        if isinstance(value, bool):
+            raise bad("a number")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise bad("a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise bad("a finite number")
+        return number
     if annotation.startswith("bool"):
         if isinstance(value, bool):
             return value

@@ -45,6 +45,8 @@ class ValidationResult:
     # Invalid code that repeats a known policy's code (a rejected proposal, say): the gate's reason.
     duplicate_of: str | None = None
     duplicate_reason: str = ""
+    # How long the candidate's calls took in the smoke run (clock.describe_timing), "" when not measured.
+    timing: str = ""
 
     def summary(self) -> str:
         """One line: why the code is invalid, or "valid"."""

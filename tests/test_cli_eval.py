@@ -227,3 +227,36 @@ def test_crosstable_sampled_rrps(capsys, tmp_path):
     assert matrix[0][2] == pytest.approx(-matrix[2][0])
     assert all(matrix[i][i] == 0 for i in range(3))
     assert set(table["metrics"]) == set(table["members"])
+
+
+SLOW_ACT_POLICY = """
+class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        total = 0
+        for step in range(200_000):
+            total += step
+        return total % 3
+"""
+
+
+def test_eval_takes_the_clock_flags_and_a_policy_that_runs_out_fails(capsys, tmp_path):
+    """--move-budget/--budget-reserve reach the sandbox: an act of ~10 ms against
+    a budget of 1 ms per decision plus 0.1 s fails with a timeout charged to
+    it, and the remaining matchups are not played as if nothing happened."""
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_ACT_POLICY)
+    code, _out, err = run_cli(capsys, "eval", str(path), "--game", SMALL_RRPS, "--episodes", "2", "--workers", "1",
+                              "--move-budget", "0.001", "--budget-reserve", "0.1")
+    assert code != 0
+    assert "ran out of the policy's time budget" in err and "move_budget 1 ms per decision" in err, err
+
+
+def test_eval_shows_the_policys_timing(capsys):
+    report = eval_json(capsys, "seed:frequency_counter", "--game", SMALL_RRPS, "--episodes", "2")
+    assert report["timing"]["act_calls"] > 0 and 0 < report["timing"]["act_max"] < 1.0
+    code, out, _err = run_cli(capsys, "eval", "seed:frequency_counter", "--game", SMALL_RRPS, "--episodes", "2",
+                              "--workers", "1")
+    assert code == 0 and "timing: act: " in out and "per call on average" in out

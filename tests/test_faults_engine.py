@@ -120,7 +120,9 @@ def wait_until(condition, what: str, seconds: float = 60.0) -> None:
         (signal.SIGKILL, FailureCategory.CRASH,
          r"^crash: host was killed \(SIGKILL\) while act for \d+ episode\(s\), from outside the sandbox"),
         (signal.SIGTERM, FailureCategory.CRASH, r"^crash: host (crashed with SIGTERM|exited with code 143) while act"),
-        (signal.SIGSTOP, FailureCategory.TIMEOUT, r"^timeout: no answer in time while act"),
+        # stopped: no handler of its own can run; the parent's clock ends it
+        (signal.SIGSTOP, FailureCategory.TIMEOUT,
+         r"^timeout: act \(episode \d+\) ran past its limit of [\d.]+ s \(stopped from outside the host"),
     ],
     ids=["SIGKILL", "SIGTERM", "SIGSTOP"],
 )

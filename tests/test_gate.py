@@ -291,3 +291,38 @@ def test_a_preview_keeps_its_pairs_in_the_log():
     assert again.pairs == 5 and again.improvement_margin() == preview.improvement_margin()
     older = {k: v for k, v in _to_json(preview).items() if k != "pairs"}  # a log from before pairs were recorded
     assert _preview_from_json(older).standard_errors() == 2.0
+
+
+def test_validation_shows_how_long_the_candidates_calls_took_and_flags_a_slow_one():
+    """The smoke run measures act in the candidate's host: a fast seed reads
+    'act: ... per call on average, ... at most'; one that spends ~10 ms per
+    act (the contract: well under 1 ms) is flagged 'slow:'."""
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.oracles.base import PolicyRecord
+
+    spec = get_game("rrps(num_repetitions=30)")
+    seeds = spec.seed_policies()
+    population = [PolicyRecord("p0", "beat_last", seeds["beat_last"], "seed")]
+    gate = Gate(GameEvaluator(spec, workers=1), GateSettings(seed=1))
+    fast = gate.validate("fast", seeds["frequency_counter"], population)
+    assert fast.valid and fast.timing.startswith("act: ") and "per call on average" in fast.timing
+    assert "(60 calls)" in fast.timing and not fast.timing.startswith("slow")
+    slow_source = (
+        "class Policy:\n    def __init__(self, player, game):\n        pass\n\n"
+        "    def act(self, obs):\n        total = 0\n        for step in range(200_000):\n"
+        "            total += step\n        return total % 3\n"
+    )
+    slow = gate.validate("slow", slow_source, population)
+    assert slow.valid and slow.timing.startswith("slow: act: "), slow.timing
+
+
+def test_validation_in_an_exact_game_shows_the_timing_of_tabularising():
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.oracles.base import PolicyRecord
+
+    seeds = KUHN.seed_policies()
+    population = [PolicyRecord("p0", "uniform", seeds["uniform"], "seed")]
+    gate = Gate(GameEvaluator(KUHN, workers=1), GateSettings(seed=1))
+    # A fresh source (a comment makes its hash new): asked through its sandbox, not a cache.
+    validation = gate.validate("exact", seeds["card_rules"] + "\n# timing test\n", population)
+    assert validation.valid and validation.timing.startswith("act: "), validation.timing

@@ -9,6 +9,8 @@ Integration with the real sandbox and games is tested in test_cli_eval.py.
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 from collections import Counter
 
 import pyspiel
@@ -18,6 +20,7 @@ from csro_tui.evaluation.participants import BotPolicy, CodePolicy
 from csro_tui.evaluation.referee import MatchJob, episode_seeds, play_match, play_matches, sample
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.policies.sandbox import PolicyHost, SandboxLimits
 
 # ---------------------------------------------------------------- doubles
 
@@ -492,3 +495,81 @@ def test_chunks_cover_every_job_once_and_balance_the_load():
     assert len(chunks) == 3 and max(loads) == 40  # the biggest job alone; the rest share
     big = [MatchJob(ROCK, BotPolicy("b"), 1000, 0)] * 5
     assert all(sum(big[i].episodes for i in chunk) <= MAX_LOCKSTEP_EPISODES for chunk in plan_chunks(big, 1))
+
+
+# -- memory per episode: hosts play in waves ---------------------------------------------
+
+
+def _history_tables_jobs(throws: int = 20, bots: int = 4):
+    from csro_tui.games.registry import get_game
+
+    spec = get_game(f"rrps(num_repetitions={throws})")
+    source = (Path(__file__).parent / "sandbox_policies" / "history_tables.py").read_text()
+    policy = CodePolicy("history_tables", source)
+    names = [bot.name for bot in spec.benchmark()[:bots]]
+    # 20 episodes per bot, the default of `csro eval` and the run's benchmark.
+    return spec, [MatchJob(policy, BotPolicy(bot), 20, 100 + i) for i, bot in enumerate(names)]
+
+
+def test_a_policy_keeping_megabytes_per_episode_plays_its_episodes_in_waves(monkeypatch):
+    """~4 MB per episode by the end (20 throws); 80 episodes at once would
+    need 320 MB beside the host in its 320.  At 12 MB per episode the host holds (320 - 128) / 12 =
+    16 at a time, so the referee plays the 4 matches one after another on
+    the same host, and every episode completes."""
+    from csro_tui.evaluation import referee as referee_module
+    from csro_tui.evaluation.lockstep import Lockstep
+
+    monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
+    spec, jobs = _history_tables_jobs()
+    limits = SandboxLimits(init_timeout=30.0, memory_mb=320, episode_memory_mb=12)
+    assert limits.episodes_per_host() == 16
+    assert referee_module.plan_waves(jobs, 16) == [[0], [1], [2], [3]]
+    factories = []
+
+    def factory(*args, **kwargs):
+        factories.append(args)
+        return PolicyHost(*args, **kwargs)
+
+    waves = []
+    original_start = Lockstep.start
+    monkeypatch.setattr(Lockstep, "start", lambda self: (waves.append(len(self.matches)), original_start(self))[1])
+    results = play_matches(spec, jobs, limits=limits, host_factory=factory)
+    assert [r.failure for r in results] == [None] * 4, [r.failure.summary() for r in results if r.failure]
+    assert [r.episodes for r in results] == [20] * 4
+    assert waves == [1, 1, 1, 1] and len(factories) == 1  # one host, kept from wave to wave
+
+
+def test_a_host_out_of_memory_says_how_many_episodes_were_live_and_what_each_held(monkeypatch):
+    """The same policy with all 80 episodes on one host (1 MB per episode
+    allowed, so no waves) runs out, and the message says why."""
+    monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
+    spec, jobs = _history_tables_jobs()
+    limits = SandboxLimits(init_timeout=30.0, memory_mb=320, episode_memory_mb=1)
+    results = play_matches(spec, jobs, limits=limits)
+    failure = results[0].failure
+    assert failure is not None and failure.category is FailureCategory.MEMORY, results[0]
+    assert re.search(r"ran out of memory in act \(episode \d+\).*, with 80 episodes live, about [\d.]+ MB each",
+                     failure.message), failure.message
+    assert "limit 320 MB for the host, which may play 192 episodes at once: 1 MB each" in failure.message
+    assert all(r.failure is not None for r in results)  # the host is gone: every match it served failed
+
+
+@pytest.mark.parametrize("waves", [True, False])
+def test_a_policy_keeping_megabytes_per_episode_evaluates_at_the_default_limits(monkeypatch, waves):
+    """Against 16 bots at the default 20 episodes each: 320 episodes of ~4 MB
+    (like the Iocaine-style policy of issue 25 at 1000 throws) would need
+    1.3 GB at once, more than the default 1024 MB; in waves of what the
+    default 8 MB per episode allows (112), every match completes.
+    (waves=False shows the test can fail: all at once, the host runs out.)"""
+    from csro_tui.evaluation import referee as referee_module
+
+    monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
+    if not waves:
+        monkeypatch.setattr(referee_module, "episodes_per_host", lambda limits: 10_000)
+    spec, jobs = _history_tables_jobs(bots=16)
+    results = play_matches(spec, jobs, limits=SandboxLimits())
+    failures = [r.failure for r in results if r.failure is not None]
+    if waves:
+        assert failures == [], [f.summary() for f in failures]
+    else:
+        assert failures and failures[0].category is FailureCategory.MEMORY

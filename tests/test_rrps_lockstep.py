@@ -83,6 +83,8 @@ def play_both(jobs, monkeypatch):
         original_record(self, episode)
 
     monkeypatch.setattr(general.Lockstep, "close", keep("lockstep"))
+    # One lockstep each way, whatever the hosts' memory would split into waves.
+    monkeypatch.setattr(referee, "episodes_per_host", lambda limits: 10_000)
     fast = play_matches(SPEC, jobs)
     fast_lockstep = captured.pop("lockstep")
     assert isinstance(fast_lockstep, rrps_lockstep.RRPSLockstep)

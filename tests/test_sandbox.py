@@ -234,7 +234,8 @@ def test_infinite_loop_in_init_times_out(sandbox_mode):
 
 
 def test_cpu_limit_is_a_timeout(sandbox_mode):
-    limits = SandboxLimits(init_timeout=30.0, move_timeout=60.0, cpu_seconds=1)
+    # budget_reserve 60: on a loaded machine 1 s of CPU can take longer than the default 2 s reserve
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=60.0, budget_reserve=60.0, cpu_seconds=1)
     failure = failure_of("loop_act.py", {"legal_actions": LEGAL}, limits)
     assert failure.category is FailureCategory.TIMEOUT
     assert "CPU" in failure.message
@@ -792,3 +793,109 @@ def test_a_failed_policy_plays_no_more_matches_in_the_evaluation(rlimits_mode, m
     assert len(played) == 1
     assert all(r.failure is not None and "ZeroDivisionError" in r.failure.message for r in results)
     assert [r.episodes for r in results[1:]] == [0, 0]
+
+
+# -- the clock: limits kept from outside the host (clock.py) -----------------------
+
+
+def _host_processes(pid: int) -> list[int]:
+    """`pid` and every process under it (bwrap runs the host a few levels down)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def test_a_host_that_stops_answering_signals_is_killed_by_the_parent(sandbox_mode):
+    """The host's own timer cannot help a stopped process (no handler runs, no
+    CPU is used): the parent's watchdog ends it after move_timeout + call_grace."""
+    import signal
+    import time
+
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=0.3, call_grace=0.3, batch_timeout=0.3, memory_mb=512)
+    with make_host("loop_act.py", limits) as host:
+        host.new_episodes([(1, 0, 0)])
+        host.send_act([(1, {"legal_actions": LEGAL})])
+        for pid in _host_processes(host.pid):
+            os.kill(pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with pytest.raises(PolicyFailure) as caught:
+            host.receive_act()
+        elapsed = time.monotonic() - started
+    assert caught.value.category is FailureCategory.TIMEOUT
+    assert "act (episode 1) ran past its limit of 0.3 s (stopped from outside the host" in caught.value.message
+    assert elapsed < 0.3 + 0.3 + 1.0  # limit + grace, and the watchdog's tick, on a loaded machine
+
+
+SLOW_ACT = """
+class Policy:
+    def __init__(self, player, game):
+        pass
+
+    def act(self, obs):
+        total = 0
+        for step in range(300_000):  # ~10-20 ms
+            total += step
+        return obs["legal_actions"][total % len(obs["legal_actions"])]
+"""
+
+
+def test_a_policy_slower_than_its_budget_runs_out_across_episodes(rlimits_mode):
+    """Each act is well within its own limit (1 s), but many episodes at
+    ~15 ms a decision overdraw a budget of 1 ms per decision plus a 0.3 s
+    reserve, pooled over the episodes the host plays at once."""
+    import time
+
+    limits = SandboxLimits(init_timeout=30.0, move_timeout=1.0, move_budget=0.001, budget_reserve=0.3, memory_mb=512)
+    episodes = list(range(40))
+    with make_host(SLOW_ACT, limits) as host:
+        host.new_episodes([(e, 0, e) for e in episodes])
+        started = time.monotonic()
+        with pytest.raises(PolicyFailure) as caught:
+            for _ in range(20):
+                host.act([(e, {"legal_actions": LEGAL}) for e in episodes])
+        elapsed = time.monotonic() - started
+    assert caught.value.category is FailureCategory.TIMEOUT
+    assert "ran out of the policy's time budget" in caught.value.message
+    assert "move_budget 1 ms per decision plus budget_reserve 0.3 s" in caught.value.message
+    assert elapsed < 3.0  # 40 x 20 x 15 ms = 12 s if nothing stopped it
+
+
+def test_the_budget_passes_a_fast_policy_and_its_timing_is_measured(rlimits_mode):
+    with make_host("random_policy.py", LIMITS) as host:
+        host.new_episodes([(e, 0, e) for e in range(10)])
+        for _ in range(50):
+            host.act([(e, {"legal_actions": LEGAL}) for e in range(10)])
+        timing = host.timing()
+    assert timing.act_calls == 500 and timing.init_calls == 10
+    assert 0 < timing.act_mean <= timing.act_max < 0.5
+    assert "act: " in timing.describe() and "per call on average" in timing.describe()
+    assert host.timing().act_calls == 500  # still readable after close
+
+
+def test_module_load_and_init_share_a_budget(rlimits_mode):
+    """Every episode runs the module's code afresh: one that sleeps there
+    (within init_timeout each time) runs out of the set-up budget."""
+    import time
+
+    source = "import typing\ntyping.sys.modules['time'].sleep(0.4)\n" + SLOW_ACT
+    limits = SandboxLimits(init_timeout=1.0, move_timeout=1.0, init_budget=0.05, memory_mb=512)
+    started = time.monotonic()
+    with make_host(source, limits) as host:
+        with pytest.raises(PolicyFailure) as caught:
+            host.new_episodes([(e, 0, e) for e in range(20)])
+    elapsed = time.monotonic() - started
+    assert caught.value.category is FailureCategory.TIMEOUT
+    assert "ran out of the time budget for loading the module and Policy.__init__" in caught.value.message
+    assert elapsed < 4.0  # 21 loads x 0.4 s = 8.4 s if nothing stopped it

@@ -55,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    from csro_tui.commands._limits import add_limit_arguments
+
+    add_limit_arguments(parser)
     add_backend_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -107,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
     with job_progress(f"evaluating {one_line(participant.name, 80)}", len(jobs)) as advance, \
             referee_pool(spec, args) as pool:
         results = evaluate_matchups(
-            spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool
+            spec, jobs, workers=args.workers, progress=with_workers_note(advance, pool), pool=pool,
+            limits=_limits(args),
         )
 
     failed = next((result for result in results if result.failure is not None), None)
@@ -296,12 +300,29 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
         "isolation": isolation_name(),
         "isolation_layers": isolation_description(),
         "results": [result_record(result) for result in results],
+        "timing": _timing(results),
         "metrics": scores,
         "exploitability": expl,
     })
 
 
+def _limits(args):
+    """The sandbox limits the flags give (None: the defaults)."""
+    from csro_tui.commands._limits import given_limits
+    from csro_tui.policies.sandbox import limits_from
+
+    return limits_from(given_limits(args))
+
+
+def _timing(results) -> dict | None:
+    from csro_tui.policies.clock import timing_of
+
+    return timing_of(results)
+
+
 def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
+    from csro_tui.policies.clock import describe_timing
+
     from rich.table import Table
 
     from csro_tui.commands._output import stdout_console
@@ -330,4 +351,7 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
         from csro_tui.numbers import NOT_MEASURABLE_NOTE
 
         console.print(plain(NOT_MEASURABLE_NOTE))
+    timing = describe_timing(_timing(results))
+    if timing:  # "slow: ..." when act is far slower than the contract expects
+        console.print(plain(f"timing: {timing}", style="bold yellow" if "slow: " in timing else "dim"))
     console.print(plain(isolation_description(), style="dim"))

@@ -189,7 +189,12 @@ def verify_state(console, state) -> int:
     # A verification asks the policies again: no exact table from the disk cache.
     cache_setting = os.environ.get(table_cache.CACHE_DIR_ENV_VAR)
     os.environ[table_cache.CACHE_DIR_ENV_VAR] = "off"
-    evaluator = GameEvaluator(spec, workers=config.workers)
+    from csro_tui.config import SANDBOX_LIMIT_FIELDS
+    from csro_tui.policies.sandbox import limits_from
+
+    # The recorded sandbox limits (a budget decides whether a policy fails).
+    limits = limits_from({name: getattr(config, name, None) for name in SANDBOX_LIMIT_FIELDS})
+    evaluator = GameEvaluator(spec, workers=config.workers, limits=limits)
     try:
         result = verify(state, spec=spec, evaluator=evaluator, meta_solve=solve,
                         progress=lambda message: console.print(f"[dim]{message}[/]", highlight=False))

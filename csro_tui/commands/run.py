@@ -16,7 +16,9 @@ import signal
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from csro_tui.commands._limits import add_limit_arguments
 from csro_tui.commands.eval import add_backend_arguments, whole_number
+from csro_tui.config import SANDBOX_LIMIT_FIELDS
 from csro_tui.numbers import counted, number
 
 EXIT_STOPPED = 130
@@ -51,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
     add_backend_arguments(parser)
+    add_limit_arguments(parser)
     add("--model", help="LLM model, for llm oracles")
     add("--base-url", help="LLM API base URL, for llm oracles")
     # LLM oracle settings; they go into the oracle's options (see LLM_OPTION_FLAGS).
@@ -98,7 +101,7 @@ def _count(text: str) -> int:
 FLAG_FIELDS = (
     "game", "oracle", "iterations", "solver", "review", "seed", "episodes", "smoke_episodes",
     "preview_episodes", "benchmark", "benchmark_episodes", "seed_policies", "max_attempts",
-    "workers", "backend", "ray_address", "model", "base_url", "sessions_dir",
+    "workers", "backend", "ray_address", "model", "base_url", "sessions_dir", *SANDBOX_LIMIT_FIELDS,
 )
 
 

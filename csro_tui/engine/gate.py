@@ -92,15 +92,18 @@ class Gate:
         ]
         smoke: dict[str, float] = {}
         smoke_stderr: dict[str, float] = {}
-        for member, outcome in zip(opponents, self.evaluator.run(jobs)):
+        outcomes = self.evaluator.run(jobs)
+        timing = _candidate_timing(outcomes)
+        for member, outcome in zip(opponents, outcomes):
             # Against itself, any failure is the candidate's.
             failure = _candidate_failure(outcome.failure) if population else outcome.failure
             if failure is not None:
-                return ValidationResult(valid=False, failure=failure, smoke=smoke, smoke_episodes=episodes)
+                return ValidationResult(valid=False, failure=failure, smoke=smoke, smoke_episodes=episodes, timing=timing)
             if outcome.failure is None and population:
                 smoke[member.id] = float(outcome.mean)
                 smoke_stderr[member.id] = sampled_stderr(outcome)
-        return ValidationResult(valid=True, smoke=smoke, smoke_episodes=episodes, smoke_stderr=smoke_stderr)
+        return ValidationResult(valid=True, smoke=smoke, smoke_episodes=episodes, smoke_stderr=smoke_stderr,
+                                timing=timing)
 
     def preview(
         self,
@@ -400,3 +403,11 @@ def _last_rejection(state: "SessionState", iteration: int) -> str:
             reason = " ".join(proposal.decision.reason.split())
             return reason if len(reason) <= 160 else reason[:159] + "…"
     return ""
+
+
+def _candidate_timing(outcomes) -> str:
+    """The candidate's call timing in its smoke run, as one line ('' if not measured).
+    Its host served every smoke match, so the match with the most calls holds all of them."""
+    from csro_tui.policies.clock import describe_timing, timing_of
+
+    return describe_timing(timing_of(outcomes))

@@ -538,6 +538,7 @@ class Engine:
                 smoke=validation.smoke,
                 smoke_episodes=validation.smoke_episodes,
                 failure=validation.failure,
+                timing=validation.timing,
                 duplicate_of=validation.duplicate_of,
                 duplicate_reason=validation.duplicate_reason,
             )

@@ -14,7 +14,7 @@ from importlib import metadata
 from typing import Any, Mapping
 
 from csro_tui import __version__
-from csro_tui.config import REDACTED, RunConfig
+from csro_tui.config import REDACTED, SANDBOX_LIMIT_FIELDS, RunConfig
 from csro_tui.engine.evaluator import Evaluator, GameEvaluator
 from csro_tui.engine.loop import Engine, MetaSolve
 from csro_tui.errors import ConfigError, UnknownName
@@ -79,8 +79,11 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
 
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
+        from csro_tui.policies.sandbox import limits_from
+
         evaluator = GameEvaluator(
-            spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address
+            spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address,
+            limits=limits_from({name: getattr(config, name) for name in SANDBOX_LIMIT_FIELDS}),
         )
     return spec, oracle, evaluator
 

@@ -201,6 +201,9 @@ def _reach(tables: GameTables, policy, seat) -> np.ndarray:
 # ---------------------------------------------------------------- tabularise
 
 _policy_cache: "OrderedDict[tuple[str, str], os_policy.TabularPolicy]" = OrderedDict()
+# Source hash -> how long its calls took when it was last tabularised here
+# (clock.CallTiming.to_dict): exact results carry it, as sampled ones do.
+_timings: "OrderedDict[str, dict]" = OrderedDict()
 _policy_lock = threading.Lock()
 
 
@@ -398,6 +401,13 @@ def _ask_every_information_state(spec, tables: GameTables, code_policy, limits, 
             retire(host)
         else:
             host.close()
+    timing = getattr(host, "timing", None)
+    measured = timing() if timing is not None else None
+    if measured is not None:
+        with _policy_lock:
+            _timings[code_policy.source_hash] = measured.to_dict()
+            while len(_timings) > _CACHE_SIZE:
+                _timings.popitem(last=False)
 
     table = copy.copy(template)
     answers = [answers_at[source] for source in answered_by]
@@ -516,7 +526,8 @@ def exact_payoff(
             b_host.close()
     a_first = policy_values(spec, table_a, table_b)[0]
     a_second = policy_values(spec, table_b, table_a)[1]
-    return MatchResult(a.name, b.name, float((a_first + a_second) / 2), 0.0, 0, exact=True)
+    timing = _timings.get(a.source_hash) if isinstance(a, CodePolicy) else None
+    return MatchResult(a.name, b.name, float((a_first + a_second) / 2), 0.0, 0, exact=True, timing=timing)
 
 
 def exploitability(

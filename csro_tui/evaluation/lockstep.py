@@ -91,12 +91,15 @@ class _Episode:
 class Lockstep:
     """Plays `jobs` together; `start`, `run`, then always `close`; `results`."""
 
-    def __init__(self, spec, jobs, limits, progress, on_result, host_factory):
+    def __init__(self, spec, jobs, limits, progress, on_result, host_factory, carried=None):
         self.spec = spec
         self.limits = limits
         self.progress = progress
         self.on_result = on_result
-        self.hosts: dict[CodePolicy, _SharedHost] = {}
+        self.hosts: dict[CodePolicy, _SharedHost] = {}  # this lockstep's
+        # Hosts kept from an earlier wave and for a later one (referee.play_matches):
+        # `close` leaves them open, `release_episodes` ends what they still hold.
+        self.carried = carried
         self.matches: list[_Match] = []
         for index, job in enumerate(jobs):
             roles = (job.a, job.b)
@@ -114,7 +117,10 @@ class Lockstep:
 
     def _host_for(self, participant: CodePolicy) -> _SharedHost:
         if participant not in self.hosts:
-            self.hosts[participant] = _SharedHost(participant)
+            if self.carried is not None:
+                self.hosts[participant] = self.carried.setdefault(participant, _SharedHost(participant))
+            else:
+                self.hosts[participant] = _SharedHost(participant)
         return self.hosts[participant]
 
     # -- set-up and tear-down ------------------------------------------------
@@ -151,6 +157,8 @@ class Lockstep:
         # Launch every host before waiting for any (hosts that have `launch`):
         # they start up at the same time, not one after another.
         for host in self.hosts.values():
+            if host.host is not None or host.failure is not None:  # kept from an earlier wave
+                continue
             kwargs = {"name": host.name}
             if self.limits is not None:
                 kwargs["limits"] = self.limits
@@ -168,18 +176,39 @@ class Lockstep:
                     create_episodes(host.host, host.new)
                 except PolicyFailure as error:
                     self._fail_host(host, error)
+            else:  # failed in an earlier wave: its matches here fail at once
+                self._fail_host(host, host.failure)
             host.new = []
         self._finish_matches()
 
     def close(self) -> None:
+        if self.carried is not None:  # the caller's, for the next wave
+            self.release_episodes()
+            return
         for host in self.hosts.values():
             if host.host is not None:
                 host.host.close()
+
+    def release_episodes(self) -> None:
+        """End the episodes a host still holds (a lockstep cut short), so a
+        carried host starts the next wave empty."""
+        for host in self.hosts.values():
+            live = getattr(host.host, "live_episodes", None) if host.failure is None else None
+            if live:
+                try:
+                    host.host.end_episodes(live)
+                except PolicyFailure as error:
+                    self._fail_host(host, error)
 
     def results(self) -> list[MatchResult]:
         for match in self.matches:  # a match still open here was cut short by an error
             if match.result is None:
                 match.result = _result(match)
+            side_a = match.hosts[0]
+            timing = getattr(side_a.host, "timing", None) if side_a is not None else None
+            measured = timing() if timing is not None else None
+            if measured is not None:
+                match.result.timing = measured.to_dict()
         return [match.result for match in self.matches]
 
     # -- the step loop ---------------------------------------------------------

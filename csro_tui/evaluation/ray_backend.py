@@ -288,7 +288,7 @@ class _RefereeActor:
         jobs = [job for _, job in indexed_jobs]
         results = self._referee.run(jobs, [list(range(len(jobs)))], on_progress, limits)
         # Dicts cross back: PolicyFailure does not survive pickling on its own.
-        return ("ok", [(index, result.to_dict()) for (index, _), result in zip(indexed_jobs, results)])
+        return ("ok", [(index, result.to_dict(timing=True)) for (index, _), result in zip(indexed_jobs, results)])
 
 
 class RayRefereePool:

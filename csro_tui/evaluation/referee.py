@@ -23,6 +23,12 @@ an episode uses (chance, sampling of returned distributions, the policies'
 and bots' own seeds) derives from its recorded seed, so identical seeds give
 identical results.
 
+Memory.  A host plays at most `limits.episodes_per_host()` episodes at once
+(what its memory limit holds at `episode_memory_mb` each), so the limit a
+policy's author reads holds per episode.  `play_matches` plays larger sets of
+jobs in waves of whole matches, one lockstep after another, each host kept
+from wave to wave (a policy that failed fails its later matches at once).
+
 Failures.  A PolicyFailure never escapes: the host is killed (by the
 sandbox), and every match that used that host ends with `failure` set; the
 other matches of the lockstep play on.
@@ -129,24 +135,85 @@ def play_matches(
     by one host.
     `on_result(index, result)` is called as each match ends.  The wall-time
     limit (`match_seconds`, else `limits.match_seconds`, else 600 s) is per
-    match: the lockstep as a whole may take that times the number of jobs.
+    match: a lockstep may take that times the number of its jobs.  Jobs are
+    played in waves (`plan_waves`) so that no host holds more episodes at
+    once than its memory allows.
     """
     for job in jobs:
         if job.episodes < 1:
             raise ValueError("a match needs at least one episode")
     if not jobs:
         return []
-    # RRPS between code policies needs no OpenSpiel state (rrps_lockstep's doc).
-    kind = rrps_lockstep.RRPSLockstep if rrps_lockstep.applies(spec, jobs) else Lockstep
-    lockstep = kind(spec, list(jobs), limits, progress, on_result, host_factory)
     limit = _match_time_limit(match_seconds, limits)
+    waves = plan_waves(jobs, episodes_per_host(limits))
+    carried: dict = {}  # participant -> its _SharedHost, from wave to wave
+    results: list[MatchResult | None] = [None] * len(jobs)
     seed_native_rng(jobs[0].seed)
     try:
-        lockstep.start()
-        lockstep.run(time.monotonic() + limit * len(jobs), limit)
+        for wave in waves:
+            wave_jobs = [jobs[i] for i in wave]
+            # RRPS between code policies needs no OpenSpiel state (rrps_lockstep's doc).
+            kind = rrps_lockstep.RRPSLockstep if rrps_lockstep.applies(spec, wave_jobs) else Lockstep
+            lockstep = kind(
+                spec, wave_jobs, limits, _wave_progress(progress, results, wave, len(jobs)),
+                _wave_results(on_result, wave), host_factory, carried=carried,
+            )
+            try:
+                lockstep.start()
+                lockstep.run(time.monotonic() + limit * len(wave_jobs), limit)
+            finally:
+                lockstep.close()  # the hosts stay open for the next wave (ends what they still hold)
+            for index, result in zip(wave, lockstep.results()):
+                results[index] = result
     finally:
-        lockstep.close()
-    return lockstep.results()
+        for host in carried.values():
+            if host.host is not None:
+                host.host.close()
+    return results
+
+
+def episodes_per_host(limits: Any) -> int:
+    """How many episodes a host may hold at once under `limits` (the sandbox's default when None)."""
+    per_host = getattr(limits, "episodes_per_host", None)
+    if per_host is None:
+        from csro_tui.policies.sandbox import SandboxLimits
+
+        per_host = SandboxLimits().episodes_per_host
+    return per_host()
+
+
+def plan_waves(jobs: Sequence[MatchJob], per_host: int) -> list[list[int]]:
+    """Job indices in waves, in order: a job joins the current wave while each
+    code participant's episodes in it stay within `per_host` (a job larger
+    than that on its own gets a wave to itself: a match is never split)."""
+    from csro_tui.evaluation.participants import CodePolicy
+
+    waves: list[list[int]] = []
+    held: dict = {}
+    for index, job in enumerate(jobs):
+        episodes = 2 * ((job.episodes + 1) // 2)
+        code = {p for p in (job.a, job.b) if isinstance(p, CodePolicy)}
+        if waves and any(held.get(p, 0) + episodes * ((job.a == p) + (job.b == p)) > per_host for p in code):
+            waves.append([])
+            held = {}
+        if not waves:
+            waves.append([])
+        waves[-1].append(index)
+        for p in code:
+            held[p] = held.get(p, 0) + episodes * ((job.a == p) + (job.b == p))
+    return waves
+
+
+def _wave_progress(progress: "Progress | None", results: list, wave: list[int], total: int):
+    if progress is None:
+        return None
+    return lambda done, _count: progress(sum(1 for r in results if r is not None) + done, total)
+
+
+def _wave_results(on_result, wave: list[int]):
+    if on_result is None:
+        return None
+    return lambda index, result: on_result(wave[index], result)
 
 
 def _match_time_limit(match_seconds: float | None, limits: Any) -> float:

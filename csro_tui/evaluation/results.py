@@ -31,6 +31,9 @@ class MatchResult:
     returns: list[float] = field(default_factory=list)
     exact: bool = False
     failure: PolicyFailure | None = None
+    # How long a's calls took, as its host measured them (clock.CallTiming.to_dict,
+    # over every match that host served); None for bots and exact results.
+    timing: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -46,8 +49,11 @@ class MatchResult:
         """False for a sampled result of fewer than two pairs: its `stderr` says nothing."""
         return self.exact or self.pairs >= MIN_PAIRS_FOR_STDERR
 
-    def to_dict(self) -> dict:
-        return {
+    def to_dict(self, timing: bool = False) -> dict:
+        """The result as JSON data; with `timing`, also how long a's calls took
+        (a measurement, not part of the result: only for carrying it between
+        processes, never into a session log or a report's results)."""
+        data = {
             "a": self.a,
             "b": self.b,
             "mean": self.mean,
@@ -58,6 +64,9 @@ class MatchResult:
             "exact": self.exact,
             "failure": self.failure.to_dict() if self.failure else None,
         }
+        if timing and self.timing is not None:
+            data["timing"] = dict(self.timing)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "MatchResult":
@@ -72,4 +81,5 @@ class MatchResult:
             returns=[float(value) for value in data.get("returns", [])],
             exact=bool(data.get("exact", False)),
             failure=PolicyFailure.from_dict(failure) if failure else None,
+            timing=dict(data["timing"]) if isinstance(data.get("timing"), dict) else None,
         )

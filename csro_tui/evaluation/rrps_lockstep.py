@@ -68,8 +68,8 @@ class _Plan:
 class RRPSLockstep(Lockstep):
     """`Lockstep` for RRPS code-vs-code jobs (see module doc); same interface."""
 
-    def __init__(self, spec, jobs, limits, progress, on_result, host_factory):
-        super().__init__(spec, jobs, limits, progress, on_result, host_factory)
+    def __init__(self, spec, jobs, limits, progress, on_result, host_factory, carried=None):
+        super().__init__(spec, jobs, limits, progress, on_result, host_factory, carried)
         self.throws = spec.num_repetitions
         self.throw = 0
         self.row_match: list = []  # per row: its match

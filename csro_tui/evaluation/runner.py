@@ -378,7 +378,7 @@ def _worker_play(number: int, indexed_jobs: list[tuple[int, MatchJob]], limits) 
     def on_result(position: int, result: MatchResult) -> None:
         # A dict crosses back: PolicyFailure, an exception with a custom
         # constructor, does not survive pickling on its own.
-        _worker_messages.put(("result", number, (indices[position], result.to_dict())))
+        _worker_messages.put(("result", number, (indices[position], result.to_dict(timing=True))))
 
     def on_progress(done: float, _total: int) -> None:
         _worker_messages.put(("progress", number, done))

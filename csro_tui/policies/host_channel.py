@@ -1,6 +1,6 @@
 """Policy host, channel layer: the line-delimited JSON channel to the parent,
-the bounded stand-in for the policy's stdout/stderr, and each policy call's
-own wall-clock timer.
+the bounded stand-in for the policy's stdout/stderr, each policy call's own
+wall-clock timer, and the page it shares with the parent's clock.
 
 STDLIB ONLY; imported by host_main.py from its own directory.
 """
@@ -11,6 +11,7 @@ import builtins
 globals().update({name: value for name, value in vars(builtins).items() if not name.startswith("__")})
 
 import json  # noqa: E402
+import mmap  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 import time  # noqa: E402
@@ -59,12 +60,48 @@ class _OutputTail:
         return "".join(self._parts)[-self._limit :] if self._limit else ""
 
 
+class _Progress:
+    """The page shared with the parent's clock (csro_tui/policies/clock.py).
+
+    `counts[0]` goes up by one when a policy call starts and when a request
+    is finished: the parent's watchdog times the calls from it, on its own
+    clock, and kills the host when one overruns.  Slots 1-6 hold the host's
+    own measurements of act and __init__ (count, total seconds, longest),
+    shown with validation.  Without a page (a parent that sent none) the
+    same views exist over private memory.
+    """
+
+    def __init__(self, fd) -> None:
+        if type(fd) is int and fd >= 0:
+            self._map = mmap.mmap(fd, 4096)
+            os.close(fd)
+            data = memoryview(self._map)
+        else:
+            data = memoryview(bytearray(4096))
+        self.counts = data.cast("Q")
+        self.seconds = data.cast("d")
+
+    def tick(self) -> None:
+        self.counts[0] += 1
+
+    def add(self, count_slot: int, count: int, total: float, longest: float) -> None:
+        """Fold a batch's measurements into slots count_slot (calls), +1 (seconds), +2 (longest)."""
+        if count:
+            self.counts[count_slot] += count
+            self.seconds[count_slot + 1] += total
+            if longest > self.seconds[count_slot + 2]:
+                self.seconds[count_slot + 2] = longest
+
+
 class CallTimeout(BaseException):
     """Raised into policy code when one call overruns its wall-clock limit."""
 
 
 class _CallTimer:
-    """Each policy call's own wall-clock limit, whatever the batch size.
+    """Each policy call's own wall-clock limit, whatever the batch size: the
+    host's courtesy, which words the failure with the policy's traceback.
+    The limit that holds is the parent's (`_Progress`), which needs nothing
+    from this process but the counter.
 
     While calls run, SIGALRM ticks every `tick` seconds (ITIMER_REAL); the
     handler raises CallTimeout into the call once it has run past its limit,
@@ -93,6 +130,7 @@ class _CallTimer:
         self.expired = False
         self.hard_deadline = 0.0
         self.seq = None
+        self.progress = None  # the page shared with the parent's clock (_Progress), set by the host
         self._setitimer = signal.setitimer
         self._monotonic = time.monotonic
 

@@ -75,7 +75,7 @@ try:
     import host_kernel  # noqa: E402
 finally:
     sys.path.remove(_HERE)
-from host_channel import EXIT_AFTER_FAILURE as _EXIT_AFTER_FAILURE, CallTimeout, _CallTimer, _Channel, _OutputTail  # noqa: E402
+from host_channel import EXIT_AFTER_FAILURE as _EXIT_AFTER_FAILURE, CallTimeout, _CallTimer, _Channel, _OutputTail, _Progress  # noqa: E402
 from host_guard import ForbiddenOperation, _Guard  # noqa: E402
 
 # Mutable host state lives in closures and locals, not here, so a policy that
@@ -183,6 +183,11 @@ def _exception_text(error: BaseException) -> tuple[str, str]:
     return name, ""
 
 
+def _peak_kb() -> int:
+    """The host's peak resident memory so far, in kB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _fingerprint(items: list) -> tuple:
     """Length and five sampled elements: O(1), catches appends, pops,
     clears and most sorts or reversals of a history list."""
@@ -222,6 +227,7 @@ class _Host:
         self.guard = guard
         self.output = output
         self.timer = timer
+        self.progress = timer.progress
         self.layers = layers
         self.filename = config["policy_filename"]
         self.game_json = json.dumps(config["game_info"])
@@ -236,6 +242,7 @@ class _Host:
         self.current_seq = None
         # Freed on MemoryError so the failure can still be reported.
         self.reserve = reserve
+        self.base_kb = 0
 
     # -- failures --------------------------------------------------------------
 
@@ -290,7 +297,7 @@ class _Host:
         elif issubclass(kind, ForbiddenOperation):
             category, message = "forbidden", f"{message} in {phase}{detail}"
         elif issubclass(kind, MemoryError):
-            category, message = "memory", f"ran out of memory in {phase}{detail}"
+            category, message = "memory", f"ran out of memory in {phase}{detail}{self._memory_note()}"
         else:
             first = message.strip().splitlines()[0] if message.strip() else ""
             category, message = "crash", f"{name}{': ' + first if first else ''} in {phase}{detail}"
@@ -302,6 +309,18 @@ class _Host:
             "traceback": text,
             "output": self.output.tail(),
         }
+
+    def _memory_note(self) -> str:
+        """', with N episodes live, about M MB each': how the host's memory was
+        shared when it ran out (peak resident memory beyond the host's own,
+        measured after the module's first load)."""
+        live = len(self.instances)
+        try:
+            grown = _peak_kb() - self.base_kb
+        except Exception:  # noqa: BLE001 - the report must go out regardless
+            return f", with {live} episodes live"
+        each = f", about {grown / 1024 / live:.1f} MB each" if live and grown > 0 else ""
+        return f", with {live} episodes live{each}"
 
     def violation(self, seq, phase: str) -> dict:
         return {
@@ -337,6 +356,7 @@ class _Host:
         self.guard.policy_ids.add(id(namespace))
         # Modules such as dataclasses look the policy's module up by name.
         sys.modules["policy"] = module
+        self.progress.tick()
         self.timer.start(seq, "module load", limit)
         try:
             exec(self.code, namespace)
@@ -362,6 +382,10 @@ class _Host:
         except BaseException as error:  # noqa: BLE001 - policy code may raise anything
             return self.failure(seq, error, "module load")
         self.answers = _AnswerTypes()  # after the policy's own imports (numpy)
+        try:
+            self.base_kb = _peak_kb()  # the host and the module, before any episode
+        except Exception:  # noqa: BLE001
+            pass
         failed = self._after_call(seq, "module load")
         if failed:
             return failed
@@ -379,7 +403,8 @@ class _Host:
 
     def new_episodes(self, seq, episodes) -> dict:
         episode = None
-        timer = self.timer
+        timer, progress, clock = self.timer, self.progress, self.timer._monotonic
+        count, total, longest = 0, 0.0, 0.0
         try:
             for episode, player, seed in episodes:
                 game = json.loads(self.game_json)
@@ -388,15 +413,20 @@ class _Host:
                 # One module per episode: nothing a policy keeps in its
                 # globals or class attributes reaches its next episode.
                 namespace = self._new_module(seq, self.load_seconds)
+                progress.tick()
                 timer.start(seq, f"Policy.__init__ (episode {episode})")
                 try:
                     self.instances[episode] = namespace.get("Policy")(player, game)
                 finally:
                     timer.stop()
+                elapsed = clock() - timer.call_started
+                count, total, longest = count + 1, total + elapsed, max(longest, elapsed)
                 self.modules[episode] = namespace
                 self.lists[episode] = {}
         except BaseException as error:  # noqa: BLE001
             return self.failure(seq, error, f"Policy.__init__ (episode {episode})")
+        finally:
+            progress.add(4, count, total, longest)
         return self._after_call(seq, f"Policy.__init__ (episode {episode})") or {"seq": seq, "ok": True}
 
     def _reconstruct(self, episode, obs: dict, deltas: dict) -> list:
@@ -444,6 +474,10 @@ class _Host:
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
+        ticks = self.progress.counts
+        tick = ticks[0]
+        longest = 0.0
+        started = first = clock()  # then each call's end is the next one's start: one clock read per call
         for episode, obs, deltas in requests:
             instance = instances.get(episode)
             if instance is None:
@@ -455,8 +489,14 @@ class _Host:
                 self.lists[episode] = {}
             try:
                 timer.episode = episode
-                timer.call_started = clock()  # timer.start(seq, "act", None, episode), inlined
+                tick += 1
+                ticks[0] = tick  # the parent's clock: a call starts (a store: cheaper than +=)
+                timer.call_started = started  # timer.start(seq, "act", None, episode), inlined
                 answer = instance.act(obs)
+                ended = clock()
+                if ended - started > longest:
+                    longest = ended - started
+                started = ended
                 # The common answer, a plain int that fits 63 bits (literal
                 # bounds: nothing a policy could rebind), skips encode.
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
@@ -475,6 +515,7 @@ class _Host:
                         # parent send it whole next time.
                         del self.lists[episode][key]
                         resync.append([episode, key])
+        self.progress.add(1, len(answers), started - first, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
         reply = {"seq": seq, "ok": True, "answers": answers}
@@ -598,11 +639,21 @@ class _Host:
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
+        ticks = self.progress.counts
+        tick = ticks[0]
+        longest = 0.0
+        started = first = clock()  # then each call's end is the next one's start: one clock read per call
         for episode, obs, fingerprints in zip(ids, observations, prints):
             try:
                 timer.episode = episode
-                timer.call_started = clock()
+                tick += 1
+                ticks[0] = tick  # the parent's clock: a call starts (a store: cheaper than +=)
+                timer.call_started = started
                 answer = instances[episode].act(obs)
+                ended = clock()
+                if ended - started > longest:
+                    longest = ended - started
+                started = ended
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
                     answer = encode(answer)
                 answers.append(answer)
@@ -623,6 +674,7 @@ class _Host:
                 ):
                     del held_lists[episode][fingerprint[0]]  # changed in place: the parent sends it whole next time
                     resync.append([episode, fingerprint[0]])
+        self.progress.add(1, len(answers), started - first, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")
         reply = {"seq": seq, "ok": True, "answers": answers}
@@ -634,6 +686,7 @@ class _Host:
         timer = self.timer
         try:
             for episode in episode_ids:
+                self.progress.tick()
                 timer.start(seq, f"end of episode {episode}")
                 try:
                     # Dropping the instance may run its __del__: under the timer and the guard.
@@ -674,6 +727,7 @@ class _Host:
                          "message": f"sandbox protocol error: {type(error).__name__}: {error}",
                          "traceback": "", "output": ""}
             reply = _with_refusal(reply, op)
+            self.progress.tick()  # the request is done: its reply follows
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
@@ -739,6 +793,7 @@ def main() -> None:
     except Exception as error:
         _setup_failed(channel, error, seq)
     reply = _with_refusal(host.load(seq, config["source"]), "load")
+    host.progress.tick()
     channel.send(reply)
     if not reply["ok"]:
         os._exit(_EXIT_AFTER_FAILURE)
@@ -768,6 +823,7 @@ def _prepare(channel: _Channel, config: dict, parent: int) -> tuple:
     host_kernel.set_parent_death_signal(ctypes, parent)  # also no-new-privs, which Landlock needs
     guard = _Guard(config)
     timer = _CallTimer(channel, 1.0, 2.0)  # its limits come with the policy (_load_limits)
+    timer.progress = _Progress(config.get("clock_fd"))  # mapped before seccomp, which may refuse mmap of it later
     timer.install()  # before patch_modules stubs signal.signal, and before seccomp freezes the handlers
     layers = _apply_kernel_layers(config.get("kernel", {}), guard, config.get("drop_to"))
     return guard, timer, layers, ctypes, reserve

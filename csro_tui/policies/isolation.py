@@ -149,7 +149,7 @@ def describe_isolation() -> str:
     else:
         kernel_text = f"no Landlock or seccomp here: policies refused (set {WEAK_SANDBOX_ENV_VAR}=1 to allow)"
     user = "runs as a uid of its own" if os.geteuid() == 0 else "runs as the current user"
-    common = f"{user}; memory/CPU/process limits; per-call time limits; Python guard"
+    common = f"{user}; memory/CPU/process limits; time limits per call and per episode kept by the parent; Python guard"
     if mode == "bubblewrap":
         return (
             "policy sandbox: bubblewrap (no network, own PID/IPC namespaces, private /tmp, "

@@ -21,11 +21,13 @@ permissions apply), and an audit hook plus restricted builtins that block
 imports outside the allowlist, file writes, reads outside the Python
 installation, processes, sockets, signals, ctypes and frame introspection.
 
-Deadlines: the child must be ready `init_timeout` seconds after it is
-spawned; a batch of n requests (constructing n episodes, or n `act` calls)
-must be answered within `batch_timeout + n * move_timeout` seconds.  Every
-reply is checked; any failure kills the host's whole process group and is
-raised as a `PolicyFailure`, again on every later call.
+Deadlines and budgets are kept by the parent (clock.py): each host shares
+a page of memory with the parent where it counts the calls it starts, and
+one watchdog thread SIGKILLs a host whose call runs past its limit or whose
+policy runs out of its time budget; the parent then reports the timeout.
+No deadline grows with the size of a batch.  Every reply is checked; any
+failure kills the host's whole process group and is raised as a
+`PolicyFailure`, again on every later call.
 
 Lists in observations (except `legal_actions`) are sent as appended
 suffixes: per episode and key, the host remembers what the child holds.  A
@@ -57,6 +59,7 @@ from typing import Callable
 
 from csro_tui.errors import ConfigError
 from csro_tui.text import clean_text
+from csro_tui.policies.clock import KIND_ACT, KIND_END, KIND_INIT, KIND_LOAD, CallTiming, HostClock, ProgressPage, watchdog
 from csro_tui.policies.contract import ALLOWED_IMPORTS
 from csro_tui.policies.failures import FailureCategory, PolicyFailure
 from csro_tui.policies.isolation import (  # noqa: F401 - re-exported: callers import them from here
@@ -92,7 +95,17 @@ from csro_tui.policies.validation import (
 # After start-up no new executable memory may be mapped, so no extension
 # module can load any more (host_kernel.forbid_executable_memory); and after
 # the drop from root the installation may be unreadable (pyenv under /root).
-_NUMPY_SUBMODULES = ("numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial")
+# numpy's submodules loaded on first use, each with the words in a policy's
+# source that may reach it.  numpy.ma is pure Python but its import parses
+# signatures with ast (a compile the guard refuses once a policy is loaded);
+# np.unique and the set functions import it.
+_NUMPY_SUBMODULES = {
+    "numpy.random": r"\brandom\b",
+    "numpy.linalg": r"\blinalg\b",
+    "numpy.fft": r"\bfft\b",
+    "numpy.polynomial": r"\bpolynomial\b",
+    "numpy.ma": r"\b(ma|unique\w*)\b|1d\b",
+}
 _LAZY_STDLIB = ("heapq", "weakref", "copy", "types", "encodings.latin_1", "encodings.ascii", "encodings.utf_16")
 # Categories the child may report itself; anything else is malformed.
 _CHILD_CATEGORIES = {
@@ -102,6 +115,10 @@ _CHILD_CATEGORIES = {
     "timeout": FailureCategory.TIMEOUT,
 }
 _MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "out of memory", "Out of memory", "memory allocation")
+# The host's own address space before any episode: measured here at 16 MB
+# (stdlib only) and 110 MB with numpy loaded (VmSize of the host process,
+# both sandbox modes), rounded up.
+HOST_BASE_MB = 128
 _TEXT_LIMIT = 20_000  # longest message or traceback accepted from the child
 _LAST_LINE_LIMIT = 200  # longest line of the host's log quoted in a failure summary
 
@@ -110,16 +127,33 @@ _LAST_LINE_LIMIT = 200  # longest line of the host's log quoted in a failure sum
 class SandboxLimits:
     """Resource limits of one policy host.
 
-    init_timeout: seconds from spawn until the module is loaded (interpreter
-        start, imports such as numpy at ~0.3 s, module-level code).
-    move_timeout: seconds allowed per request in a batch, and the wall-clock
-        limit of each single policy call (`__init__`, `act`), enforced in the
-        host whatever the batch size.
+    Every time limit is enforced from outside the host (clock.py): the
+    parent's watchdog SIGKILLs a host that passes one, whatever the host did
+    to its own signals; the host's own timer only words the failure first.
+
+    init_timeout: wall-clock limit of one run of the module's code (the
+        first load includes interpreter start and imports such as numpy at
+        ~0.3 s; each episode runs the module afresh), and the reserve of the
+        set-up budget.
+    move_timeout: wall-clock limit of each single policy call (`__init__`,
+        `act`, the end of an episode), whatever the batch size.
     call_grace: seconds past a call's limit after which a host whose policy
-        caught the timeout (or is stuck in C code) ends itself.
-    batch_timeout: fixed part of every batch deadline; a batch of n requests
-        must be answered within batch_timeout + n * move_timeout seconds.
-    memory_mb: address-space limit (RLIMIT_AS) of the host process.
+        caught the timeout (or is stuck in C code) ends itself, or is killed.
+    batch_timeout: seconds a host may take before its first call of a
+        request, and to send its reply after the last.
+    move_budget: the chess clock: seconds per decision (`act` call) a policy
+        may use on average, pooled over the episodes a host plays at once...
+    budget_reserve: ...plus this many seconds.  A policy that runs out fails
+        with a timeout (episode budget: budget_reserve + move_budget x its
+        decisions).
+    init_budget: seconds per episode for running the module's code and
+        `Policy.__init__`, pooled likewise, on top of init_timeout.
+    memory_mb: address-space limit (RLIMIT_AS) of the host process, shared
+        by the episodes it plays at once.
+    episode_memory_mb: memory each episode may hold: a host plays at most
+        `episodes_per_host()` episodes at once, so that many episodes of
+        this size fit in memory_mb beside the host itself (the referee
+        plays larger evaluations in waves).
     cpu_seconds: CPU time for the host's whole lifetime (RLIMIT_CPU).
     max_processes: RLIMIT_NPROC (counts threads; the host needs no more).
     max_file_bytes: RLIMIT_FSIZE, largest file the host could write.
@@ -134,7 +168,11 @@ class SandboxLimits:
     move_timeout: float = 1.0
     batch_timeout: float = 2.0
     call_grace: float = 2.0
+    move_budget: float = 0.02
+    budget_reserve: float = 2.0
+    init_budget: float = 0.2
     memory_mb: int = 1024
+    episode_memory_mb: int = 8
     cpu_seconds: int = 600
     max_processes: int = 1
     max_file_bytes: int = 1 << 20
@@ -144,11 +182,15 @@ class SandboxLimits:
     recursion_limit: int = 10_000
 
     def __post_init__(self) -> None:
-        for field_name in ("init_timeout", "move_timeout", "batch_timeout", "call_grace"):
+        for field_name in (
+            "init_timeout", "move_timeout", "batch_timeout", "call_grace", "move_budget", "budget_reserve", "init_budget"
+        ):
             value = getattr(self, field_name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"SandboxLimits.{field_name} must be a positive number of seconds, not {value!r}")
-        for field_name in ("memory_mb", "cpu_seconds", "max_processes", "max_open_files", "max_message_bytes"):
+        for field_name in (
+            "memory_mb", "episode_memory_mb", "cpu_seconds", "max_processes", "max_open_files", "max_message_bytes"
+        ):
             value = getattr(self, field_name)
             if not (isinstance(value, int) and value > 0):
                 raise ValueError(f"SandboxLimits.{field_name} must be a positive integer, not {value!r}")
@@ -157,11 +199,24 @@ class SandboxLimits:
             if not (isinstance(value, int) and value >= 0):
                 raise ValueError(f"SandboxLimits.{field_name} must be a non-negative integer, not {value!r}")
 
-    def batch_deadline(self, requests: int) -> float:
-        """Seconds allowed for a batch of `requests` requests: a backstop, as
-        the host times each call itself (and ends itself `call_grace` seconds
-        after a call that will not stop)."""
-        return self.batch_timeout + max(requests, 1) * self.move_timeout + self.call_grace
+    def episodes_per_host(self) -> int:
+        """How many episodes one host may play at once: what memory_mb holds
+        beside the host's own address space (HOST_BASE_MB) at
+        episode_memory_mb each; at least one."""
+        return max(1, (self.memory_mb - HOST_BASE_MB) // self.episode_memory_mb)
+
+
+def limits_from(values: dict) -> SandboxLimits | None:
+    """SandboxLimits with the given options (a name -> value mapping where None
+    means the default: RunConfig's fields, `csro eval`'s flags); None when no
+    option is given.  ConfigError for a value the limits refuse."""
+    given = {name: value for name, value in values.items() if value is not None}
+    if not given:
+        return None
+    try:
+        return SandboxLimits(**given)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(str(error)) from None
 
 
 # -- spawning ---------------------------------------------------------------------
@@ -203,6 +258,7 @@ class StartedProcess:
     process: subprocess.Popen
     temp_dir: str
     mode: str
+    page: ProgressPage | None = None  # the clock's page shared with the host
     claimed: bool = False
 
     def claim(self) -> None:
@@ -218,6 +274,8 @@ class StartedProcess:
                 stream.close()
             except OSError:
                 pass
+        if self.page is not None:
+            self.page.close()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
@@ -228,7 +286,9 @@ def start_host_process(mode: str) -> StartedProcess:
     started."""
     host_bytecode()  # the host's modules compiled once, not at every start
     temp_dir = tempfile.mkdtemp(prefix="csro-host-")
+    page = None
     try:
+        page = ProgressPage()
         work_dir = os.path.join(temp_dir, "work")
         os.mkdir(work_dir, 0o700)
         log_path = os.path.join(temp_dir, "host.log")
@@ -251,19 +311,25 @@ def start_host_process(mode: str) -> StartedProcess:
                 env=_child_env(),
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=(page.fd,),
             )
     except BaseException:
+        if page is not None:
+            page.close()
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
-    started = StartedProcess(process, temp_dir, mode)
+    started = StartedProcess(process, temp_dir, mode, page)
     drop_to = None
     if os.geteuid() == 0:  # its own uid, made from its pid (isolation.host_uid)
         drop_to = [host_uid(process.pid)] * 2
         os.chown(work_dir, *drop_to)
+    prepare = _prepare_message(mode, drop_to)
+    prepare["clock_fd"] = page.fd  # the page the host maps for the parent's clock (clock.py)
+    page.close_fd()  # the host has its own copy; the mapping stays
     # Part one of the host's set-up goes at once, so a pooled host has its
     # kernel layers in place before any policy is given to it.
     try:
-        process.stdin.write(_encode_message(_prepare_message(mode, drop_to), "the host's set-up"))
+        process.stdin.write(_encode_message(prepare, "the host's set-up"))
         process.stdin.flush()
     except OSError:  # died at once: whoever loads a policy into it reports why
         pass
@@ -324,10 +390,6 @@ class _HostDied(Exception):
     """The child closed the channel or could not be written to."""
 
 
-class _HostSilent(Exception):
-    """The child missed its deadline."""
-
-
 class PolicyHost:
     """One sandboxed process running one policy for many concurrent episodes.
 
@@ -360,8 +422,11 @@ class PolicyHost:
         self._scanned = 0
         self._poll_in: select.poll | None = None
         self._poll_out: select.poll | None = None
-        self._in_flight: tuple | None = None  # (requests, legal lists, deadline, what) of a sent act
-        self._launching: float | None = None  # launched: the deadline of the module load not yet confirmed
+        self._in_flight: tuple | None = None  # (requests, legal lists, what) of a sent act
+        self._launching = False  # launched: the module load not confirmed yet
+        self._page: ProgressPage | None = None
+        self._clock: HostClock | None = None
+        self._timing: CallTiming | None = None  # the page's last figures, once it is closed
         self._prestarted: StartedProcess | None = None  # adopted from a pool, not launched yet
         # episode id -> {observation key -> (last list object, the child's copy)}
         self._episodes: dict[int, dict[str, tuple[list, list]]] = {}
@@ -387,12 +452,12 @@ class PolicyHost:
     def start(self) -> None:
         """Spawn the host and load the module (no-op when already running)."""
         self.launch()
-        if self._launching is not None:
-            deadline = self._launching
-            self._launching = None
+        if self._launching:
+            self._launching = False
             # The reply to `prepare` (start_host_process), then to the load.
-            self._receive(deadline, "setting up the sandbox", expected_seq=0)
-            reply = self._receive(deadline, "loading the module")
+            self._receive("setting up the sandbox", expected_seq=0)
+            reply = self._receive("loading the module")
+            self._clock.disarm()
             self._check_layers(reply.get("layers"))
 
     def _check_layers(self, applied) -> None:
@@ -430,7 +495,7 @@ class PolicyHost:
         problem = kernel_boundary_problem()
         if problem:
             raise ConfigError(problem)
-        deadline = time.monotonic() + self.limits.init_timeout
+        launched_at = time.monotonic()
         started, self._prestarted = self._prestarted, None
         if started is not None and (started.mode != self.mode or started.process.poll() is not None):
             started.discard()  # started for another isolation mode, or dead: not trusted with this policy
@@ -444,7 +509,10 @@ class PolicyHost:
                 )
                 self.close()
                 raise self.failure from None
-        self._process, self._temp_dir = started.process, started.temp_dir
+        self._process, self._temp_dir, self._page = started.process, started.temp_dir, started.page
+        started.page = None  # this host's now (closed with it)
+        self._clock = HostClock(self._page, self._process, self.limits)
+        watchdog().register(self._clock)
         os.set_blocking(self._process.stdin.fileno(), False)
         self._poll_in = select.poll()
         self._poll_in.register(self._process.stdout.fileno(), select.POLLIN)
@@ -458,8 +526,7 @@ class PolicyHost:
             # numpy 2 loads these on first use (40-50 ms for all of them):
             # those the source names, so honest code finds them loaded; code
             # that reaches one otherwise fails, naming the refused mmap.
-            preimport += [name for name in _NUMPY_SUBMODULES
-                          if re.search(rf"\b{name.split('.')[1]}\b", self.source)]
+            preimport += [name for name, words in _NUMPY_SUBMODULES.items() if re.search(words, self.source)]
         config = {
             "op": "load",
             "source": self.source,
@@ -479,8 +546,9 @@ class PolicyHost:
                 "max_open_files": self.limits.max_open_files,
             },
         }
-        self._send(config, deadline, "loading the module")
-        self._launching = deadline
+        self._clock.arm(1, (KIND_LOAD,), at=launched_at)  # from spawn on: start-up, imports, module code
+        self._send(config, "loading the module")
+        self._launching = True
 
     def new_episodes(self, episodes: list[tuple[int, int, int]]) -> None:
         """Construct `Policy(player, game)` for each (episode_id, player, seed)."""
@@ -502,9 +570,10 @@ class PolicyHost:
         if not batch:
             return
         # Each episode runs the module's code afresh (init_timeout) and then
-        # Policy.__init__ (move_timeout); the host times each call itself.
-        deadline = time.monotonic() + self.limits.batch_deadline(len(batch)) + len(batch) * self.limits.init_timeout
-        self._call({"op": "new", "eps": batch}, deadline, f"constructing {len(batch)} episode(s)")
+        # Policy.__init__ (move_timeout), each call on its own deadline.
+        self._clock.arm(2 * len(batch), (KIND_LOAD, KIND_INIT), [entry[0] for entry in batch])
+        self._call({"op": "new", "eps": batch}, f"constructing {len(batch)} episode(s)")
+        self._clock.disarm()
         for episode, _player, _seed in batch:
             self._episodes[episode] = {}
 
@@ -548,19 +617,20 @@ class PolicyHost:
                 raise ValueError(f"the observation of episode {episode} must be a dict with a legal_actions list")
             encoded.append(encode(episode, obs, sent))
             legal_lists.append(legal)
-        deadline = time.monotonic() + self.limits.batch_deadline(len(requests))
         what = f"act for {len(requests)} episode(s)"
-        self._send({"op": "act", "reqs": encoded}, deadline, what)
-        self._in_flight = (requests, legal_lists, deadline, what)
+        self._clock.arm(len(requests), (KIND_ACT,), [entry[0] for entry in encoded])
+        self._send({"op": "act", "reqs": encoded}, what)
+        self._in_flight = (requests, legal_lists, what)
         return True
 
     def receive_act(self) -> list[int | dict[int, float]]:
         """The second half of `act`: wait for the answers of the batch sent last."""
         if self._in_flight is None:
             raise RuntimeError(f"policy host {self.name!r} has no act batch in flight")
-        requests, legal_lists, deadline, what = self._in_flight
+        requests, legal_lists, what = self._in_flight
         self._in_flight = None
-        reply = self._receive(deadline, what)
+        reply = self._receive(what)
+        self._clock.disarm()
         answers = reply.get("answers")
         if not isinstance(answers, list) or len(answers) != len(requests):
             count = len(answers) if isinstance(answers, list) else "no"
@@ -659,10 +729,10 @@ class PolicyHost:
         }
         if whole:
             message["whole"] = [[index, key, items] for index, key, items in whole]
-        deadline = time.monotonic() + self.limits.batch_deadline(count)
         what = f"act for {count} episode(s)"
-        self._send(message, deadline, what)
-        self._in_flight = (list(zip(episodes, legal_lists)), legal_lists, deadline, what)
+        self._clock.arm(count, (KIND_ACT,), episodes)
+        self._send(message, what)
+        self._in_flight = (list(zip(episodes, legal_lists)), legal_lists, what)
         return True
 
     def end_episodes(self, episode_ids: list[int]) -> None:
@@ -675,8 +745,9 @@ class PolicyHost:
             del self._episodes[episode]
         if self.dropped_lists:
             self.dropped_lists = {entry for entry in self.dropped_lists if entry[0] in self._episodes}
-        deadline = time.monotonic() + self.limits.batch_deadline(1)
-        self._call({"op": "end", "ids": known}, deadline, "ending episodes")
+        self._clock.arm(len(known), (KIND_END,), known)
+        self._call({"op": "end", "ids": known}, "ending episodes")
+        self._clock.disarm()
 
     def close(self) -> None:
         """Kill the host's process group, reap it and remove its temp dir."""
@@ -685,6 +756,7 @@ class PolicyHost:
             self._prestarted.discard()
             self._prestarted = None
         self._kill()
+        self._stop_clock()
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
@@ -699,6 +771,7 @@ class PolicyHost:
             self._prestarted.discard()
             self._prestarted = None
         _signal_kill(self._process)
+        self._stop_clock()
         process, temp_dir = self._process, self._temp_dir
         # The process is `finish`'s now: a later `close` (or `__del__`) here must not reap it
         # on this thread too, racing the reaper (found in review).
@@ -710,6 +783,23 @@ class PolicyHost:
                 shutil.rmtree(temp_dir, ignore_errors=True)
 
         return finish
+
+    def timing(self) -> CallTiming | None:
+        """How long the policy's calls took so far, as its host measured them."""
+        if self._page is not None:
+            return self._page.timing()
+        return self._timing
+
+    @property
+    def time_used(self) -> tuple[float, int]:
+        """(seconds charged to the policy's act budget, decisions), by the parent's clock."""
+        clock = self._clock
+        return (clock.play_used, clock.decisions) if clock is not None else (0.0, 0)
+
+    @property
+    def live_episodes(self) -> list[int]:
+        """The ids of the episodes this host holds (constructed, not ended)."""
+        return list(self._episodes)
 
     @property
     def pid(self) -> int | None:
@@ -725,20 +815,39 @@ class PolicyHost:
             raise RuntimeError(f"policy host {self.name!r} is closed")
 
     def _kill(self) -> None:
-        _kill_process(self._process)
+        clock = self._clock
+        if clock is None:
+            _kill_process(self._process)
+            return
+        with clock.lock:  # never reaped while the watchdog may be signalling it
+            clock.disarm()
+            _kill_process(self._process)
+
+    def _stop_clock(self) -> None:
+        """The watchdog stops watching this host; its page is closed."""
+        clock, self._clock = self._clock, None
+        if clock is not None:
+            watchdog().unregister(clock)
+            with clock.lock:
+                clock.disarm()
+        if self._page is not None:
+            self._timing = self._page.timing()
+            self._page.close()
+            self._page = None
 
     def _fail(self, category: FailureCategory, message: str, traceback_text: str = "") -> None:
-        self._in_flight = self._launching = None
+        self._in_flight = None
+        self._launching = False
         self.failure = PolicyFailure(category, message, traceback_text, self.name)
         self._kill()
         raise self.failure
 
-    def _call(self, message: dict, deadline: float, what: str) -> dict:
+    def _call(self, message: dict, what: str) -> dict:
         """Send one request, wait for its reply; fail the host on any problem."""
-        self._send(message, deadline, what)
-        return self._receive(deadline, what)
+        self._send(message, what)
+        return self._receive(what)
 
-    def _send(self, message: dict, deadline: float, what: str) -> None:
+    def _send(self, message: dict, what: str) -> None:
         self._check_usable()
         if self._in_flight is not None:
             raise RuntimeError(f"policy host {self.name!r} has an act batch in flight; call receive_act first")
@@ -746,19 +855,20 @@ class PolicyHost:
         message["seq"] = self._seq
         data = _encode_message(message, what)
         try:
-            self._write(data, deadline)
-        except _HostSilent:
-            self._fail(FailureCategory.TIMEOUT, self._timeout_message(what, deadline))
+            self._write(data)
         except _HostDied:
             self._fail(*self._death_report(what))
 
-    def _receive(self, deadline: float, what: str, expected_seq: int | None = None) -> dict:
+    def _receive(self, what: str, expected_seq: int | None = None) -> dict:
+        """The next reply; waits as long as the host lives (the watchdog
+        kills a host that passes a deadline, which ends the wait)."""
         try:
-            line = self._read_line(deadline)
-        except _HostSilent:
-            self._fail(FailureCategory.TIMEOUT, self._timeout_message(what, deadline))
+            line = self._read_line()
         except _HostDied:
             self._fail(*self._death_report(what))
+        verdict = self._clock.verdict if self._clock is not None else None
+        if verdict is not None:  # killed just after it replied: the clock's word stands
+            self._fail(FailureCategory.TIMEOUT, verdict)
         try:
             reply = _decode_reply(line)
         except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
@@ -770,21 +880,14 @@ class PolicyHost:
             self._fail(*self._child_failure(reply))
         return reply
 
-    def _timeout_message(self, what: str, deadline: float) -> str:
-        return f"no answer in time while {what} (limits: init {self.limits.init_timeout:g} s, " \
-               f"{self.limits.batch_timeout:g} s + {self.limits.move_timeout:g} s per request)"
-
-    def _write(self, data: bytes, deadline: float) -> None:
+    def _write(self, data: bytes) -> None:
         fd = self._process.stdin.fileno()
         view = memoryview(data)
         while view:
             try:
                 written = os.write(fd, view)
             except BlockingIOError:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise _HostSilent from None
-                events = self._poll_out.poll(remaining * 1000)
+                events = self._poll_out.poll()
                 if any(flag & (select.POLLERR | select.POLLHUP) for _fd, flag in events):
                     raise _HostDied from None
                 continue
@@ -792,7 +895,7 @@ class PolicyHost:
                 raise _HostDied from None
             view = view[written:]
 
-    def _read_line(self, deadline: float) -> bytes:
+    def _read_line(self) -> bytes:
         fd = self._process.stdout.fileno()
         buffer = self._buffer
         limit = self.limits.max_message_bytes
@@ -806,12 +909,7 @@ class PolicyHost:
             self._scanned = len(buffer)
             if len(buffer) > limit:
                 self._fail(FailureCategory.MALFORMED, f"host sent a reply longer than {limit} bytes")
-            # Never a negative wait: a reply already in the pipe counts even
-            # if the caller only came to read it after the deadline (it may
-            # have been busy sending other hosts their batches).
-            remaining = max(deadline - time.monotonic(), 0.0)
-            if not self._poll_in.poll(remaining * 1000):
-                raise _HostSilent
+            self._poll_in.poll()  # until a reply, or the end of a host the clock killed
             # 64 kB, not more: a larger read buffer is mmap'ed and unmapped on
             # every call (measured here: 20 us per read at 1 MB, 1.3 us at 64 kB).
             chunk = os.read(fd, 1 << 16)
@@ -833,12 +931,18 @@ class PolicyHost:
     def _death_report(self, what: str) -> tuple[FailureCategory, str, str]:
         """Classify a host that stopped talking: by signal, exit code and log."""
         process = self._process
+        if self._clock is not None:
+            with self._clock.lock:  # from here on the process may be reaped
+                self._clock.disarm()
         try:
             process.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             self._kill()
         code = process.returncode
         log = self._log_tail()
+        verdict = self._clock.verdict if self._clock is not None else None
+        if verdict is not None:  # the clock killed it
+            return FailureCategory.TIMEOUT, verdict, log
         signal_number = -code if code < 0 else (code - 128 if self.mode == "bubblewrap" and code > 128 else 0)
         if signal_number:
             try:
@@ -904,7 +1008,8 @@ class PolicyHost:
         # before it reaches a session log, an LLM prompt or a terminal.
         message = clean_text(message[:_TEXT_LIMIT]) or "no message"
         if category is FailureCategory.MEMORY:
-            message += f" (limit {self.limits.memory_mb} MB)"
+            message += (f" (limit {self.limits.memory_mb} MB for the host, which may play "
+                        f"{self.limits.episodes_per_host()} episodes at once: {self.limits.episode_memory_mb} MB each)")
         traceback_text = clean_text(traceback_text[:_TEXT_LIMIT])
         if output:
             traceback_text += f"\n--- last output of the policy ---\n{clean_text(output[-self.limits.output_tail_chars:])}"

@@ -181,6 +181,12 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
                 return "the game's default"
         if key in _UNSET_SETTINGS:
             return _UNSET_SETTINGS[key]
+        from csro_tui.config import SANDBOX_LIMIT_FIELDS
+
+        if key in SANDBOX_LIMIT_FIELDS:  # the sandbox's default at the time of the export
+            from csro_tui.policies.sandbox import SandboxLimits
+
+            return f"{getattr(SandboxLimits(), key):g} (default)"
         return "-"
     return "`" + str(value).replace("`", "'").replace("|", "\\|") + "`"
 

@@ -207,6 +207,9 @@ def review_info(review: Any) -> ReviewInfo:
         tag = "ok" if validation.failure is None else "failed"
         how = f"{validation.smoke_episodes} episodes each" if validation.smoke_episodes else "exact"
         lines.append(f"{tag}: smoke run ({how}): {smoke}")
+    if validation.timing:
+        # "slow: ..." when act is far slower than the contract expects (clock.slow_act_note)
+        lines.append(("warning: " if "slow: " in validation.timing else "ok: ") + f"timing: {validation.timing}")
     preview = review.preview
     failure = None
     if not validation.valid:
@@ -285,6 +288,7 @@ def proposal_info(state: Any, proposal_id: str) -> tuple[ReviewInfo, str]:
         failure=validated.failure if validated is not None else None,
         smoke=dict(validated.smoke) if validated is not None else {},
         smoke_episodes=validated.smoke_episodes if validated is not None else 0,
+        timing=getattr(validated, "timing", "") if validated is not None else "",
     )
     chain = state.edit_chain(proposal_id)
     history = [

@@ -208,6 +208,10 @@ class LaunchOptions:
     # ray_address; "" = $RAY_ADDRESS or a Ray started on this machine).
     backend: str = "local"
     ray_address: str = ""
+    # The sandbox's chess clock (RunConfig fields of the same names); None: the default.
+    move_budget: float | None = None
+    budget_reserve: float | None = None
+    init_budget: float | None = None
 
     @classmethod
     def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
@@ -225,6 +229,9 @@ class LaunchOptions:
             human_file=str(config.oracle_options.get("path")) if config.oracle_options.get("path") else None,
             backend=config.backend,
             ray_address=config.ray_address,
+            move_budget=getattr(config, "move_budget", None),
+            budget_reserve=getattr(config, "budget_reserve", None),
+            init_budget=getattr(config, "init_budget", None),
         )
 
     def flags(self) -> dict[str, Any]:
@@ -241,6 +248,9 @@ class LaunchOptions:
             "oracle_options": {"path": self.human_file} if self.human_file else None,
             "backend": self.backend,
             "ray_address": self.ray_address or None,
+            "move_budget": self.move_budget,
+            "budget_reserve": self.budget_reserve,
+            "init_budget": self.init_budget,
         }
 
 

@@ -20,6 +20,7 @@ module reads without importing (or even decoding) the file:
         "leak": True,              # the policy encodes secrets in its actions
         "actions": [0],            # every answer it gives must be one of these
         "static_lines": [1],       # lines of static issues not marked in the source
+        "seconds": 8,              # the match must end within this many seconds
     }
 
 Lines ending in `# <- rejected` are where static validation must report an
@@ -46,6 +47,7 @@ import shutil
 import socket
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -84,7 +86,7 @@ OPPONENTS = {
 
 _EXPECT = re.compile(r"^EXPECT = (\{.*?^\})", re.M | re.S)
 _KEYS = {"tries", "static", "runtime", "message", "game", "limits", "match_seconds", "pad_bytes", "leak",
-         "static_lines", "actions"}
+         "static_lines", "actions", "seconds"}
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,7 @@ class CaseRun:
     actions: dict[int, list]  # what the hostile policy answered, per episode
     connections: int = 0  # made to the arena's listener
     host_pids: list[int] = field(default_factory=list)  # every host the referee started
+    seconds: float = 0.0  # how long the matches took, hosts' start-up included
 
     @property
     def outcome(self) -> str:
@@ -379,6 +382,7 @@ def play_case(case: Case, arena: Arena, mode: str) -> CaseRun:
     spec, adversary, opponent, bystander = participants(case, case.source_text(arena))
     with environment(CSRO_SANDBOX=mode):
         recorder = Recorder()
+        started = time.monotonic()
         hostile, clean = play_matches(
             spec,
             [MatchJob(adversary, opponent, EPISODES, SEED), MatchJob(bystander, opponent, EPISODES, BYSTANDER_SEED)],
@@ -389,6 +393,7 @@ def play_case(case: Case, arena: Arena, mode: str) -> CaseRun:
     return CaseRun(
         case, mode, hostile, clean, recorder.answers("adversary"), arena.connections(),
         [host.pid for host in recorder.hosts.values() if host.pid is not None],
+        time.monotonic() - started,
     )
 
 

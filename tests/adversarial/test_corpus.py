@@ -102,6 +102,8 @@ def test_runtime_layers_hold_without_static_validation(case, mode, arena):
         assert arena.secret not in failure.message + failure.traceback
     else:
         assert run.result.episodes == EPISODES and len(run.result.returns) == EPISODES
+    if "seconds" in case.expect:  # a stated bound on how long the policy can hold an evaluation
+        assert run.seconds <= case.expect["seconds"], f"took {run.seconds:.1f} s"
 
     # Nothing outside the hosts' temporary directories changed; nothing connected.
     assert arena.snapshot() == before

@@ -24,7 +24,8 @@ class Policy:
         np.linalg.inv(a + 64 * np.eye(64)); np.linalg.cholesky(a @ a.T + np.eye(64))
         np.fft.fft(a[0]); np.fft.rfft2(a)
         np.polynomial.polynomial.polyfit(np.arange(10.0), np.arange(10.0) ** 2, 2)
-        np.einsum("ij,jk->ik", a, a); np.sort(a, axis=None); np.argsort(a[0])  # not np.unique: the guard refuses it
+        np.einsum("ij,jk->ik", a, a); np.sort(a, axis=None); np.argsort(a[0])
+        np.unique(legal); np.union1d(legal, legal); np.setdiff1d(legal, legal[:1])  # these import numpy.ma
         self.rng.choice(len(legal), p=np.ones(len(legal)) / len(legal)); self.rng.integers(0, 10, 100)
         np.random.RandomState(1).rand(3); np.random.Generator(np.random.PCG64(1)).random(3)
         self.big = np.zeros(8_000_000) if self.big is None else None  # 64 MB, freed next call

@@ -75,6 +75,13 @@ def test_review_info_from_a_request():
     assert info.validation == ["ok: static checks", "ok: smoke run (2 episodes each): p0 +0.25"]
     assert info.population_metrics == {"AggScore": -0.5}  # nested values are left out
 
+    slow = dataclasses.replace(ok, validation=dataclasses.replace(
+        ok.validation, timing="slow: act: 11.0 ms per call on average, 40.0 ms at most (100 calls) "
+                              "(the contract expects act well under 1 ms)"))
+    assert review_info(slow).validation[-1].startswith("warning: timing: slow: act: 11.0 ms per call")
+    fast = dataclasses.replace(ok, validation=dataclasses.replace(ok.validation, timing="act: 0.42 ms per call"))
+    assert review_info(fast).validation[-1] == "ok: timing: act: 0.42 ms per call"
+
 
 def test_decisions_for_the_engine():
     assert engine_decision(ReviewDecision("accept")) == Decision.accept()

@@ -135,3 +135,21 @@ async def test_the_ray_backend_is_chosen_on_the_form_with_its_address():
     assert app.results == [
         LaunchOptions(game="kuhn_poker", oracle="best-response", backend="ray", ray_address="10.0.0.5:6379")
     ]
+
+
+async def test_the_time_budgets_are_set_on_the_form():
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(budget_reserve=3.0)))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the default game checked")
+        assert app.screen.query_one("#budget-reserve", Input).value == "3"  # the configured value shows
+        app.screen.query_one("#move-budget", Input).value = "-1"
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.results == [] and any("move_budget must be a positive number" in n for n in notifications(app))
+        app.screen.query_one("#move-budget", Input).value = "0.05"
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert app.results == [LaunchOptions(game="kuhn_poker", oracle="best-response", move_budget=0.05, budget_reserve=3.0)]
+    assert app.results[0].flags()["move_budget"] == 0.05

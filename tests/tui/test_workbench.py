@@ -138,10 +138,10 @@ def test_an_edit_keeps_the_oracles_original_and_marks_the_member(tmp_path):
     assert [p.id for p in state.edit_chain(state.policy_proposal[member.id])] == [version.proposal_id, edit.proposal_id]
     data = adapt.dashboard_data(state)
     assert data.member(member.id).edited_by == "alice"
-    assert [row.origin_text for row in member_rows(state)] == ["seed", "scripted, edited by alice"]
+    assert [row.origin_text for row in member_rows(state)] == ["seed", "scripted ✎ alice"]
     written = export_session(state, tmp_path / "export")
     report = next(p for p in written if p.name == "report.md").read_text()
-    assert "scripted, edited by alice" in report
+    assert "scripted ✎ alice" in report
 
 
 async def test_review_of_an_edit_shows_both_diffs_and_the_measured_numbers(tmp_path):
@@ -349,7 +349,7 @@ def test_csro_replay_marks_the_edit_and_prints_a_hostile_name_literally(tmp_path
     log.write_text(log.read_text().replace('"name": "climb-1"', '"name": "[/oops]"'))
     assert main(["replay", "edited", "--sessions-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "edited by alice" in out
+    assert "✎ alice" in out
     assert "[/oops]" in out
 
 

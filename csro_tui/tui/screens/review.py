@@ -116,7 +116,8 @@ def checks_text(info: ReviewInfo) -> Text:
         for line in info.validation:
             line = clean_text(line)
             ok = line.startswith(("ok", "✔"))
-            text.append(f"  {line}\n", style="green" if ok else "red" if not info.valid else "")
+            warning = line.startswith("warning")  # e.g. a slow act (the clock's timing)
+            text.append(f"  {line}\n", style="green" if ok else "yellow" if warning else "red" if not info.valid else "")
     else:
         text.append("  no issues\n" if info.valid else "  (no details)\n")
     text.append("\nPreview against each member\n", style="bold underline")

@@ -166,6 +166,13 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                 yield Input(str(d.episodes) if d.episodes else "", type="integer", id="episodes", compact=True)
                 yield Label("Seed", classes="field-label")
                 yield Input("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed", compact=True)
+                for field_id, label, value in (
+                    ("move-budget", "Time budget per decision, s (move_budget; empty: 0.02)", d.move_budget),
+                    ("budget-reserve", "Time reserve, s (budget_reserve; empty: 2)", d.budget_reserve),
+                    ("init-budget", "Set-up time per episode, s (init_budget; empty: 0.2)", d.init_budget),
+                ):
+                    yield Label(label, classes="field-label")
+                    yield Input("" if value is None else f"{value:g}", type="number", id=field_id, compact=True)
                 yield Label("Evaluation backend", classes="field-label")
                 yield _select(list(BACKENDS), d.backend, "eval-backend")
                 with Vertical(id="ray-fields"):
@@ -339,6 +346,16 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if numbers["iterations"] is not None and numbers["iterations"] < 0:
             self.notify("Iterations cannot be negative.", severity="error")
             return None
+        budgets: dict[str, float | None] = {}
+        for field_id in ("move-budget", "budget-reserve", "init-budget"):
+            text = self.query_one(f"#{field_id}", Input).value.strip()
+            try:
+                budgets[field_id] = float(text) if text else None
+            except ValueError:
+                budgets[field_id] = -1.0
+            if budgets[field_id] is not None and not 0 < budgets[field_id] < float("inf"):
+                self.notify(f"{field_id.replace('-', '_')} must be a positive number of seconds.", severity="error")
+                return None
         seeds = [n.strip() for n in self.query_one("#seed-policies", Input).value.split(",") if n.strip()]
         unknown = [n for n in seeds if self.seed_names and n not in self.seed_names]
         if unknown:
@@ -364,6 +381,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             human_file=human_file if values["oracle"] == HUMAN_ORACLE else None,
             backend=values["eval-backend"],
             ray_address=self.query_one("#ray-address", Input).value.strip() if values["eval-backend"] == "ray" else "",
+            move_budget=budgets["move-budget"],
+            budget_reserve=budgets["budget-reserve"],
+            init_budget=budgets["init-budget"],
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -3,7 +3,7 @@ EXPECT = {
     "tries": "infinite loop while the module loads",
     "static": "valid",
     "runtime": "timeout",
-    "message": r"^timeout: no answer in time while loading the module",
+    "message": r"^timeout: module load ran past its limit of 2 s",
     "limits": {"init_timeout": 2.0},
 }
 

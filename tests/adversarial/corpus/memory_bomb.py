@@ -4,7 +4,7 @@ EXPECT = {
     "tries": "memory bomb (64 MB blocks until something gives)",
     "static": "valid",
     "runtime": "memory",
-    "message": r"^memory: .*\(limit 256 MB\)",
+    "message": r"^memory: .*\(limit 256 MB for the host, which may play \d+ episodes at once",
     "limits": {"memory_mb": 256},
 }
 

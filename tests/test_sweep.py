@@ -268,3 +268,17 @@ base_url = "{server.base_url}"
         assert state.closed.reason == "completed"
         assert llm_totals(state.events).calls == 1
     assert "LLM calls 2," in out
+
+
+def test_ray_tasks_get_the_llm_settings_from_the_drivers_environment(tmp_path):
+    from csro_tui.experiments.scheduler import llm_environment
+
+    llm = read_sweep(write(tmp_path, 'name = "x"\n[options]\noracle = "llm"\n[oracle_options]\napi_key_env = "MY_KEY"\n'))
+    offline = read_sweep(write(tmp_path, 'name = "y"\n[options]\noracle = "evolve"\n', "offline.toml"))
+    env = {"MY_KEY": "k1", "OPENAI_API_KEY": "k2", "CSRO_LLM_TEMPERATURE": "0.2", "HOME": "/root"}
+    assert llm_environment(llm.cells, env) == {"MY_KEY": "k1", "OPENAI_API_KEY": "k2", "CSRO_LLM_TEMPERATURE": "0.2"}
+    assert llm_environment(offline.cells, env) == {}
+    # Keys never reach the manifest: it holds the configuration, and keys are not configuration.
+    from csro_tui.experiments.manifest import manifest_record
+
+    assert "k1" not in json.dumps(manifest_record(llm))

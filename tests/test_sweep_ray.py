@@ -127,3 +127,35 @@ def test_a_killed_ray_driver_then_a_rerun_finishes_every_session_exactly_once(tm
         assert state.closed.reason == "completed" and state.completed_iterations == 8
         finished = [e.iteration for e in state.events if e.TYPE == "iteration_finished"]
         assert finished == sorted(set(finished)), finished
+
+
+def test_llm_sessions_run_as_ray_tasks_with_their_calls_counted(tmp_path, ray_address):
+    from tests.llm_server import ScriptedLLMServer
+    from tests.test_sweep import PAPER
+
+    from csro_tui.experiments.compare import llm_totals
+
+    root = tmp_path / "sessions"
+    with ScriptedLLMServer([PAPER, PAPER]) as server:
+        path = tmp_path / "llm.toml"
+        path.write_text(f"""
+name = "llm-ray"
+iterations = 1
+repeats = 2
+[options]
+game = "rrps(num_repetitions=50)"
+oracle = "llm"
+seed_policies = ["constant_rock"]
+benchmark = "off"
+episodes = 2
+smoke_episodes = 1
+model = "scripted-model"
+base_url = "{server.base_url}"
+""", encoding="utf-8")
+        process = sweep(path, root, "--backend", "ray", "--ray-address", ray_address)
+        out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    found = finished_states(root)
+    assert len(found) == 2
+    assert all(state.closed.reason == "completed" and llm_totals(state.events).calls == 1 for state in found.values())
+    assert "LLM calls 2," in out

@@ -186,14 +186,18 @@ class RayLauncher:
     """Each session a Ray task asking for the CPUs its evaluation uses."""
 
     def __init__(self, sessions_dir: Path, directory: Path, overrides: dict[str, Any], address: str,
-                 cpus: int) -> None:
+                 cpus: int, cells: list[Cell] | None = None) -> None:
         from csro_tui.evaluation.ray_backend import _ray, connect
 
         connect(address)
         self.ray = _ray()
         from csro_tui.experiments.session_task import run_cell
 
-        self.task = self.ray.remote(run_cell).options(num_cpus=cpus, max_retries=0)
+        options: dict[str, Any] = {"num_cpus": cpus, "max_retries": 0}
+        environment = llm_environment(cells or [])
+        if environment:  # a Ray worker has the head's environment, not this one's
+            options["runtime_env"] = {"env_vars": environment}
+        self.task = self.ray.remote(run_cell).options(**options)
         self.sessions_dir = sessions_dir
         self.directory = directory
         self.overrides = overrides
@@ -217,6 +221,21 @@ class RayLauncher:
 
     def close(self) -> None:
         pass
+
+
+def llm_environment(cells: list[Cell], env: Any = None) -> dict[str, str]:
+    """What an LLM oracle's session reads from its environment (the API key variable, OPENAI_BASE_URL,
+    CSRO_LLM_*), as set here, for the cells with an LLM oracle: Ray tasks get it with their task
+    (sent to the nodes that call the model; never written to a session or the manifest)."""
+    env = os.environ if env is None else env
+    if not any(str(cell.config.get("oracle", "")).startswith("llm") for cell in cells):
+        return {}
+    names = {"OPENAI_API_KEY", "OPENAI_BASE_URL"} | {name for name in env if name.startswith("CSRO_LLM_")}
+    for cell in cells:
+        for table in (cell.config.get("oracle_options") or {}, cell.config.get("llm") or {}):
+            if isinstance(table.get("api_key_env"), str):
+                names.add(table["api_key_env"])
+    return {name: env[name] for name in sorted(names) if name in env}
 
 
 def _last_line(path: Path) -> str:
@@ -277,7 +296,7 @@ def run_sweep(
         else:
             queue.append(run)
     if backend == "ray":
-        launcher: Any = RayLauncher(sessions_dir, directory, overrides, ray_address, cpus)
+        launcher: Any = RayLauncher(sessions_dir, directory, overrides, ray_address, cpus, [r.cell for r in queue])
         limit = workers or len(queue) or 1  # Ray queues what the cluster has no room for
     else:
         launcher = LocalLauncher(sessions_dir, directory, overrides)

@@ -136,3 +136,35 @@ def test_the_chart_draws_a_band_where_repeats_disagree_and_a_legend():
     assert {e.text for e in root.iter() if e.tag.endswith("text")} >= {"a", "b"}
     lines = text_chart([("a", [0, 1, 2], [0.5, 0.3, 0.2]), ("b", [0, 1, 2], [0.5, 0.4, 0.35])], height=6)
     assert "*" in lines[0] and "A" in "".join(lines[1:]) and "B" in "".join(lines[1:])
+
+
+def test_aggscore_sessions_compare_with_their_own_error(tmp_path):
+    """Sampled games report benchmark AggScore: one session keeps its own ± stderr, repeats get a t-interval."""
+    path = tmp_path / "agg.toml"
+    path.write_text("""
+name = "agg"
+iterations = 1
+seeds = [3, 4]
+[options]
+game = "rrps(num_repetitions=50)"
+oracle = "seed"
+benchmark = "on"
+benchmark_episodes = 4
+episodes = 2
+smoke_episodes = 1
+""", encoding="utf-8")
+    sweep = read_sweep(path)
+    assert run_sweep(sweep, tmp_path / "sessions", workers=2).count("done") == 2
+    store = SessionStore(tmp_path / "sessions")
+    summaries = load_summaries(store, [c.session_id for c in sweep.cells])
+    for summary in summaries:
+        state = fold(store.read(summary.session_id).events)
+        last = [r for r in iteration_rows(state) if r.metric_value is not None][-1]
+        assert summary.metric == last.metric_name == "AggScore"
+        assert (summary.final, summary.final_stderr) == (last.metric_value, last.metric_stderr)
+        assert last.metric_stderr is not None and last.metric_stderr > 0  # 4 episodes a bot measure their noise
+        (single,) = compare_sessions([summary])
+        assert single.final.half_width == last.metric_stderr
+    (both,) = compare_sessions(summaries)
+    assert both.final.mean == pytest.approx(sum(s.final for s in summaries) / 2)
+    assert both.final.half_width == pytest.approx(estimate([s.final for s in summaries]).half_width)

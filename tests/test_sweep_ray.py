@@ -159,3 +159,30 @@ base_url = "{server.base_url}"
     assert len(found) == 2
     assert all(state.closed.reason == "completed" and llm_totals(state.events).calls == 1 for state in found.values())
     assert "LLM calls 2," in out
+
+
+def test_ctrl_c_stops_a_ray_sweep_resumable_and_a_rerun_finishes_it(tmp_path, ray_address):
+    path = tmp_path / "sweep.toml"
+    path.write_text(KILLED.replace('"killed"', '"interrupted"'), encoding="utf-8")
+    root = tmp_path / "sessions"
+    process = sweep(path, root, "--backend", "ray", "--ray-address", ray_address)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if root.exists() and any((d / EVENTS_FILE).exists() for d in root.iterdir()):
+            break
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "every session is resumable" in out and "failed" not in out.split("sweep sessions")[-1].split("\n")[-2]
+    from csro_tui.experiments.manifest import session_status
+    from csro_tui.experiments.sweep_file import read_sweep
+
+    kinds = [session_status(root, c.session_id).kind for c in read_sweep(path).cells]
+    assert set(kinds) <= {"new", "stopped", "done"} and "stopped" in kinds, kinds
+    process = sweep(path, root, "--backend", "ray", "--ray-address", ray_address)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    for state in finished_states(root).values():
+        assert [e.TYPE for e in state.events].count("session_started") == 1
+        assert state.closed.reason == "completed" and state.completed_iterations == 8

@@ -211,6 +211,8 @@ class RayLauncher:
             return None
         try:
             self.ray.get(handle)
+        except self.ray.exceptions.TaskCancelledError:
+            return ""  # cancelled by a stop: its session is as the log says (not started, or stopped)
         except Exception as error:  # noqa: BLE001 - a task's failure is that session's reason
             cause = getattr(error, "cause", None) or error
             return f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1] if str(cause).strip() else ''}"
@@ -218,6 +220,12 @@ class RayLauncher:
 
     def interrupt(self, handle: Any) -> None:
         self.ray.cancel(handle)
+
+    def cancel_waiting(self, runs: list[CellRun]) -> None:
+        """On a stop: tasks Ray has not started yet are cancelled, not started only to stop at once."""
+        for run in runs:
+            if not _is_running_elsewhere(self.directory, run.cell.session_id):
+                self.ray.cancel(run.handle)
 
     def close(self) -> None:
         pass
@@ -345,6 +353,8 @@ def run_sweep(
                 stopping = True
                 result.interrupted = True
                 stop_file.touch()
+                if hasattr(launcher, "cancel_waiting"):
+                    launcher.cancel_waiting(running)
                 report(force=True)
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)

@@ -282,3 +282,13 @@ def test_ray_tasks_get_the_llm_settings_from_the_drivers_environment(tmp_path):
     from csro_tui.experiments.manifest import manifest_record
 
     assert "k1" not in json.dumps(manifest_record(llm))
+
+
+def test_a_dry_run_lists_the_sessions_and_runs_nothing(tmp_path, capsys):
+    path = write(tmp_path, SMALL)
+    root = tmp_path / "sessions"
+    assert main(["sweep", str(path), "--sessions-dir", str(root), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "2 configurations × 2 repeats = 4 sessions (0 done, 0 to resume, 4 to start)" in out
+    assert sum(line.strip().endswith("new") for line in out.splitlines()) == 4
+    assert not root.exists()

@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--session-dir", "--sessions-dir", dest="sessions_dir",
         help="where the sessions are recorded (default ./sessions or $CSRO_SESSIONS_DIR)")
     add("--config", help="config file beneath the sweep's settings (TOML; default ./csro.toml or $CSRO_CONFIG)")
-    add("--dry-run", action="store_true", help="check the file and list its sessions and what each needs; run nothing")
+    add("--dry-run", action="store_true",
+        help="check the file and list its sessions, each new, done, stopped or failed; run nothing")
     parser.set_defaults(func=run)
 
 

@@ -168,3 +168,16 @@ smoke_episodes = 1
     (both,) = compare_sessions(summaries)
     assert both.final.mean == pytest.approx(sum(s.final for s in summaries) / 2)
     assert both.final.half_width == pytest.approx(estimate([s.final for s in summaries]).half_width)
+
+
+def test_an_exploitability_band_stops_at_zero_and_ticks_keep_their_decimals():
+    from csro_tui.sessions.plot import bands_chart_svg
+
+    series = [("a", [0, 1], [1.0, 0.5], [3.0, 2.0])]  # a t-interval of three repeats can reach below 0
+    ticks = lambda svg: [e.text for e in ElementTree.fromstring(svg).iter()  # noqa: E731
+                         if e.tag.endswith("text") and e.get("text-anchor") == "end"]
+    assert ticks(bands_chart_svg("t", series, y_label="exploitability", floor=0.0))[0] == "0"
+    unfloored = ticks(bands_chart_svg("t", series, y_label="x"))
+    assert float(unfloored[0]) < 0
+    assert ticks(bands_chart_svg("t", [("a", [0, 1], [-2.0, 7.3], [None, None])], y_label="x")) == \
+        ["-2.5", "0.0", "2.5", "5.0", "7.5"]

@@ -177,6 +177,7 @@ def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[P
         metric = rows[0].metric if len({r.metric for r in rows}) == 1 else "figure"
         plot = out / "compare.svg"
         plot.write_text(bands_chart_svg(f"{metric} per iteration (mean, 95% CI band across repeats)", series,
-                                        y_label=metric), encoding="utf-8")
+                                        y_label=metric, floor=0.0 if metric == "exploitability" else None),
+                   encoding="utf-8")
         written.append(plot)
     return written

@@ -99,7 +99,8 @@ def line_chart_svg(title: str, xs: list[int], ys: list[float | None], *, y_label
 
 def _tick_label(value: float, ticks: list[float]) -> str:
     step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
-    digits = max(0, min(4, -math.floor(math.log10(step)) + (0 if step >= 1 else 1))) if step > 0 else 2
+    # (a step of 2.5 needs its decimal: ticks -5, -2.5, 0, 2.5, not -5, -2, 0, 2)
+    digits = max(0, min(4, -math.floor(math.log10(step)) + (0 if step >= 1 and step == int(step) else 1))) if step > 0 else 2
     return number(value, digits)
 
 
@@ -108,16 +109,21 @@ SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E
 
 
 def bands_chart_svg(title: str, series: list[tuple[str, list[int], list[float], list[float | None]]], *,
-                    y_label: str, x_label: str = "iteration") -> str:
+                    y_label: str, x_label: str = "iteration", floor: float | None = None) -> str:
     """The SVG text of several lines over one x axis, each with a shaded band.
 
     `series` holds (label, xs, means, half-widths): one line per configuration
     through its means, and a band of ± half-width (a confidence interval
-    across repeats; None: no band at that point), with a legend.  For
+    across repeats; None: no band at that point), with a legend.  `floor`:
+    the lowest value the figure can take (0 for exploitability), where
+    bands are cut.  For
     `csro compare`: drawn here, as `line_chart_svg` is, so the project keeps one
     picture-making path and no plotting library to install.
     """
-    lows = [m - (h or 0) for _, _, means, halves in series for m, h in zip(means, halves)]
+    def low(m: float, h: float | None) -> float:
+        return m - (h or 0) if floor is None else max(floor, m - (h or 0))
+
+    lows = [low(m, h) for _, _, means, halves in series for m, h in zip(means, halves)]
     highs = [m + (h or 0) for _, _, means, halves in series for m, h in zip(means, halves)]
     ticks = _nice_ticks(min(lows), max(highs)) if lows else [0.0, 1.0]
     y_min, y_max = ticks[0], ticks[-1]
@@ -158,7 +164,7 @@ def bands_chart_svg(title: str, series: list[tuple[str, list[int], list[float], 
         banded = [(x, m, h) for x, m, h in zip(xs, means, halves) if h]
         if len(banded) > 1:
             upper = [f"{px(x):.1f},{py(m + h):.1f}" for x, m, h in banded]
-            lower = [f"{px(x):.1f},{py(m - h):.1f}" for x, m, h in reversed(banded)]
+            lower = [f"{px(x):.1f},{py(low(m, h)):.1f}" for x, m, h in reversed(banded)]
             out.append(f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" fill-opacity="0.18" stroke="none"/>')
         if len(xs) > 1:
             line = " ".join(f"{px(x):.1f},{py(m):.1f}" for x, m in zip(xs, means))

@@ -292,3 +292,20 @@ def test_a_dry_run_lists_the_sessions_and_runs_nothing(tmp_path, capsys):
     assert "2 configurations × 2 repeats = 4 sessions (0 done, 0 to resume, 4 to start)" in out
     assert sum(line.strip().endswith("new") for line in out.splitlines()) == 4
     assert not root.exists()
+
+
+def test_time_left_follows_the_running_sessions_pace(tmp_path, monkeypatch):
+    """Two sessions half done after 10 s and two queued: ~10 s for the running, ~20 s each queued, over 2 at once."""
+    from csro_tui.experiments import scheduler
+    from csro_tui.experiments.scheduler import CellRun, SweepResult, _progress
+
+    sweep = read_sweep(write(tmp_path, SMALL))  # iterations = 2
+    runs = [CellRun(cell) for cell in sweep.cells]
+    now = time.monotonic()
+    for run in runs[:2]:
+        run.state, run.started = "running", now - 10.0
+    monkeypatch.setattr(scheduler, "_share_done", lambda root, cell: 0.5)
+    progress = _progress(SweepResult(runs), runs[:2], runs[2:], 2, now - 10.0, tmp_path, "local", tmp_path)
+    assert (progress.running, progress.queued, progress.done) == (2, 2, 0)
+    assert progress.seconds_left == pytest.approx((10 + 10 + 2 * 20) / 2, rel=0.05)
+    assert "about 30s left" in progress.line()

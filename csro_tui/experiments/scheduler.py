@@ -59,7 +59,10 @@ class SweepProgress:
     def line(self) -> str:
         from csro_tui.commands._output import duration
 
-        left = "time left ?" if self.seconds_left is None else f"about {duration(self.seconds_left)} left"
+        if not self.running and not self.queued:
+            left = "finished"
+        else:
+            left = "time left ?" if self.seconds_left is None else f"about {duration(self.seconds_left)} left"
         stopped = f", {self.stopped} stopped" if self.stopped else ""
         return (f"{self.done} done, {self.running} running, {self.failed} failed, {self.queued} queued{stopped}"
                 f" · {duration(self.elapsed)} · {left}")
@@ -321,7 +324,7 @@ def run_sweep(
         now = time.monotonic()
         if on_progress is not None and (force or now - last_report >= progress_seconds):
             last_report = now
-            on_progress(_progress(result, running, queue, limit, began, directory, backend))
+            on_progress(_progress(result, running, queue, limit, began, directory, backend, sessions_dir))
 
     try:
         while queue or running:
@@ -383,18 +386,39 @@ def _finish(run: CellRun, failure: str, status: SessionStatus) -> None:
 
 
 def _progress(result: SweepResult, running: list[CellRun], queue: list[CellRun], limit: int, began: float,
-              directory: Path, backend: str) -> SweepProgress:
-    active = len(running)
+              directory: Path, backend: str, sessions_dir: Path | None = None) -> SweepProgress:
+    active_runs = list(running)
     waiting = len(queue)
     if backend == "ray":  # submitted tasks the cluster has not started yet are queued
-        started = sum(1 for run in running if _is_running_elsewhere(directory, run.cell.session_id))
-        waiting += active - started
-        active = started
-    timed = [run.seconds for run in result.runs if run.state == "done" and run.ran and run.seconds]
+        active_runs = [run for run in running if _is_running_elsewhere(directory, run.cell.session_id)]
+        waiting += len(running) - len(active_runs)
+    # A session's length: those done in this run and the running ones' pace so far (time / share done);
+    # a running session's time left is its own pace's.
+    lengths = [run.seconds for run in result.runs if run.state == "done" and run.ran and run.seconds]
+    now = time.monotonic()
+    shares = []
+    for run in active_runs:
+        share = _share_done(sessions_dir, run.cell) if sessions_dir is not None else 0.0
+        pace = (now - run.started) / share if share > 0 and run.started is not None else None
+        shares.append((share, pace))
+    known = lengths + [pace for _, pace in shares if pace is not None]
     left = None
-    if timed:
-        mean = sum(timed) / len(timed)
-        concurrency = max(1, min(limit, active + waiting) or 1)
-        left = mean * (waiting + active * 0.5) / concurrency
-    return SweepProgress(done=result.count("done"), running=active, failed=result.count("failed"), queued=waiting,
-                         stopped=result.count("stopped"), seconds_left=left, elapsed=time.monotonic() - began)
+    if known:
+        length = sum(known) / len(known)
+        running_left = [pace * (1 - share) if pace is not None else length for share, pace in shares]
+        concurrency = max(1, min(limit, len(active_runs) + waiting) or 1)
+        left = max([(sum(running_left) + waiting * length) / concurrency, *running_left])
+    return SweepProgress(done=result.count("done"), running=len(active_runs), failed=result.count("failed"),
+                         queued=waiting, stopped=result.count("stopped"), seconds_left=left,
+                         elapsed=now - began)
+
+
+def _share_done(sessions_dir: Path, cell: Cell) -> float:
+    """The share of its iterations a running session has finished (0 when unknown)."""
+    target = cell.config.get("iterations") or 0
+    if target <= 0:
+        return 0.0
+    try:
+        return min(1.0, session_status(sessions_dir, cell.session_id).iterations / target)
+    except Exception:  # noqa: BLE001 - a log being written is read again at the next report
+        return 0.0

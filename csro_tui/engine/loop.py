@@ -108,6 +108,7 @@ class RunOutcome:
     reason: str  # "completed", "stopped" or "error"
     message: str
     state: SessionState
+    oracle_finished: bool = False  # the oracle said it has nothing more to propose (message says why)
 
 
 class Engine:
@@ -243,13 +244,14 @@ class Engine:
         """
         target = self.config.iterations if iterations is None else iterations
         message = ""
+        oracle_finished = False
         try:
             self._begin()
             self._finish_open_integration()
             while not self._stop.is_set() and self.state.completed_iterations < target:
                 finished_message = self._iteration()
                 if finished_message is not None:
-                    message = finished_message
+                    message, oracle_finished = finished_message, True
                     break
         except KeyboardInterrupt:
             self._close("stopped", "interrupted")
@@ -270,7 +272,7 @@ class Engine:
         if close:
             self._close(reason, message)
             self._release_evaluator()
-        return RunOutcome(reason, message, self.state)
+        return RunOutcome(reason, message, self.state, oracle_finished)
 
     def close(self, reason: str = "completed", message: str = "") -> None:
         """Record the session as closed (after `run(close=False)`); idempotent."""

@@ -12,7 +12,6 @@ which goes through the generic adapter.  Anything else raises
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import os
 import re
@@ -146,11 +145,10 @@ _UTILITY_WORDS = {
 
 
 def _suggestions(short_name: str, registered: list[str]) -> str:
-    candidates = list(dict.fromkeys([*BUILTIN, *ALIASES, *registered]))
-    lowered = short_name.lower()
-    containing = [c for c in candidates if lowered in c or c in lowered]
-    similar = difflib.get_close_matches(lowered, candidates, n=3, cutoff=0.6)
-    close = list(dict.fromkeys(containing[:3] + similar))[:4]
+    from csro_tui.names import close_names
+
+    # similar spellings first; names containing it only from 3 characters on ("x" named dark_hex)
+    close = close_names(short_name, [*BUILTIN, *ALIASES, *registered])
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     return (
         f"{hint}; built-in games: {', '.join(BUILTIN)}, "

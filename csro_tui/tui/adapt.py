@@ -14,7 +14,7 @@ from typing import Any
 
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
-from csro_tui.numbers import number
+from csro_tui.numbers import counted, number
 
 REGENERATE_REASON = "regenerate: the reviewer asked for a different proposal"
 
@@ -32,7 +32,8 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
 
     `log` is the event log's lines when the caller keeps them already.
     """
-    from csro_tui.evaluation.metrics import population_metrics
+    from csro_tui.engine.gate import expected_stderr
+    from csro_tui.evaluation.metrics import agg_score_stderr, population_metrics
     from csro_tui.sessions.state import headline_metric
 
     started = state.started
@@ -52,14 +53,20 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
     members = []
     for policy in state.population:
         scores: dict[str, float] = {}
-        row = [(payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in ids]
-        if state.meta is not None and all(c is not None for c, w in row if w > 0):
-            scores["vs meta"] = sum(c.mean * w for c, w in row if c is not None and w > 0)
+        stderr: dict[str, float] = {}  # sampled scores only, with the review's "±"
+        row = [(other, payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in ids]
+        if state.meta is not None and all(c is not None for _, c, w in row if w > 0):
+            scores["vs meta"] = sum(c.mean * w for _, c, w in row if c is not None and w > 0)
+            sampled = {other: c.stderr for other, c, w in row if c is not None and w > 0 and not c.exact}
+            if sampled:
+                stderr["vs meta"] = expected_stderr(sampled, weights)
         bench = state.benchmark.get(policy.id)
         if bench is not None and bench.per_bot:
             per_bot = {bot: v for bot, v in ((b, _num(x)) for b, x in bench.per_bot.items()) if v is not None}
             if per_bot:
                 scores["AggScore"] = population_metrics(per_bot).agg_score
+                if bench.per_bot_stderr:
+                    stderr["AggScore"] = agg_score_stderr(per_bot, bench.per_bot_stderr)
         members.append(
             Member(
                 id=policy.id,
@@ -71,6 +78,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
                 iteration=policy.iteration,
                 scores=scores,
                 edited_by=state.edited_by(policy.id),
+                score_stderr=stderr,
             )
         )
     history: list[tuple[int, float]] = []
@@ -170,9 +178,9 @@ def event_line(event: Any) -> str:
     elif kind == "policy_added":
         body = f"{event.policy.id} {event.policy.name} ({event.policy.origin})"
     elif kind == "payoffs_evaluated":
-        body = f"{len(event.entries)} matchups"
+        body = counted(len(event.entries), "matchup")
     elif kind == "benchmark_evaluated":
-        body = f"{event.policy_id} vs {len(event.per_bot)} bots"
+        body = f"{event.policy_id} vs {counted(len(event.per_bot), 'bot')}"
     elif kind == "meta_solved":
         body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
     elif kind == "metrics":

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import deque
 import signal
 import threading
+import time
 import traceback
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
@@ -91,6 +93,48 @@ class CsroApp(App[None]):
         self._close_armed = False  # esc once more closes a session whose work is running
         self._work_text = "idle"
         self._llm_shown = False  # the dashboard shows an LLM call in flight
+        self._key_in_flight: events.Key | None = None  # the last key sent to a widget, until handled
+        self._key_sent = 0.0
+        self._held_keys: deque[events.Key] = deque()  # keys typed while an earlier one is in flight
+        self._hidden_review: tuple[ReviewScreen, Any] | None = None  # esc left it waiting; n opens it again
+        self._review_decided: Any = None  # the shown review's callback (it goes with the screen when hidden)
+
+    # ------------------------------------------------------------------ keys in the order typed
+    KEY_WAIT = 1.0  # seconds at most that keys wait for the one before them (a lost key ends the wait)
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key waits until the key before it has been handled. Textual sends each key to the
+        focused widget at once, but runs a binding (tab, arrows, ctrl+n) only after the key has
+        bubbled back up to the app; in a burst the keys after `tab` reached the widget that had
+        the focus before it (`uhn_poker` typed into the Game field)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._held_keys or self._key_pending():
+                self._held_keys.append(event)
+                if len(self._held_keys) == 1:
+                    self.set_timer(0.01, self._release_keys)
+                return
+            self._key_in_flight, self._key_sent = event, time.monotonic()
+        await super().on_event(event)
+
+    def _key_pending(self) -> bool:
+        """The last key sent to a widget is neither handled there (stopped) nor back here."""
+        earlier = self._key_in_flight
+        return (earlier is not None and not earlier._stop_propagation  # noqa: SLF001
+                and time.monotonic() < self._key_sent + self.KEY_WAIT)
+
+    async def _release_keys(self) -> None:
+        while self._held_keys and not self._key_pending():
+            key = self._held_keys.popleft()
+            self._key_in_flight, self._key_sent = key, time.monotonic()
+            await super().on_event(key)
+        if self._held_keys:
+            self.set_timer(0.01, self._release_keys)
+
+    def _on_key(self, event: events.Key) -> None:
+        # Textual calls App._on_key (which runs the binding) after this one, per class
+        if event is self._key_in_flight:  # it bubbled back: the next key goes once its binding ran
+            self._key_in_flight = None
+            self.call_later(self._release_keys)
 
     # ------------------------------------------------------------------ start
     def on_mount(self) -> None:
@@ -216,7 +260,8 @@ class CsroApp(App[None]):
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
         if data is not None:
             self._show(data)
-        self._set_work("idle")
+        finished = getattr(self.live, "oracle_finished", None)
+        self._set_work("completed: the oracle has nothing more to propose (esc closes the session)" if finished else "idle")
         if message:
             self.notify(message)
         if self.live is None and self.dashboard is not None and not self._closing:
@@ -261,8 +306,11 @@ class CsroApp(App[None]):
         if self.live is not None and self._busy():
             try:
                 activity = self.live.llm_activity()
+                progress = self.live.progress_line()  # the time left re-estimated now, between reports
             except Exception:  # noqa: BLE001 - a display nicety; never break the app for it
-                activity = None
+                activity = progress = None
+            if progress and progress != self._work_text:
+                self._set_work(progress)
         if isinstance(self.screen, LLMCallScreen):
             self.screen.show(activity)
         if self.dashboard is None or (activity is None and not self._llm_shown):
@@ -306,12 +354,33 @@ class CsroApp(App[None]):
             self.pop_screen()
 
         def decided(decision: ReviewDecision | None) -> None:
+            self._hidden_review = None
             decision = decision or ReviewDecision("cancel")
             if self.reviewer is not None:
                 self.reviewer.answer(decision)
             self._set_work(f"{decision.kind}: engine working…")
 
+        self._hidden_review = None
+        self._review_decided = decided
         self.push_screen(ReviewScreen(info), decided)
+
+    def action_hide_review(self) -> None:
+        """esc on the review: back to the dashboard; the proposal stays waiting (n opens it again)."""
+        screen = self.screen
+        if not isinstance(screen, ReviewScreen) or self.dashboard is None:
+            return
+        self._hidden_review = (screen, self._review_decided)
+        self.pop_screen()  # not dismissed: the engine keeps waiting for the decision
+        self._set_work(f"waiting for your review of {screen.info.name} (n opens it)")
+        self.notify(f"{screen.info.name} waits for your review: n opens it again.", timeout=5)
+
+    def _reopen_review(self) -> bool:
+        if self._hidden_review is None:
+            return False
+        screen, callback = self._hidden_review
+        self._hidden_review = None
+        self.push_screen(screen, callback)
+        return True
 
     def _busy(self) -> bool:
         return self._work is not None and self._work.state in (WorkerState.PENDING, WorkerState.RUNNING)
@@ -323,8 +392,14 @@ class CsroApp(App[None]):
         if self.live is None:
             self.notify("No live session: start one from the start screen.", severity="warning")
             return
+        if self._busy() and self._reopen_review():
+            return
         if self._busy():
             self.notify("Still working; c cancels.", severity="warning")
+            return
+        if getattr(self.live, "oracle_finished", None):
+            self.notify(f"completed: {self.live.oracle_finished}. esc closes the session (recorded completed); "
+                        "a new session can use another oracle.", timeout=10)
             return
         self._run_worker(self._iterate, count)
 
@@ -338,6 +413,7 @@ class CsroApp(App[None]):
             self.reviewer.cancel()
         if isinstance(self.screen, ReviewScreen):
             self.screen.dismiss(ReviewDecision("cancel"))
+        self._hidden_review = None
         if self._work is not None:
             self._work.cancel()
         self._set_work("cancelling…")
@@ -401,6 +477,7 @@ class CsroApp(App[None]):
         self.live = None
         self.dashboard = None
         self.reviewer = None
+        self._hidden_review = None
         self.latest = DashboardData()
         self._closing = False
         if dashboard is not None and dashboard in self.screen_stack:

@@ -138,20 +138,28 @@ class Backend:
 
 def nothing_accepted(before: Any, after: Any) -> str:
     """Says which iterations run since `before` ended without a new policy, and why ("" if none did)."""
+    from csro_tui.numbers import counted
+
     empty = []
     for number, iteration in sorted(after.iterations.items()):
         if number == 0 or not iteration.finished or iteration.accepted is not None:
             continue
         if number in before.iterations and before.iterations[number].finished:
             continue
-        empty.append(f"iteration {number} ended with nothing accepted ({iteration.attempts} attempts used)")
+        empty.append(f"iteration {number} ended with nothing accepted ({counted(iteration.attempts, 'attempt')} used)")
     return "; ".join(empty)
 
 
 def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> str:
     """What a run of iterations did, for a toast: each finished iteration's result
-    ("iteration 3 done: tight_bluffer accepted"), then why it stopped if it did."""
+    ("iteration 3 done: tight_bluffer accepted"), then why it stopped if it did.
+    An oracle with nothing more to propose ends the run as `csro run` says it:
+    "completed: oracle seed has nothing more to propose: ..."."""
+    from csro_tui.numbers import counted
+
     names = {member.id: member.name for member in after.population}
+    finished_by_oracle = getattr(outcome, "oracle_finished", False)
+    last = max(after.iterations, default=0)
     lines = []
     for number, iteration in sorted(after.iterations.items()):
         if number == 0 or not iteration.finished:
@@ -160,14 +168,15 @@ def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> st
             continue
         if iteration.accepted is not None:
             lines.append(f"iteration {number} done: {names.get(iteration.accepted, iteration.accepted)} accepted")
+        elif finished_by_oracle and number == last and not iteration.proposals:
+            continue  # the iteration the oracle ended: the closing line says why
         else:
-            lines.append(f"iteration {number} ended with nothing accepted ({iteration.attempts} attempts used)")
+            lines.append(f"iteration {number} ended with nothing accepted ({counted(iteration.attempts, 'attempt')} used)")
     if outcome.reason == "stopped":
         open_iteration = after.open_iteration
         where = f" during iteration {open_iteration.number}" if open_iteration is not None else ""
         lines.append(f"stopped{where}; n continues")
-    elif outcome.reason != "completed" or after.completed_iterations < target:
-        # e.g. the oracle has nothing more to propose
+    elif finished_by_oracle or outcome.reason != "completed" or after.completed_iterations < target:
         lines.append(f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason)
     if not lines:
         lines.append("no iteration finished")
@@ -454,8 +463,9 @@ class LiveRun:
         self._activity = ""
         self._batch: BatchProgress | None = None  # the batch being evaluated
         self._batch_what = ("evaluating", "matchups")
+        self._batch_note = ""  # the Ray backend's workers, beside the counts
         self._progress_shown = 0.0
-        self._oracle_finished = False  # a run ended because the oracle had nothing more
+        self.oracle_finished: str | None = None  # why the oracle has nothing more to propose, once it said so
         # the iterations the session was asked for (the start form's, else the configuration's)
         self.requested_iterations: int = engine.config.iterations
         if hasattr(engine.evaluator, "on_progress"):
@@ -509,8 +519,8 @@ class LiveRun:
         target = before.completed_iterations + count
         outcome = self.engine.run(target, close=False)
         after = self.engine.snapshot()
-        if outcome.reason == "completed" and after.completed_iterations < target:
-            self._oracle_finished = True  # the oracle has nothing more: the session's work is done
+        if outcome.oracle_finished:  # the session's work is done; closing records it completed
+            self.oracle_finished = outcome.message
         return iterations_outcome(before, after, outcome, target)
 
     def cancel(self) -> None:
@@ -527,8 +537,9 @@ class LiveRun:
         self.engine.request_stop()
         state = self.engine.snapshot()
         requested = self.requested_iterations
-        done = state.open_iteration is None and (state.completed_iterations >= requested or self._oracle_finished)
-        if done:
+        if self.oracle_finished and state.open_iteration is None:
+            self.engine.close("completed", self.oracle_finished)  # as `csro run` records it
+        elif state.open_iteration is None and state.completed_iterations >= requested:
             self.engine.close("completed", f"{state.completed_iterations} of {requested} iterations; closed in the TUI")
         else:
             self.engine.close("stopped", f"left after {state.completed_iterations} of {requested} iterations; closed in the TUI")
@@ -551,10 +562,23 @@ class LiveRun:
         batch.done = done
         cluster = getattr(self.engine.evaluator, "cluster_status", lambda: None)()  # the Ray backend's
         note = f"{cluster.workers_alive}/{cluster.workers} Ray workers" if cluster is not None else ""
+        self._batch_note = note
         if now - self._progress_shown < PROGRESS_EVERY and done < total:
             return
         self._progress_shown = now
         self._on_event(EvaluationProgress(batch.line(now, note)), None)
+
+    def progress_line(self) -> str | None:
+        """The batch being evaluated as of now (the app asks twice a second): its rate and time
+        left from the work reported done over the time spent so far. A slow policy reports
+        rarely; the line computed at its last report froze at that report's estimate
+        ("50 s left" for 100 s)."""
+        import time
+
+        batch = self._batch
+        if batch is None or batch.done >= batch.total:
+            return None
+        return batch.line(time.monotonic(), self._batch_note)
 
     def _watch_batches(self, run: Callable[..., Any]) -> Callable[..., Any]:
         """The evaluator's `run`, noting what each batch plays (bots or members) for its progress line."""

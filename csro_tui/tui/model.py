@@ -45,6 +45,7 @@ class Member:
     iteration: int = 0
     scores: dict[str, float] = field(default_factory=dict)
     edited_by: str | None = None  # a person changed the oracle's code before accepting it
+    score_stderr: dict[str, float] = field(default_factory=dict)  # sampled scores' standard errors
 
     @property
     def origin_text(self) -> str:
@@ -112,17 +113,19 @@ def bar(fraction: float, width: int) -> str:
     return text.ljust(width)
 
 
-def block_plot(values: list[float], height: int, width: int | None = None) -> list[str]:
+def block_plot(values: list[float], height: int, width: int | None = None, floor: float | None = None) -> list[str]:
     """Rows (top first) of a column chart made of block characters.
 
     Each value is one column (the last `width` values when there are more);
-    the lowest value sits on the bottom row, the highest fills the column.
+    the bottom row is `floor` (default: the lowest value), the highest value fills the column.
     """
     if not values or height <= 0:
         return [""] * max(height, 0)
     if width is not None and len(values) > width:
         values = values[-width:]
     low, high = min(values), max(values)
+    if floor is not None:
+        low = min(low, floor)
     span = high - low
     levels = height * 8
     rows = [[" "] * len(values) for _ in range(height)]

@@ -93,3 +93,46 @@ def test_decisions_for_the_engine():
 def test_block_plot_rows():
     assert block_plot([0.0, 1.0], 2) == [" █", "▁█"]
     assert block_plot([1.0, 1.0], 1) == ["██"]
+
+
+def test_the_metric_chart_starts_at_zero_and_a_single_value_is_not_a_chart():
+    """Issue 29, item 10: Leduc's 1.4667 (after 4.7) drawn as ▁; one point drew eight identical rows."""
+    from csro_tui.tui.model import DashboardData
+    from csro_tui.tui.widgets.metric_curve import MetricCurve
+
+    curve = MetricCurve()
+    two = DashboardData(metric_name="exploitability", metric_history=[(0, 4.7), (1, 1.4667)])
+    lines = curve.render_curve(two, width=40, height=11).plain.splitlines()
+    chart = [line.split("┤", 1)[1] for line in lines if "┤" in line]
+    assert lines[len(chart)].lstrip().startswith("0.0000 ┤")  # the bottom of the axis is 0
+    last_column = [row[-1] for row in chart]
+    assert last_column.count("█") == int(1.4667 / 4.7 * len(chart))  # a third of the height, not one eighth of a row
+    one = curve.render_curve(DashboardData(metric_name="exploitability", metric_history=[(0, 0.3333)]), width=40, height=11)
+    assert one.plain == "exploitability 0.3333 (it 0)\nthe chart starts with the next iteration"
+    negative = DashboardData(metric_name="AggScore", metric_history=[(0, -0.5), (1, 0.25)])
+    assert "-0.5000 ┤" in curve.render_curve(negative, width=40, height=8).plain  # spans 0: from its minimum
+
+
+def test_sampled_scores_in_the_population_table_carry_their_standard_error(tmp_path):
+    """Issue 29, item 10: the population table showed sampled figures without the review's ±."""
+    from csro_tui.tui.widgets.population_table import PopulationTable
+
+    events = record_sample_session(tmp_path)
+    exact = dashboard_data(fold(events))
+    assert exact.members[0].score_stderr == {}  # exact payoffs: no ±
+    for event in events:
+        if isinstance(event, ev.PayoffsEvaluated):
+            event.entries = [dataclasses.replace(entry, stderr=0.1, episodes=40, exact=False) for entry in event.entries]
+    sampled = dashboard_data(fold(events))
+    p0 = sampled.members[0]
+    assert p0.scores["vs meta"] == -0.5 and round(p0.score_stderr["vs meta"], 6) == 0.1  # all weight on p1
+    for narrow, shown in ((False, "-0.500 ± 0.100"), (True, "-0.500~")):
+        assert str(PopulationTable._cells(p0, ["vs meta"], narrow)[-1]) == shown
+
+
+def test_event_lines_count_in_the_singular_too():
+    """Found driving goofspiel: "benchmark_evaluated: p0 vs 1 bots"."""
+    one_bot = ev.BenchmarkEvaluated(policy_id="p0", per_bot={"random": 0.2}, episodes=10, seed=1)
+    assert event_line(one_bot).endswith("benchmark_evaluated: p0 vs 1 bot")
+    one_matchup = ev.PayoffsEvaluated(entries=[ev.PayoffRecord("p1", "p0", 0.5, exact=True)])
+    assert event_line(one_matchup).endswith("payoffs_evaluated: 1 matchup")

@@ -65,7 +65,7 @@ async def test_help_shows_the_policy_contract_and_keys():
         assert isinstance(app.screen, HelpScreen)
         source = app.screen.query_one(Markdown).source
         assert POLICY_CONTRACT in source
-        assert "| review | `r` | reject it, with a reason the oracle receives |" in source
+        assert "| review | `r` | reject it, with a reason (recorded; LLM oracles get it in their next prompt) |" in source
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)
@@ -147,3 +147,40 @@ async def test_a_session_that_cannot_start_returns_to_the_form(tmp_path):
         assert any("no_such_game" in n for n in notifications(app))
         assert app.live is None
         await start_screen(pilot, app)
+
+
+def _suspend_like_textual(restored: list):
+    """App.suspend as Textual writes it: the terminal is given back to the app only
+    when the block ends normally (an exception inside left the screen blank)."""
+
+    @contextlib.contextmanager
+    def suspend():
+        yield
+        restored.append(True)
+
+    return suspend
+
+
+async def test_an_editor_that_cannot_start_gives_the_screen_back_with_one_line(tmp_path, monkeypatch):
+    """Issue 29, item 1: a missing $EDITOR raised inside app.suspend(): blank terminal, no exit."""
+    monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor") + " --wait")
+    monkeypatch.delenv("VISUAL", raising=False)
+    restored: list = []
+    app = ScreenApp(lambda: ReviewScreen(sample_review()))
+    app.suspend = _suspend_like_textual(restored)
+    async with app.run_test() as pilot:
+        await pilot.press("E")
+        await pilot.pause()
+        assert restored == [True]
+        assert isinstance(app.screen, ReviewScreen) and app.results == []
+        [message] = [n for n in notifications(app) if "editor" in n]
+        assert "The editor could not run" in message and "no-such-editor" in message
+        assert "$EDITOR" in message and "press e for the built-in one" in message
+        # an editor that fails (exit status 3) leaves the proposal as it was, and says so
+        script = tmp_path / "failing_editor.py"
+        script.write_text("import sys\nopen(sys.argv[1], 'a').write('# half an edit\\n')\nsys.exit(3)\n")
+        monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+        await pilot.press("E")
+        await pilot.pause()
+        assert restored == [True, True] and app.results == []
+        assert any("exited with status 3" in n for n in notifications(app))

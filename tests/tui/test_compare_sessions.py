@@ -35,10 +35,11 @@ def swept(tmp_path_factory):
     return tmp / "sessions"
 
 
-async def test_marked_sessions_open_compare_with_the_figures_of_csro_compare(swept):
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])  # one row a session, or two lines (narrow)
+async def test_marked_sessions_open_compare_with_the_figures_of_csro_compare(swept, size):
     backend = Backend(swept)
     app = ScreenApp(lambda: SessionsScreen(backend))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: app.screen.query_one(DataTable).row_count == 4, "the sessions list")
         table = app.screen.query_one(DataTable)
         await pilot.press("space", "space", "space")  # marks three rows, the cursor moving down

@@ -75,3 +75,33 @@ async def test_events_wrap_again_on_resize_with_the_newest_still_in_view():
         assert len(log.lines) > wide  # wrapped again at the new width
         shown = _visible_log(log)
         assert " ".join(shown[-3:]).split()[-2:] == ["nothing", "accepted"], shown  # the newest event's end
+
+
+async def test_tables_drawn_before_they_measure_their_rows_are_drawn_again_after():
+    """Issue 29, item 6: at 80x24 the payoff matrix lost its row ids (and the population its
+    widths) about one start in five: a frame drawn between filling the table and Textual's
+    idle measurement was cached at the old widths and kept."""
+    from textual.geometry import Region
+
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+    from csro_tui.tui.widgets.population_table import PopulationTable
+    from tests.tui.sample import ScreenApp, sample_data
+
+    def drawn(table) -> list[str]:
+        return [strip.text for strip in table.render_lines(Region(0, 0, table.size.width, table.size.height))]
+
+    app = ScreenApp(lambda: DashboardScreen(sample_data()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        payoffs = app.screen.query_one(PayoffHeatmap)
+        population = app.screen.query_one(PopulationTable)
+        data = sample_data()
+        payoffs.show(data)
+        population.show(data)
+        drawn(payoffs.table), drawn(population)  # a frame before the tables are idle
+        await pilot.pause()
+        matrix = drawn(payoffs.table)
+        assert any(line.lstrip().startswith("p1 ") for line in matrix), matrix  # the row ids
+        rows = drawn(population)
+        assert any("always_call" in line for line in rows), rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from csro_tui.engine.fakes import ScriptedOracle, ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
 from csro_tui.sessions.state import fold
 from csro_tui.tui.app import CsroApp
 from csro_tui.tui.backend import Backend
@@ -187,3 +187,63 @@ async def test_ctrl_q_with_an_edit_not_sent_warns_first_then_quits_and_records_t
         assert app.return_code is not None
     state = fold(Backend(tmp_path).read_events(session_id))
     assert state.closed is not None and state.closed.reason == "stopped"
+
+
+async def test_an_oracle_with_nothing_more_to_propose_completes_the_session_as_csro_run_says(tmp_path):
+    """Issue 29, item 3: each n said "iteration N ended with nothing accepted (0 attempts used)"
+    and closing recorded "stopped: left after 2 of 10 iterations"."""
+    from csro_tui.oracles.registry import OracleExhausted
+
+    climbing = climbing_oracle(0.1)
+    oracle = ScriptedOracle(lambda iteration, attempt, context: climbing.make(iteration, attempt, context)
+                            if iteration == 1 else OracleExhausted("every idea is in the population"))
+    backend = Backend(tmp_path, engine_parts={"spec": ToySpec(), "oracle": oracle, "evaluator": ToyEvaluator(),
+                                             "meta_solve": best_member_solve})
+    app = CsroApp(sessions_dir=tmp_path, backend=backend)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await engine_idle(pilot, app)
+        await pilot.press("n")
+        await review(pilot, app)
+        await pilot.press("a")
+        await engine_idle(pilot, app)
+        session_id = app.live.session_id
+        await pilot.press("n")
+        await wait_until(pilot, lambda: any("has nothing more to propose" in n for n in notifications(app)), "the oracle's end")
+        await engine_idle(pilot, app)
+        [said] = [n for n in notifications(app) if "has nothing more to propose" in n]
+        assert said.startswith("completed: oracle ") and "every idea is in the population" in said
+        assert "ended with nothing accepted" not in said and "0 attempts" not in said
+        assert app._work_text.startswith("completed: the oracle has nothing more to propose")  # not "idle"
+        asked = len(oracle.contexts)
+        await pilot.press("n")  # the oracle is not asked again, and no empty iteration is recorded
+        await pilot.pause()
+        assert len(oracle.contexts) == asked
+        assert sum("has nothing more to propose" in n for n in notifications(app)) == 2
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.live is None, "the session closed")
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert state.completed_iterations == 2
+    assert state.closed.reason == "completed" and "has nothing more to propose" in state.closed.message
+
+
+async def test_esc_on_the_review_goes_back_to_the_dashboard_and_n_opens_the_waiting_proposal(tmp_path):
+    """Issue 29, item 8: esc did nothing on the review and the footer had no esc."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    app, _ = toy_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        first = await start_and_review_first_proposal(pilot, app)
+        assert "review.back" in {binding.id for binding in first.BINDINGS}  # esc is in the footer
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+        # the status line says so (the toast saying it too may have expired on a loaded machine)
+        assert app._busy() and app._work_text == f"waiting for your review of {first.info.name} (n opens it)"
+        assert population(app) == ["weak"]  # nothing decided
+        await pilot.press("n")
+        again = await review(pilot, app)
+        assert again is first
+        await pilot.press("a")
+        await engine_idle(pilot, app)
+        assert population(app) == ["weak", first.info.name]

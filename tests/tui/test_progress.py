@@ -401,3 +401,63 @@ def test_after_a_rejection_the_status_says_the_oracle_works_again():
     assert decided("reject") == "rejected: oracle working…"
     assert decided("edit") == "validating the edit (sandboxed smoke run)…"
     assert decided("accept") == "engine working…"
+
+
+class StallingEvaluator(CountingEvaluator):
+    """Once armed, reports half its batch played and then stalls (a slow policy's next move)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self.armed = False
+        self.stalled = threading.Event()
+        self.release = threading.Event()
+
+    def run(self, jobs):
+        jobs = list(jobs)
+        if not self.armed:
+            return super().run(jobs)
+        self.armed = False
+        self.on_progress(len(jobs) / 2, len(jobs))
+        self.stalled.set()
+        self.release.wait(timeout=120)
+        return super().run(jobs)
+
+
+async def test_the_time_left_is_estimated_again_while_no_work_is_reported(tmp_path):
+    """Issue 29, item 5: a slow policy's preview showed "~50 s left" for 100 s: the line was
+    computed only when the evaluator reported, from the rate at that report."""
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import engine_idle, start_screen, wait_until
+
+    evaluator = StallingEvaluator()
+    backend = Backend(tmp_path, engine_parts={"spec": ToySpec(), "oracle": climbing_oracle(0.1),
+                                              "evaluator": evaluator, "meta_solve": best_member_solve})
+    app = CsroApp(sessions_dir=tmp_path, backend=backend)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await engine_idle(pilot, app)
+        evaluator.armed = True
+        await pilot.press("n")
+        try:
+            await wait_until(pilot, evaluator.stalled.is_set, "the stalled batch")
+            # the batch's clock is moved back instead of waiting; the real seconds the test takes only add
+            batch = app.live._batch  # noqa: SLF001
+
+            def left() -> int | None:
+                found = re.search(r" · (\d+)s left$", app._work_text)
+                return int(found.group(1)) if found else None
+
+            batch.started -= 10  # half done in 10 s: 10 s left
+            await wait_until(pilot, lambda: (left() or 0) >= 10, "the time left")
+            first = left()
+            batch.started -= 30  # no work reported since: half done in 40 s, so 40 s left
+            await wait_until(pilot, lambda: (left() or 0) >= 40, "the time left estimated again")
+            assert left() > first
+        finally:
+            evaluator.release.set()
+        from csro_tui.tui.screens.review import ReviewScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review after the batch")

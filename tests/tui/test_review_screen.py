@@ -234,3 +234,48 @@ async def test_the_reason_box_says_whether_the_oracle_reads_the_reason():
             await pilot.pause()
             assert isinstance(app.screen, RejectReasonScreen)
             assert says in str(app.screen.query_one("#reject-note").render())
+
+
+async def test_the_reason_box_shows_its_whole_explanation_at_both_sizes():
+    """Issue 29, item 4: the note was one line, cut at the box's edge ("... the seed oracle d")."""
+    from dataclasses import replace
+
+    from textual.geometry import Region
+
+    from csro_tui.tui.screens.reject import RejectReasonScreen, reason_note
+
+    for size in ((80, 24), (160, 48)):
+        app = ScreenApp(lambda: ReviewScreen(replace(sample_review(), oracle="seed")))
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("r")
+            await pilot.pause()
+            assert isinstance(app.screen, RejectReasonScreen)
+            note = app.screen.query_one("#reject-note")
+            box = app.screen.query_one("#reject-box")
+            assert box.region.right <= size[0] and note.region.right <= box.content_region.right, size
+            lines = note.render_lines(Region(0, 0, note.size.width, note.size.height))
+            shown = " ".join(line.text.strip() for line in lines)
+            assert shown == reason_note("seed"), size
+
+
+async def test_an_edited_proposal_names_the_diff_tabs_key_of_its_screen(tmp_path, monkeypatch):
+    """Issue 29, item 7: opened from the timeline it said "Diff (2)", where 2 is the Code tab."""
+    import re
+    from dataclasses import replace
+
+    from csro_tui.sessions.state import fold
+    from csro_tui.tui.screens import proposal
+    from tests.tui.sample import record_sample_session
+
+    edited = replace(sample_review(), history=[("i1.1", "class Policy: pass\n", None, 0.25)])
+    monkeypatch.setattr(proposal, "proposal_info", lambda state, proposal_id: (edited, "accept"))
+    state = fold(record_sample_session(tmp_path))
+    for make, summary_id, diff_tab in ((lambda: ReviewScreen(edited), "#review-summary", "tab-diff"),
+                                       (lambda: proposal.ProposalScreen(state, "i1a1"), "#proposal-summary", "proposal-diff")):
+        app = ScreenApp(make)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            key = re.search(r"Diff \((\d)\) shows oracle → edited", str(app.screen.query_one(summary_id).render())).group(1)
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen.query_one(TabbedContent).active == diff_tab

@@ -153,3 +153,98 @@ async def test_the_time_budgets_are_set_on_the_form():
         await pilot.pause()
     assert app.results == [LaunchOptions(game="kuhn_poker", oracle="best-response", move_budget=0.05, budget_reserve=3.0)]
     assert app.results[0].flags()["move_budget"] == 0.05
+
+
+def _burst(app, *keys: str) -> None:
+    """Keys as a terminal delivers a quick burst: all queued before the app handles the first."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    for key in keys:
+        character = key if len(key) == 1 else None
+        name = _character_to_key(key) if character is not None and not key.isalnum() else key
+        event = events.Key(name, character)
+        event.set_sender(app)
+        app._driver.send_message(event)  # noqa: SLF001 - what the driver does with a terminal's keys
+
+
+async def test_a_burst_of_keys_into_the_game_field_keeps_their_order():
+    """Issue 29, item 2: a bound key (ctrl+u, backspace, home, end, enter) ran only after
+    bubbling up to the app, so in a burst it took effect after the characters typed after
+    it: ctrl+u then `kuhn_poker(bogus=1)` left an empty field."""
+    chosen: list = []
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(game="rrps(num_repetitions=100)"), on_choice=chosen.append))
+    async with app.run_test(size=(80, 24)) as pilot:
+        checked = lambda: getattr(app.screen_stack[-1] if app.screen_stack else None, "checked_game", None)  # noqa: E731
+        await wait_until(pilot, lambda: checked() == "rrps(num_repetitions=100)", "the default game checked")
+        game = app.screen.query_one("#game", Input)
+        game.focus()
+        await pilot.pause()
+
+        async def typed(*keys: str) -> str:
+            _burst(app, *keys)
+            for _ in range(len(keys) + 5):  # every key handled (each takes a few message hops)
+                await pilot.pause()
+            await wait_until(pilot, lambda: checked() == game.value, "the field checked")
+            return game.value
+
+        assert await typed("ctrl+u", *"kuhn_poker(bogus=1)") == "kuhn_poker(bogus=1)"
+        assert "unknown parameter" in _error(app)
+        assert await typed("backspace", "backspace", *"2)", "home", "x", "end", "backspace", ")") == "xkuhn_poker(bogus=2)"
+        _burst(app, "ctrl+u", *"rrps(num_repetitions=100)", "enter")
+        await wait_until(pilot, lambda: chosen, "the session started")
+    assert chosen[0].game == "rrps(num_repetitions=100)"
+
+
+async def test_the_sessions_panel_is_half_the_screen_again_after_a_narrow_resize():
+    """Issue 29, item 6: 160x48 -> 80x24 -> 160x48 left the sessions panel 46 columns wide."""
+    from dataclasses import replace
+
+    sessions = [(f"20261203-0950{i:02d}-kuhn_poker-seed", "completed · kuhn_poker · seed · nash · 3 iterations · 4 policies")
+                for i in range(3)]
+    app = ScreenApp(lambda: StartScreen(replace(CHOICES, sessions=sessions), LaunchOptions()))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "checked_game", None) == "kuhn_poker", "the form")
+        panel = app.screen.query_one("#open-session")
+        wide = panel.size.width
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert panel.size.width < wide
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        await pilot.pause()
+        assert panel.size.width == wide
+        [column] = app.screen.query_one("#session-list").ordered_columns
+        assert column.width >= len(sessions[0][1])  # summaries whole again, not cut at 46 columns
+
+
+def test_a_one_letter_game_is_not_answered_with_names_that_merely_contain_it():
+    """Issue 29, item 10: typing `x` suggested coop_box_pushing, dark_hex, dark_hex_ir."""
+    import pytest
+
+    from csro_tui.tui.backend import Backend
+
+    with pytest.raises(Exception) as one_letter:
+        Backend.game_spec("x")
+    assert "did you mean" not in str(one_letter.value) and "built-in games: rrps" in str(one_letter.value)
+    with pytest.raises(Exception) as near:
+        Backend.game_spec("lduc_poker")
+    assert "did you mean leduc_poker" in str(near.value)
+
+
+async def test_keys_typed_right_after_tab_reach_the_field_tab_moved_to(tmp_path):
+    """Issue 29, item 2: keys after a tab went to the widget focused before it, because
+    Textual runs the tab binding only once the key has bubbled back to the app."""
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import start_screen
+
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        assert app.focused.id == "session-list"
+        _burst(app, "tab", "tab", "tab", *"leduc_poker", "tab")  # the list, its button, the form, Game
+        for _ in range(40):
+            await pilot.pause()
+        game = app.screen.query_one("#game", Input)
+        await wait_until(pilot, lambda: app.screen.checked_game == "leduc_poker", "the game typed")
+        assert game.value == "leduc_poker" and app.focused.id == "oracle"

@@ -81,3 +81,35 @@ async def test_missing_session_is_a_notification_not_a_crash(tmp_path):
     async with app.run_test() as pilot:
         await wait_until(pilot, lambda: any("no session 'nope'" in n for n in notifications(app)), "the error")
         assert isinstance(app.screen, TimelineScreen)
+
+
+async def test_the_sessions_list_at_80_columns_shows_each_summary_under_its_id(tmp_path):
+    """Issue 29, item 10: at 80 columns the summary column was cut at the right edge."""
+    record_sample_session(tmp_path, "first")
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        app.action_sessions()
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen)
+                         and any(table.row_count == 1 for table in app.screen.query(DataTable)), "the list")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        [cell] = [str(cell) for cell in table.get_row_at(0)]
+        heading, summary = cell.split("\n")
+        assert heading == "first  completed" and summary.startswith("kuhn_poker") and len(summary) <= 76
+        assert table.virtual_size.width <= table.size.width  # nothing past the right edge
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        await pilot.pause()
+        assert [str(cell) for cell in table.get_row_at(0)][1] == "completed"  # wide again: the columns
+
+
+def test_the_timeline_bar_fits_its_width():
+    """Issue 29, item 10: at 80 columns the timeline's top line ran off the right edge."""
+    from csro_tui.tui.screens.sessions import TIMELINE_HINT, timeline_bar
+
+    event = "#23 proposal_decided: i2.1 reject by tui: the policy only repeats the round number modulo three"
+    narrow = timeline_bar("step 23/23  iteration 2  ", event, 78)
+    assert len(narrow) == 78 and narrow.endswith("…") and TIMELINE_HINT not in narrow
+    wide = timeline_bar("step 23/23  iteration 2  ", event, 218)
+    assert wide == "step 23/23  iteration 2  " + event + TIMELINE_HINT

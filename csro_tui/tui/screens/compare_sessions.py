@@ -18,7 +18,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -31,7 +30,7 @@ SERIES_STYLES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9
 
 
 class MarkingScreen(Screen[None]):
-    """Marks on a DataTable of sessions whose row keys are session ids and whose first column is the id."""
+    """Marks on a DataTable of sessions whose row keys are session ids; the screen's `_list` shows `mark(id)` before each id."""
 
     BINDINGS = [
         Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the session to compare", id="sessions.mark"),
@@ -67,13 +66,15 @@ class MarkingScreen(Screen[None]):
         table = self._sessions_table()
         table.move_cursor(row=min(table.cursor_row + 1, table.row_count - 1))
 
+    def mark(self, session_id: str) -> str:
+        """What goes before a session's id in the list: ● when it is marked."""
+        return MARK if session_id in self.marked else ""
+
     def show_marks(self) -> None:
-        """Put ● before every marked id (and take it off the others); call after the rows are (re)loaded."""
-        table = self._sessions_table()
-        for row_index in range(table.row_count):
-            key = table.coordinate_to_cell_key(Coordinate(row_index, 0)).row_key.value
-            label = (MARK if key in self.marked else "") + str(key)
-            table.update_cell_at(Coordinate(row_index, 0), plain(label))
+        """List the rows again (the screen's `_list`, which puts `mark(id)` before each id)."""
+        relist = getattr(self, "_list", None)
+        if relist is not None:
+            relist()
 
     def action_compare_marked(self) -> None:
         chosen = list(self.marked) or [s for s in [self._cursor_session()] if s]

@@ -34,10 +34,11 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | dashboard | `esc` | close the session (resumable) and go back to the start screen; twice while work runs |
 | review | `a` | accept the proposal |
 | review | `e` | edit it in the built-in editor (`E`: in `$EDITOR`) |
-| review | `r` | reject it, with a reason the oracle receives |
+| review | `r` | reject it, with a reason (recorded; LLM oracles get it in their next prompt) |
 | review | `g` | regenerate: ask the oracle again |
 | review | `1`…`5` | code, diff, rationale, LLM exchange, checks |
 | review | `c` | stop the run (the proposal is not decided) |
+| review | `esc` | back to the dashboard; the proposal waits, undecided (`n` opens it again) |
 | LLM call | `c` | cancel the call (and the oracle's work); `esc` back to the dashboard |
 | editor | `ctrl+s` | send the edited code (validated and previewed again) |
 | editor | `esc` | discard the edit |

@@ -28,13 +28,14 @@ class ProposalScreen(Screen[None]):
     #proposal-tabs { height: 1fr; }
     """
 
+    DIFF_KEY = "3"  # named in the summary of an edited proposal
     BINDINGS = [
         Binding("escape,q", "app.pop_screen", "Back", id="proposal.back"),
         Binding("left_square_bracket", "move(-1)", "Previous proposal", id="proposal.previous"),
         Binding("right_square_bracket", "move(1)", "Next proposal", id="proposal.next"),
         Binding("1", "tab('proposal-decision')", "Decision", id="proposal.tab_decision", show=False),
         Binding("2", "tab('proposal-code')", "Code", id="proposal.tab_code", show=False),
-        Binding("3", "tab('proposal-diff')", "Diff", id="proposal.tab_diff", show=False),
+        Binding(DIFF_KEY, "tab('proposal-diff')", "Diff", id="proposal.tab_diff", show=False),
         # the review screen's order (Code, Diff, Rationale, LLM exchange, Checks) after the decision
         Binding("4", "tab('proposal-rationale')", "Rationale", id="proposal.tab_rationale", show=False),
         Binding("5", "tab('proposal-llm')", "LLM exchange", id="proposal.tab_llm", show=False),
@@ -70,7 +71,8 @@ class ProposalScreen(Screen[None]):
         info, decision = proposal_info(self.state, self.proposal_id)
         position = self.order.index(self.proposal_id) + 1
         self.sub_title = f"proposal {self.proposal_id} ({position} of {len(self.order)})"
-        summary = summary_text(info, hint=f"(proposal {position} of {len(self.order)}: [ ] previous/next, keys 1-6 tabs)")
+        summary = summary_text(info, hint=f"(proposal {position} of {len(self.order)}: [ ] previous/next, keys 1-6 tabs)",
+                               diff_key=self.DIFF_KEY)
         self.query_one("#proposal-summary", Static).update(summary)
         verdict = Text()
         verdict.append("Decision\n", style="bold underline")

@@ -25,7 +25,8 @@ from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.reject import RejectReasonScreen
 
 
-def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text:
+def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_key: str = "2") -> Text:
+    """The header over a proposal's tabs; `diff_key` is the key of the Diff tab on that screen."""
     text = Text()
     text.append(one_line(info.name), style="bold")
     text.append(f"  by {one_line(info.oracle)}  iteration {info.iteration}  attempt {info.attempt}")
@@ -43,7 +44,7 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)") -> Text
         text.append(f" from the oracle's proposal {one_line(original[0])}")
         if len(info.history) > 1:
             text.append(f" ({len(info.history)} edits)")
-        text.append("; Diff (2) shows oracle → edited\n")
+        text.append(f"; Diff ({diff_key}) shows oracle → edited\n")
     if info.duplicate_of:
         text.append(f"⚠ duplicate of {one_line(info.duplicate_of)}", style="bold yellow")
         if info.duplicate_reason:
@@ -210,6 +211,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("g", "regenerate", "Regenerate", id="review.regenerate"),
         Binding("c", "app.cancel_work", "Stop the run", id="review.cancel"),
+        Binding("escape", "app.hide_review", "Back (it waits)", id="review.back", tooltip="Back to the dashboard; n opens the review again"),
         Binding("1", "tab('tab-code')", "Code", id="review.tab_code", show=False),
         Binding("2", "tab('tab-diff')", "Diff", id="review.tab_diff", show=False),
         Binding("3", "tab('tab-rationale')", "Rationale", id="review.tab_rationale", show=False),
@@ -291,14 +293,41 @@ class ReviewScreen(Screen[ReviewDecision]):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"{self.info.name or 'policy'}.py"
             path.write_text(self.info.source, encoding="utf-8")
-            try:
-                with self.app.suspend():
-                    subprocess.run([*shlex.split(editor), str(path)], check=False)
-            except Exception as error:  # noqa: BLE001 - e.g. suspend unsupported in tests/web
-                self.notify(f"Could not run {one_line(editor)}: {one_line(error)}", severity="error")
+            failure = run_external_editor(self.app, editor, path)
+            if failure:
+                self.notify(failure, severity="error", timeout=15)
                 return
             source = path.read_text(encoding="utf-8")
         if source == self.info.source:
             self.notify("No change made in the editor.")
             return
         self.dismiss(ReviewDecision("edit", source=source))
+
+
+def run_external_editor(app, editor: str, path: Path) -> str | None:
+    """Run `editor path` with the app suspended; None, or one line saying why it did not run.
+
+    Nothing may raise inside `app.suspend()`: Textual restores the terminal only when
+    the block ends normally, so an editor that could not start left the screen blank
+    and the app unable to exit."""
+    how_to_fix = "set $VISUAL or $EDITOR to an editor that runs here, or press e for the built-in one"
+    try:
+        command = [*shlex.split(editor), str(path)]
+    except ValueError as error:  # unbalanced quotes
+        return f"Could not read $VISUAL/$EDITOR ({one_line(editor)}): {error}; {how_to_fix}."
+    failure: BaseException | None = None
+    status = 0
+    try:
+        with app.suspend():
+            try:
+                status = subprocess.run(command, check=False).returncode
+            except (OSError, subprocess.SubprocessError) as error:
+                failure = error
+    except Exception as error:  # noqa: BLE001 - SuspendNotSupported (tests, textual-web)
+        failure = error
+    if failure is not None:
+        reason = failure.strerror if isinstance(failure, OSError) and failure.strerror else failure
+        return f"The editor could not run ({one_line(editor)}: {one_line(reason)}); {how_to_fix}."
+    if status != 0:
+        return f"The editor ({one_line(editor)}) exited with status {status}; the proposal is unchanged. To use another, {how_to_fix}."
+    return None

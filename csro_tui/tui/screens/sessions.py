@@ -18,6 +18,7 @@ from csro_tui.tui.screens.compare_sessions import MarkingScreen
 from csro_tui.tui.screens.dashboard import session_dir
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.error_panel import ErrorPanel
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 from csro_tui.tui.widgets.population_table import PopulationTable
 from csro_tui.tui.widgets.status_line import StatusLine
@@ -33,6 +34,9 @@ def session_status(info: Any) -> Text:
     return Text(status, style=STATUS_STYLES.get(status, ""))
 
 
+NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+
+
 class SessionsScreen(MarkingScreen):  # space marks, c compares (compare_sessions.py)
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="sessions.back"),
@@ -46,12 +50,12 @@ class SessionsScreen(MarkingScreen):  # space marks, c compares (compare_session
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
-        yield DataTable(cursor_type="row", id="sessions-list")
+        yield MeasuredTable(cursor_type="row", id="sessions-list")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = "Recorded sessions"
-        self.query_one(DataTable).add_columns("session", "status", "summary")
+        self._rows: list[tuple[str, Text, str]] | None = None
         self.load()
 
     @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
@@ -64,15 +68,37 @@ class SessionsScreen(MarkingScreen):  # space marks, c compares (compare_session
         self.app.call_from_thread(self._show, rows)
 
     def _show(self, rows: list[tuple[str, Text, str]]) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        for session_id, status, summary in rows:
-            # the id is never cut (the table scrolls sideways); the status comes right after it
-            table.add_row(plain(session_id), status, plain(summary), key=session_id)
-        if not rows:
+        first = self._rows is None
+        self._rows = rows
+        self._list()
+        if first and not rows:
             self.notify(f"No recorded sessions under {self.backend.store.root}.")
-        self.show_marks()
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def _list(self) -> None:
+        """One row per session; below 120 columns two lines (id and status, then the summary
+        cut to the screen) instead of a summary cut at the right edge."""
+        table = self.query_one(DataTable)
+        narrow = self.app.size.width < NARROW_BELOW
+        selected = table.cursor_row
+        table.clear(columns=True)
+        if narrow:
+            table.add_column("session · status", key="session")
+            for session_id, status, summary in self._rows or []:
+                line = plain(self.mark(session_id) + session_id, style="bold") + Text("  ") + status
+                table.add_row(line + Text("\n") + plain(one_line(summary, max(self.app.size.width - 4, 20))), key=session_id, height=2)
+        else:
+            table.add_columns("session", "status", "summary")
+            for session_id, status, summary in self._rows or []:
+                # the id is never cut (the table scrolls sideways); the status comes right after it
+                table.add_row(plain(self.mark(session_id) + session_id), status, plain(summary), key=session_id)
+        self._listed_narrow = narrow
+        if table.row_count:
+            table.move_cursor(row=min(selected, table.row_count - 1))
+
+    def on_resize(self) -> None:
+        if getattr(self, "_rows", None) is not None and (self.app.size.width < NARROW_BELOW) != self._listed_narrow:
+            self._list()
 
     def action_open(self) -> None:
         table = self.query_one(DataTable)
@@ -85,6 +111,19 @@ class SessionsScreen(MarkingScreen):  # space marks, c compares (compare_session
         event.stop()
         if event.row_key.value is not None:
             self.app.push_screen(TimelineScreen(self.backend, event.row_key.value))
+
+
+TIMELINE_HINT = "   (pgup/pgdn iteration, [ ] proposal, o opens it)"
+
+
+def timeline_bar(head: str, event_line: str, width: int) -> str:
+    """The timeline's top line within `width`: the step and its event whole when they fit,
+    the keys' hint only if there is room for it (the footer has the keys), else the event cut
+    with "…" (at 80 columns the line ran off the right edge)."""
+    event_line = one_line(event_line)
+    if len(head) + len(event_line) + len(TIMELINE_HINT) <= width:
+        return head + event_line + TIMELINE_HINT
+    return head + one_line(event_line, max(width - len(head), 10))
 
 
 class TimelineScreen(Screen[None]):
@@ -181,7 +220,7 @@ class TimelineScreen(Screen[None]):
         self.query_one(ErrorPanel).show(data, session_dir=session_dir(self.app, self.session_id))
         iteration = self._iteration_at(step)
         where = f"iteration {iteration}  " if iteration is not None else ""
-        self._set_bar(f"step {step}/{len(self.events)}  {where}{line}   (pgup/pgdn iteration, [ ] proposal, o opens it)")
+        self._set_bar(timeline_bar(f"step {step}/{len(self.events)}  {where}", line, self.app.size.width - 2))
 
     def action_step(self, delta: int) -> None:
         self.go(self.step + delta)

@@ -27,6 +27,8 @@ from rich.text import Text
 from csro_tui.config import BACKENDS
 from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
+from csro_tui.tui.widgets.measured_table import MeasuredTable
+from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 HUMAN_ORACLE = "human"
@@ -105,6 +107,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if narrow:  # half the screen, or the longest id's width; the form beside it keeps 20 columns
             panel = min(max(id_width + 4, panel), self.app.size.width - 20 - 4)
             self.query_one("#open-session").styles.width = panel + 4
+        else:  # wide again after a resize: back to the stylesheet's half
+            self.query_one("#open-session").styles.width = None
         two_lines = narrow or id_width + summary_width + 4 > panel
         selected = table.cursor_row
         table.clear(columns=True)
@@ -132,7 +136,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             with VerticalScroll(id="new-session", classes="panel") as new:
                 new.border_title = "New session"
                 yield Label("Game: name or name(key=value,…)", classes="field-label")
-                yield Input(
+                yield OrderedInput(
                     d.game,
                     placeholder="kuhn_poker, rrps(num_repetitions=100), …",
                     suggester=SuggestFromList([*self.choices.games, *GAME_EXAMPLES], case_sensitive=False),
@@ -182,7 +186,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                     yield Button("Start (ctrl+n)", variant="primary", id="start-button")
             with Vertical(id="open-session", classes="panel") as old:
                 old.border_title = "Recorded sessions (enter opens)"
-                table: DataTable = DataTable(cursor_type="row", id="session-list")
+                table: DataTable = MeasuredTable(cursor_type="row", id="session-list")
                 yield table
                 with Horizontal(classes="start-buttons"):
                     yield Button("Open (ctrl+o)", id="open-button")

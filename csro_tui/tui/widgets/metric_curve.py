@@ -43,14 +43,19 @@ class MetricCurve(Static):
             return Text(f"{title}: no values yet", style="dim")
         iterations = [i for i, _ in data.metric_history]
         values = [v for _, v in data.metric_history]
-        labels = [number(max(values), DIGITS), number(min(values), DIGITS)]
+        if len(values) == 1:  # a chart of one point is a block of identical rows
+            return Text(f"{title} {number(values[0], DIGITS)} (it {iterations[0]})\n", style="bold") + Text(
+                "the chart starts with the next iteration", style="dim")
+        # a metric that is never negative is drawn from 0: Leduc's 1.4667 against 4.7 is not a sliver
+        floor = 0.0 if min(values) >= 0 else None
+        labels = [number(max(values), DIGITS), number(min(values) if floor is None else floor, DIGITS)]
         pad = max(len(label) for label in labels)
         room = max(width - pad - 2, 4)
         if len(values) > room:  # the newest that fit
             iterations, values = iterations[-room:], values[-room:]
         column = max(1, min(self.MAX_COLUMN_WIDTH, room // len(values)))
         chart_height = max(self.MIN_HEIGHT, height - 3)  # title, axis line, iteration labels
-        rows = block_plot([v for v in values for _ in range(column)], chart_height)
+        rows = block_plot([v for v in values for _ in range(column)], chart_height, floor=floor)
 
         lower_better = any(word in title.lower() for word in LOWER_IS_BETTER)
         best = min(values) if lower_better else max(values)

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from csro_tui.text import one_line, plain
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 from csro_tui.tui.model import DashboardData
 from csro_tui.numbers import number
 
@@ -39,7 +40,7 @@ class PayoffHeatmap(Vertical):
         self._data = DashboardData()
 
     def compose(self) -> ComposeResult:
-        yield DataTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
+        yield MeasuredTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
         yield Static("", id="payoff-detail")
 
     @property

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData, Member
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 from csro_tui.numbers import number
 
 
@@ -17,7 +18,7 @@ NARROW_NAME = 12  # characters of a name in a narrow table (the inspector has it
 SHORT_HEADERS = {"AggScore": "Agg", "vs meta": "vsMeta"}
 
 
-class PopulationTable(DataTable):
+class PopulationTable(MeasuredTable):
     """Rows keyed by policy id; Enter on a row asks to inspect it."""
 
     class Inspect(Message):
@@ -55,8 +56,13 @@ class PopulationTable(DataTable):
 
     @staticmethod
     def _cells(member: Member, score_names: list[str], narrow: bool = False) -> list[Text | str]:
+        # a sampled score with its "±", as the review shows it; in 80 columns there is no room
+        # for it: "~" marks it sampled, as in the payoff matrix (a wider terminal shows the ±)
         scores = [
-            number(member.scores[name], 3, signed=True) if name in member.scores else "–" for name in score_names
+            "–" if name not in member.scores
+            else number(member.scores[name], 3, signed=True) + ("~" if name in member.score_stderr else "") if narrow
+            else number(member.scores[name], 3, signed=True, stderr=member.score_stderr.get(name))
+            for name in score_names
         ]
         if narrow:  # a person's edit still shows, after the name: "br-2 ✎" (the inspector names who)
             name = plain(one_line(member.name, NARROW_NAME))

@@ -42,7 +42,7 @@ class StatusLine(Static):
         self._refresh_text()
 
     def watch_work(self, work: str) -> None:
-        busy = work not in RESTING and not work.startswith("waiting")
+        busy = work not in RESTING and not work.startswith(("waiting", "completed"))
         if busy and self._since is None:
             self._since = time.monotonic()
             self._timer = self.set_interval(0.25, self._tick)

@@ -316,7 +316,6 @@ def run_sweep(
     began = time.monotonic()
     last_report = 0.0
     stopping = False
-    aborted = False
     previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
 
     def report(force: bool = False) -> None:
@@ -347,11 +346,9 @@ def run_sweep(
                     break
                 time.sleep(POLL_SECONDS)
             except KeyboardInterrupt:
-                if stopping:
-                    aborted = True
+                if stopping:  # a second Ctrl-C: stop the running sessions now (still resumable)
                     for run in running:
                         launcher.interrupt(run.handle)
-                    stopping = True
                     continue
                 stopping = True
                 result.interrupted = True
@@ -363,7 +360,6 @@ def run_sweep(
         signal.signal(signal.SIGTERM, previous_sigterm)
         launcher.close()
         stop_file.unlink(missing_ok=True)
-    del aborted
     report(force=True)
     return result
 

@@ -199,12 +199,15 @@ def _finish_and_check(path: Path, root: Path, cells: int) -> None:
         assert finished == sorted(set(finished)), finished
 
 
-def test_ctrl_c_leaves_every_session_resumable_and_a_rerun_finishes_them(tmp_path):
+@pytest.mark.parametrize("presses", [1, 2])  # stop after the current step; a second Ctrl-C: at once
+def test_ctrl_c_leaves_every_session_resumable_and_a_rerun_finishes_them(tmp_path, presses):
     path = write(tmp_path, LONGER)
     root = tmp_path / "sessions"
     process = _sweep_process(path, root, "--workers", "2")
     _wait_for_a_session(root)
-    os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the whole group
+    for _ in range(presses):
+        os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the whole group
+        time.sleep(0.3)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130, err
     assert "every session is resumable" in out

@@ -316,7 +316,9 @@ def run_sweep(
     began = time.monotonic()
     last_report = 0.0
     stopping = False
-    previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C and SIGTERM are counted here and acted on by the loop, so a stop never lands
+    # half-way through starting a session or closing the workers.
+    signals = _SignalCount()
 
     def report(force: bool = False) -> None:
         nonlocal last_report
@@ -325,9 +327,22 @@ def run_sweep(
             last_report = now
             on_progress(_progress(result, running, queue, limit, began, directory, backend, sessions_dir))
 
-    try:
-        while queue or running:
-            try:
+    with signals:
+        try:
+            handled = 0
+            while queue or running:
+                if signals.count > handled:
+                    if stopping:  # a second Ctrl-C: stop the running sessions now (still resumable)
+                        for run in running:
+                            launcher.interrupt(run.handle)
+                    else:
+                        stopping = True
+                        result.interrupted = True
+                        stop_file.touch()
+                        if hasattr(launcher, "cancel_waiting"):
+                            launcher.cancel_waiting(running)
+                        report(force=True)
+                    handled = signals.count
                 while not stopping and queue and len(running) < limit:
                     run = queue.pop(0)
                     run.state, run.started = "running", time.monotonic()
@@ -345,27 +360,34 @@ def run_sweep(
                 if stopping and not running:
                     break
                 time.sleep(POLL_SECONDS)
-            except KeyboardInterrupt:
-                if stopping:  # a second Ctrl-C: stop the running sessions now (still resumable)
-                    for run in running:
-                        launcher.interrupt(run.handle)
-                    continue
-                stopping = True
-                result.interrupted = True
-                stop_file.touch()
-                if hasattr(launcher, "cancel_waiting"):
-                    launcher.cancel_waiting(running)
-                report(force=True)
-    finally:
-        signal.signal(signal.SIGTERM, previous_sigterm)
-        launcher.close()
-        stop_file.unlink(missing_ok=True)
+        finally:
+            launcher.close()
+            stop_file.unlink(missing_ok=True)
     report(force=True)
     return result
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+class _SignalCount:
+    """While active (in the main thread): SIGINT and SIGTERM are counted instead of raising."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.previous: dict[int, Any] = {}
+
+    def _count(self, signum: int, frame: Any) -> None:
+        self.count += 1
+
+    def __enter__(self) -> "_SignalCount":
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._count)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
 
 
 def _finish(run: CellRun, failure: str, status: SessionStatus) -> None:

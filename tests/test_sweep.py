@@ -16,7 +16,7 @@ import pytest
 
 from csro_tui.cli import main
 from csro_tui.errors import ConfigError
-from csro_tui.experiments.manifest import find_manifest, session_status, sweep_dir
+from csro_tui.experiments.manifest import find_manifest, session_status
 from csro_tui.experiments.scheduler import run_sweep
 from csro_tui.experiments.sweep_file import read_sweep
 from csro_tui.sessions.state import fold

@@ -75,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
 def table_rows(rows: list[Any], target: float | None) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """The comparison table's columns and cells (shared by the CLI and the TUI's Compare sessions screen)."""
     from csro_tui.commands._output import duration
-    from csro_tui.numbers import number
 
     columns = [("configuration", "left"), ("n", "right"), ("figure", "left"), ("final", "right"), ("best", "right"),
                ("iterations", "right"), ("time", "right")]

@@ -70,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
     console = pipe_aware_console()
     statuses = {cell.session_id: session_status(sessions_dir, cell.session_id) for cell in sweep.cells}
     todo = {kind: sum(1 for s in statuses.values() if s.kind == kind) for kind in ("new", "stopped", "failed", "done")}
-    print(f"sweep {sweep.name}: {sweep.configurations} configurations × {sweep.repeats} repeats = "
-          f"{len(sweep.cells)} sessions ({todo['done']} done, {todo['stopped'] + todo['failed']} to resume, "
+    from csro_tui.numbers import counted
+
+    print(f"sweep {sweep.name}: {counted(sweep.configurations, 'configuration')} × {counted(sweep.repeats, 'repeat')} = "
+          f"{counted(len(sweep.cells), 'session')} ({todo['done']} done, {todo['stopped'] + todo['failed']} to resume, "
           f"{todo['new']} to start) · {sweep_dir(sessions_dir, sweep.name)}", flush=True)
     if args.dry_run:
         for cell in sweep.cells:

@@ -312,3 +312,10 @@ def test_time_left_follows_the_running_sessions_pace(tmp_path, monkeypatch):
     assert (progress.running, progress.queued, progress.done) == (2, 2, 0)
     assert progress.seconds_left == pytest.approx((10 + 10 + 2 * 20) / 2, rel=0.05)
     assert "about 30s left" in progress.line()
+
+
+def test_the_grid_may_vary_oracle_options_over_the_files_own(tmp_path):
+    sweep = read_sweep(write(tmp_path, 'name = "g"\n[grid]\noracle_options = [{episodes = 1}, {episodes = 2}]\n'
+                                       '[options]\noracle = "seed"\n[oracle_options]\nepisodes = 9\n'))
+    assert [c.config["oracle_options"] for c in sweep.cells] == [{"episodes": 1}, {"episodes": 2}]
+    assert len({c.session_id for c in sweep.cells}) == 2

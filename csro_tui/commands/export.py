@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from csro_tui.commands.sessions import add_sessions_dir_argument
+from csro_tui.numbers import counted
+from csro_tui.sessions.store import SessionStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,10 +28,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from csro_tui.numbers import counted
-    from csro_tui.sessions.export import export_session
-    from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.sessions.export import export_session  # start-up time: importing it loads numpy
+    from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
     log = SessionStore(args.sessions_dir).read(args.session)
     for warning in log.warnings:

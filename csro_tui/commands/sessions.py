@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.numbers import number
+from csro_tui.sessions.store import SessionStore
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -29,12 +32,10 @@ CHOOSE_ANOTHER = "another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR"
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.text import Text
+    from rich.text import Text  # start-up time: importing it loads rich
 
-    from csro_tui.commands._output import pipe_aware_console, print_table
-    from csro_tui.numbers import number
-    from csro_tui.text import one_line
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.commands._output import pipe_aware_console, print_table  # start-up time: importing it loads rich
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     store = SessionStore(args.sessions_dir)
     where = store.root.resolve()

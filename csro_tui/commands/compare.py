@@ -39,16 +39,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.commands._output import pipe_aware_console
-    from csro_tui.errors import ConfigError
-    from csro_tui.experiments.compare import compare_sessions, load_summaries
-    from csro_tui.sessions.store import SessionStore, default_sessions_root
+    from csro_tui.commands._output import pipe_aware_console  # start-up time: loaded only when this runs
+    from csro_tui.errors import ConfigError  # start-up time: loaded only when this runs
+    from csro_tui.experiments.compare import compare_sessions, load_summaries  # start-up time: loaded only when this runs
+    from csro_tui.sessions.store import SessionStore, default_sessions_root  # start-up time: loaded only when this runs
 
     store = SessionStore(args.sessions_dir or default_sessions_root())
     references = list(args.sessions)
     labels: dict[str, str] = {}
     if args.sweep:
-        from csro_tui.experiments.manifest import find_manifest, session_status
+        from csro_tui.experiments.manifest import find_manifest, session_status  # start-up time: loaded only when this runs
 
         manifest = find_manifest(store.root, args.sweep)
         waiting = []
@@ -72,43 +72,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def table_rows(rows: list[Any], target: float | None) -> tuple[list[tuple[str, str]], list[list[str]]]:
-    """The comparison table's columns and cells (shared by the CLI and the TUI's Compare sessions screen)."""
-    from csro_tui.commands._output import duration
-
-    columns = [("configuration", "left"), ("n", "right"), ("figure", "left"), ("final", "right"), ("best", "right"),
-               ("iterations", "right"), ("time", "right")]
-    if target is not None:
-        columns += [("to target (iterations)", "right"), ("to target (time)", "right")]
-    columns += [("population", "right"), ("accepted/rejected", "right"), ("LLM calls", "right"),
-                ("tokens", "right"), ("cost", "right")]
-    cells = []
-    for row in rows:
-        seconds = row.wall_seconds
-        time_text = "-" if seconds.mean is None else duration(seconds.mean) + (
-            f" ± {duration(seconds.half_width)}" if seconds.half_width else "")
-        line = [row.label, str(len(row.sessions)), row.metric, row.final.text(), row.best.text(),
-                row.iterations.text(1), time_text]
-        if target is not None:
-            reached = f" ({row.reached}/{len(row.sessions)})"
-            line.append(row.to_target.text(1) + reached if row.to_target and row.to_target.mean is not None else f"-{reached}")
-            st = row.seconds_to_target
-            line.append("-" if st is None or st.mean is None else duration(st.mean))
-        cost = "-" if row.llm.cost_usd is None else f"${row.llm.cost_usd:.4f}"
-        line += [row.population.text(1), f"{row.accepted}/{row.rejected}", str(row.llm.calls) if row.llm.calls else "-",
-                 str(row.llm.tokens) if row.llm.calls else "-", cost]
-        cells.append(line)
-    return columns, cells
-
-
-def chart_series(rows: list[Any]) -> list[tuple[str, list[int], list[float], list[float | None]]]:
-    return [(row.label, [i for i, _ in row.curve], [e.mean for _, e in row.curve], [e.half_width for _, e in row.curve])
-            for row in rows]
-
-
 def print_comparison(console: Any, rows: list[Any], target: float | None) -> None:
-    from csro_tui.commands._output import print_table
-    from csro_tui.sessions.plot import text_chart
+    from csro_tui.commands._output import print_table  # start-up time: loaded only when this runs
+    from csro_tui.experiments.compare import chart_series, table_rows  # start-up time: loaded only when this runs
+    from csro_tui.sessions.plot import text_chart  # start-up time: loaded only when this runs
 
     columns, cells = table_rows(rows, target)
     print_table(console, "configurations (mean ± 95% CI across repeats)", columns, cells, whole=("configuration",),
@@ -128,8 +95,9 @@ def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[P
     import csv
     import json
 
-    from csro_tui.errors import SessionError
-    from csro_tui.sessions.plot import bands_chart_svg
+    from csro_tui.errors import SessionError  # start-up time: loaded only when this runs
+    from csro_tui.experiments.compare import chart_series  # start-up time: loaded only when this runs
+    from csro_tui.sessions.plot import bands_chart_svg  # start-up time: loaded only when this runs
 
     try:
         out.mkdir(parents=True, exist_ok=True)

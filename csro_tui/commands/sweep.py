@@ -59,18 +59,18 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.commands._output import pipe_aware_console
-    from csro_tui.experiments.manifest import session_status, sweep_dir
-    from csro_tui.experiments.scheduler import run_sweep
-    from csro_tui.experiments.sweep_file import read_sweep
-    from csro_tui.sessions.store import default_sessions_root
+    from csro_tui.commands._output import pipe_aware_console  # start-up time: loaded only when this runs
+    from csro_tui.experiments.manifest import session_status, sweep_dir  # start-up time: loaded only when this runs
+    from csro_tui.experiments.scheduler import run_sweep  # start-up time: loaded only when this runs
+    from csro_tui.experiments.sweep_file import read_sweep  # start-up time: loaded only when this runs
+    from csro_tui.sessions.store import default_sessions_root  # start-up time: loaded only when this runs
 
     sweep = read_sweep(args.file, config_file=args.config)
     sessions_dir = args.sessions_dir or str(default_sessions_root())
     console = pipe_aware_console()
     statuses = {cell.session_id: session_status(sessions_dir, cell.session_id) for cell in sweep.cells}
     todo = {kind: sum(1 for s in statuses.values() if s.kind == kind) for kind in ("new", "stopped", "failed", "done")}
-    from csro_tui.numbers import counted
+    from csro_tui.numbers import counted  # start-up time: loaded only when this runs
 
     print(f"sweep {sweep.name}: {counted(sweep.configurations, 'configuration')} × {counted(sweep.repeats, 'repeat')} = "
           f"{counted(len(sweep.cells), 'session')} ({todo['done']} done, {todo['stopped'] + todo['failed']} to resume, "
@@ -99,11 +99,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _summary(console: Any, result: Any, sessions_dir: str) -> None:
-    from csro_tui.commands._output import duration, print_table
-    from csro_tui.experiments.compare import session_summary
-    from csro_tui.numbers import number
-    from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.commands._output import duration, print_table  # start-up time: loaded only when this runs
+    from csro_tui.experiments.compare import session_summary  # start-up time: loaded only when this runs
+    from csro_tui.numbers import number  # start-up time: loaded only when this runs
+    from csro_tui.sessions.state import fold  # start-up time: loaded only when this runs
+    from csro_tui.sessions.store import SessionStore  # start-up time: loaded only when this runs
 
     store = SessionStore(sessions_dir)
     rows = []

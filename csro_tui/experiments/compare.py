@@ -31,7 +31,7 @@ class LLMTotals:
 
 def llm_totals(events: Iterable[Any]) -> LLMTotals:
     """Every LLM call a session recorded: the oracle's proposals (not reviewers' edits) and failed attempts."""
-    from csro_tui.oracles.llm.client import LLMCall, usage_of
+    from csro_tui.oracles.llm.client import LLMCall, usage_of  # start-up time: loaded only when this runs
 
     calls = []
     for event in events:
@@ -106,7 +106,7 @@ class SessionSummary:
 
 
 def session_summary(state: Any) -> SessionSummary:
-    from csro_tui.sessions.summary import headline_series, iteration_rows
+    from csro_tui.sessions.summary import headline_series, iteration_rows  # start-up time: loaded only when this runs
 
     rows = iteration_rows(state)
     name, values = headline_series(rows)
@@ -148,7 +148,7 @@ class Estimate:
     n: int
 
     def text(self, digits: int = 4) -> str:
-        from csro_tui.numbers import number
+        from csro_tui.numbers import number  # start-up time: loaded only when this runs
 
         if self.mean is None:
             return "-"
@@ -168,7 +168,7 @@ def estimate(values: Iterable[float | None], *, own_stderr: float | None = None)
     mean = sum(known) / len(known)
     if len(known) == 1:
         return Estimate(mean, own_stderr, 1)
-    from scipy.stats import t
+    from scipy.stats import t  # start-up time: scipy loads when a sweep is compared
 
     variance = sum((v - mean) ** 2 for v in known) / (len(known) - 1)
     half = float(t.ppf(0.5 + CONFIDENCE / 2, len(known) - 1)) * math.sqrt(variance / len(known))
@@ -228,7 +228,7 @@ def _short(value: Any) -> str:
 def compare_sessions(summaries: list[SessionSummary], *, target: float | None = None,
                      labels: dict[str, str] | None = None) -> list[ConfigurationRow]:
     """Group by configuration (in first-seen order) and estimate each figure across repeats."""
-    from csro_tui.errors import ConfigError
+    from csro_tui.errors import ConfigError  # start-up time: loaded only when this runs
 
     groups: dict[str, list[SessionSummary]] = {}
     settings: dict[str, dict[str, Any]] = {}
@@ -279,6 +279,40 @@ def _curve(members: list[SessionSummary]) -> list[tuple[int, Estimate]]:
 
 
 def load_summaries(store: Any, references: Iterable[str]) -> list[SessionSummary]:
-    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.state import fold  # start-up time: loaded only when this runs
 
     return [session_summary(fold(store.read(ref).events)) for ref in references]
+
+
+def table_rows(rows: list[Any], target: float | None) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """The comparison table's columns and cells (shared by the CLI and the TUI's Compare sessions screen)."""
+    from csro_tui.numbers import duration  # start-up time: loaded only when this runs
+
+    columns = [("configuration", "left"), ("n", "right"), ("figure", "left"), ("final", "right"), ("best", "right"),
+               ("iterations", "right"), ("time", "right")]
+    if target is not None:
+        columns += [("to target (iterations)", "right"), ("to target (time)", "right")]
+    columns += [("population", "right"), ("accepted/rejected", "right"), ("LLM calls", "right"),
+                ("tokens", "right"), ("cost", "right")]
+    cells = []
+    for row in rows:
+        seconds = row.wall_seconds
+        time_text = "-" if seconds.mean is None else duration(seconds.mean) + (
+            f" ± {duration(seconds.half_width)}" if seconds.half_width else "")
+        line = [row.label, str(len(row.sessions)), row.metric, row.final.text(), row.best.text(),
+                row.iterations.text(1), time_text]
+        if target is not None:
+            reached = f" ({row.reached}/{len(row.sessions)})"
+            line.append(row.to_target.text(1) + reached if row.to_target and row.to_target.mean is not None else f"-{reached}")
+            st = row.seconds_to_target
+            line.append("-" if st is None or st.mean is None else duration(st.mean))
+        cost = "-" if row.llm.cost_usd is None else f"${row.llm.cost_usd:.4f}"
+        line += [row.population.text(1), f"{row.accepted}/{row.rejected}", str(row.llm.calls) if row.llm.calls else "-",
+                 str(row.llm.tokens) if row.llm.calls else "-", cost]
+        cells.append(line)
+    return columns, cells
+
+
+def chart_series(rows: list[Any]) -> list[tuple[str, list[int], list[float], list[float | None]]]:
+    return [(row.label, [i for i, _ in row.curve], [e.mean for _, e in row.curve], [e.half_width for _, e in row.curve])
+            for row in rows]

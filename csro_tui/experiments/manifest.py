@@ -34,7 +34,7 @@ def sweep_dir(sessions_dir: str | Path, name: str) -> Path:
 
 
 def _redacted(config: dict[str, Any]) -> dict[str, Any]:
-    from csro_tui.config import RunConfig
+    from csro_tui.config import RunConfig  # start-up time: loaded only when this runs
 
     return {k: v for k, v in RunConfig.from_dict(config).to_record().items() if k != "sessions_dir"}
 
@@ -94,7 +94,7 @@ def find_manifest(sessions_dir: str | Path, name: str) -> dict[str, Any]:
     """The manifest of sweep `name` under `sessions_dir` (a "did you mean" when there is none)."""
     path = sweep_dir(sessions_dir, name) / MANIFEST_FILE
     if not path.exists():
-        from csro_tui.names import did_you_mean
+        from csro_tui.names import did_you_mean  # start-up time: loaded only when this runs
 
         root = Path(sessions_dir) / SWEEPS_DIR
         known = sorted(p.name for p in root.iterdir() if (p / MANIFEST_FILE).exists()) if root.is_dir() else []
@@ -113,8 +113,8 @@ class SessionStatus:
 
 
 def session_status(sessions_dir: str | Path, session_id: str) -> SessionStatus:
-    from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import EVENTS_FILE, read_log
+    from csro_tui.sessions.state import fold  # start-up time: loaded only when this runs
+    from csro_tui.sessions.store import EVENTS_FILE, read_log  # start-up time: loaded only when this runs
 
     directory = Path(sessions_dir) / session_id
     events = directory / EVENTS_FILE

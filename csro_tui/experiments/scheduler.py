@@ -57,7 +57,7 @@ class SweepProgress:
     elapsed: float
 
     def line(self) -> str:
-        from csro_tui.commands._output import duration
+        from csro_tui.numbers import duration  # start-up time: loaded only when this runs
 
         if not self.running and not self.queued:
             left = "finished"
@@ -190,11 +190,11 @@ class RayLauncher:
 
     def __init__(self, sessions_dir: Path, directory: Path, overrides: dict[str, Any], address: str,
                  cpus: int, cells: list[Cell] | None = None) -> None:
-        from csro_tui.evaluation.ray_backend import _ray, connect
+        from csro_tui.evaluation.ray_backend import _ray, connect  # optional extra: ray
 
         connect(address)
         self.ray = _ray()
-        from csro_tui.experiments.session_task import run_cell
+        from csro_tui.experiments.session_task import run_cell  # start-up time: loaded only when this runs
 
         options: dict[str, Any] = {"num_cpus": cpus, "max_retries": 0}
         environment = llm_environment(cells or [])
@@ -287,7 +287,7 @@ def run_sweep(
     """Run every cell whose session is not done; see the module docstring."""
     sessions_dir = Path(sessions_dir)
     if backend == "ray":  # an unreachable cluster is one line before anything is written
-        from csro_tui.evaluation.ray_backend import connect
+        from csro_tui.evaluation.ray_backend import connect  # optional extra: ray
 
         connect(ray_address)
     sessions_dir.mkdir(parents=True, exist_ok=True)

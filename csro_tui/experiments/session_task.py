@@ -32,7 +32,7 @@ STOP_POLL_SECONDS = 0.5
 def run_cell(cell: dict[str, Any], sessions_dir: str, sweep_directory: str,
              overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run (or resume) the cell's session to its end; what its log says at the end."""
-    from csro_tui.experiments.manifest import STOP_FILE, clear_unstarted, session_status
+    from csro_tui.experiments.manifest import STOP_FILE, clear_unstarted, session_status  # start-up time: loaded only when this runs
 
     session_id = cell["session"]
     overrides = dict(overrides or {})
@@ -67,10 +67,10 @@ def run_cell(cell: dict[str, Any], sessions_dir: str, sweep_directory: str,
 
 
 def _engine(cell: dict[str, Any], sessions_dir: str, overrides: dict[str, Any], *, resume: bool) -> Any:
-    from csro_tui.commands.run import resolve_recorded_llm
-    from csro_tui.config import RunConfig
-    from csro_tui.engine import new_engine, resume_engine
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.engine.setup import resolve_recorded_llm  # start-up time: loaded only when this runs
+    from csro_tui.config import RunConfig  # start-up time: loaded only when this runs
+    from csro_tui.engine import new_engine, resume_engine  # start-up time: loaded only when this runs
+    from csro_tui.sessions.store import SessionStore  # start-up time: loaded only when this runs
 
     store = SessionStore(sessions_dir)
     if resume:
@@ -83,7 +83,7 @@ def _engine(cell: dict[str, Any], sessions_dir: str, overrides: dict[str, Any], 
 
 def _check_shared_storage(sessions_dir: str, sweep: Path) -> None:
     """On a cluster the sessions directory must be mounted at the same path on every node."""
-    from csro_tui.errors import SessionError
+    from csro_tui.errors import SessionError  # start-up time: loaded only when this runs
 
     if not (sweep / "locks").is_dir():
         import socket
@@ -93,7 +93,7 @@ def _check_shared_storage(sessions_dir: str, sweep: Path) -> None:
 
 
 def _lock(handle: Any, session_id: str) -> None:
-    from csro_tui.errors import SessionError
+    from csro_tui.errors import SessionError  # start-up time: loaded only when this runs
 
     deadline = time.monotonic() + LOCK_WAIT_SECONDS
     while True:

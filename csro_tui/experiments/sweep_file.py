@@ -78,7 +78,7 @@ def _where(path: Path, key: str) -> str:
 
 def read_sweep(path: str | Path, *, config_file: str | Path | None = None, env: Any = None) -> Sweep:
     """Parse and check a sweep file; every cell's configuration resolved."""
-    from csro_tui.names import did_you_mean
+    from csro_tui.names import did_you_mean  # start-up time: loaded only when this runs
 
     path = Path(path)
     try:
@@ -93,7 +93,7 @@ def read_sweep(path: str | Path, *, config_file: str | Path | None = None, env: 
         raise ConfigError(f"sweep file {path}: not valid TOML ({error})") from None
     for key in data:
         if key not in SWEEP_KEYS:
-            from csro_tui.config import FIELDS
+            from csro_tui.config import FIELDS  # start-up time: loaded only when this runs
 
             if key in FIELDS:
                 hint = " (a csro.toml setting: put it under [options], or under [grid] to vary it)"
@@ -144,8 +144,8 @@ def read_sweep(path: str | Path, *, config_file: str | Path | None = None, env: 
 
 
 def _check_setting_keys(path: Path, table: str, values: dict[str, Any]) -> None:
-    from csro_tui.config import FIELDS
-    from csro_tui.names import did_you_mean
+    from csro_tui.config import FIELDS  # start-up time: loaded only when this runs
+    from csro_tui.names import did_you_mean  # start-up time: loaded only when this runs
 
     settable = [k for k in FIELDS if k not in SWEEP_OWNED]
     for key in values:
@@ -161,7 +161,7 @@ def _check_setting_keys(path: Path, table: str, values: dict[str, Any]) -> None:
 
 def _cells(path: Path, prefix: str, axes: dict[str, list[Any]], options: dict[str, Any], data: dict[str, Any],
            iterations: int, repeats: int, seeds: list[int] | None, config_file: Any, env: Any) -> list[Cell]:
-    from csro_tui.config import load_run_config
+    from csro_tui.config import load_run_config  # start-up time: loaded only when this runs
 
     keys = list(axes)
     cells: list[Cell] = []
@@ -205,10 +205,9 @@ def _strip_flag_source(message: str) -> str:
 
 def _check_names(config: Any) -> None:
     """Game, oracle, solver and seed policies exist; offline oracles' options are theirs."""
-    from csro_tui.commands.run import check_offline_oracle_options
-    from csro_tui.engine.setup import _check_solver, check_seed_policies
-    from csro_tui.games.registry import get_game
-    from csro_tui.oracles.registry import oracle_factory
+    from csro_tui.engine.setup import _check_solver, check_offline_oracle_options, check_seed_policies  # start-up time: loaded only when this runs
+    from csro_tui.games.registry import get_game  # start-up time: loaded only when this runs
+    from csro_tui.oracles.registry import oracle_factory  # start-up time: loaded only when this runs
 
     spec = get_game(config.game)
     oracle_factory(config.oracle)

@@ -84,7 +84,7 @@ class MarkingScreen(Screen[None]):
 
 
 def load_comparison(backend: Any, session_ids: list[str]) -> list[Any]:
-    from csro_tui.experiments.compare import compare_sessions, load_summaries
+    from csro_tui.experiments.compare import compare_sessions, load_summaries  # start-up time: loaded only when this runs
 
     return compare_sessions(load_summaries(backend.store, session_ids))
 
@@ -130,8 +130,8 @@ class CompareSessionsScreen(Screen[None]):
         self.notify(message, severity="error")
 
     def _show(self, rows: list[Any]) -> None:
-        from csro_tui.commands.compare import chart_series, table_rows
-        from csro_tui.sessions.plot import text_chart
+        from csro_tui.experiments.compare import chart_series, table_rows  # start-up time: loaded only when this runs
+        from csro_tui.sessions.plot import text_chart  # start-up time: loaded only when this runs
 
         self.rows = rows
         table = self.query_one("#compare-table", DataTable)

@@ -129,10 +129,21 @@ def test_a_killed_ray_driver_then_a_rerun_finishes_every_session_exactly_once(tm
         assert finished == sorted(set(finished)), finished
 
 
+PAPER = """Paper beats the rock-only population.
+
+```python
+class Policy:
+    def __init__(self, player, game):
+        self.player = player
+
+    def act(self, obs):
+        return 1
+```
+"""
+
+
 def test_llm_sessions_run_as_ray_tasks_with_their_calls_counted(tmp_path, ray_address):
     from tests.llm_server import ScriptedLLMServer
-    from tests.test_sweep import PAPER
-
     from csro_tui.experiments.compare import llm_totals
 
     root = tmp_path / "sessions"

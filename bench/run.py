@@ -14,6 +14,7 @@ Sections:
   8  the Ray backend: overhead against the local pool, throughput against workers, bytes per job
   9  PSRO raced to exploitability 0.1 and 0.01 on Kuhn and Leduc: ours vs psro_v2 with exact entries
   10 behaviour profiles: Kuhn/Leduc from the table, RRPS at 1000 throws against the probes
+ 10  csro sweep: sessions per minute with 1 and 2 local workers and on Ray, overhead per session
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from bench.common import Table, machine_line
 
 
 def sections():
-    from bench import cluster, llm_oracles, poker, profiles, psro_race, rrps, scaling, solvers
+    from bench import cluster, llm_oracles, poker, profiles, psro_race, rrps, scaling, solvers, sweep
 
     return {
         "1": rrps.code_vs_code,
@@ -40,6 +41,7 @@ def sections():
         "8": cluster.ray_section,
         "9": psro_race.psro_race,
         "10": profiles.profiles,
+        "11": sweep.sweep_section,
     }
 
 

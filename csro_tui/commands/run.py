@@ -26,9 +26,7 @@ from csro_tui.commands._output import RunClock, Ticker, pipe_aware_console
 from csro_tui.commands.eval import add_backend_arguments, whole_number
 from csro_tui.config import SANDBOX_LIMIT_FIELDS, load_run_config
 from csro_tui.errors import ConfigError
-from csro_tui.names import did_you_mean
 from csro_tui.numbers import counted, number, sparkline
-from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS
 from csro_tui.sessions.store import SessionStore
 from csro_tui.text import one_line, plain
 
@@ -167,6 +165,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from csro_tui.engine import new_engine, resume_engine  # start-up time: importing it loads numpy
+    from csro_tui.engine.setup import check_offline_oracle_options, resolve_recorded_llm  # start-up time: as above
 
     console = pipe_aware_console()
     flags = given_flags(args)
@@ -197,27 +196,6 @@ def _run(args: argparse.Namespace) -> int:
         raise BrokenPipeError  # cli.main ends it quietly
     display.summary(outcome)
     return 0 if outcome.reason == "completed" else EXIT_STOPPED
-
-
-def check_offline_oracle_options(oracle: str, given: dict[str, Any]) -> None:
-    """A mistyped --oracle-option for an offline oracle is an error, not silently ignored."""
-    if oracle not in OFFLINE_ORACLE_OPTIONS:
-        return  # the LLM and evolve oracles check their own options
-    known = OFFLINE_ORACLE_OPTIONS[oracle]
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
-        takes = f"it takes {', '.join(known)}" if known else "it takes none"
-        raise ConfigError(f"--oracle-option: the {oracle} oracle has no option {', '.join(unknown)}{hint} ({takes})")
-
-
-def resolve_recorded_llm(options: dict[str, Any], store: Any) -> None:
-    """`--llm recorded:SESSION` may name a session id under the sessions directory: make it a path."""
-    backend = options.get("llm")
-    if isinstance(backend, str) and backend.startswith("recorded:"):
-        reference = backend[len("recorded:"):].strip()
-        if reference:
-            options["llm"] = f"recorded:{store.resolve(reference).resolve()}"
 
 
 @contextmanager

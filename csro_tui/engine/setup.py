@@ -22,7 +22,7 @@ from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
 from csro_tui.oracles.options import LLM_FILE_SETTINGS
-from csro_tui.oracles.registry import make_oracle
+from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS, make_oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
@@ -217,3 +217,25 @@ def resume_engine(
     if log.torn_offset is not None:
         engine.mark_resumed_after_torn_line()
     return engine, log.warnings
+
+
+# Shared by `csro run` and `csro sweep` (which checks every cell before anything runs).
+def check_offline_oracle_options(oracle: str, given: dict[str, Any]) -> None:
+    """A mistyped --oracle-option for an offline oracle is an error, not silently ignored."""
+    if oracle not in OFFLINE_ORACLE_OPTIONS:
+        return  # the LLM and evolve oracles check their own options
+    known = OFFLINE_ORACLE_OPTIONS[oracle]
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+        takes = f"it takes {', '.join(known)}" if known else "it takes none"
+        raise ConfigError(f"--oracle-option: the {oracle} oracle has no option {', '.join(unknown)}{hint} ({takes})")
+
+
+def resolve_recorded_llm(options: dict[str, Any], store: Any) -> None:
+    """`--llm recorded:SESSION` may name a session id under the sessions directory: make it a path."""
+    backend = options.get("llm")
+    if isinstance(backend, str) and backend.startswith("recorded:"):
+        reference = backend[len("recorded:"):].strip()
+        if reference:
+            options["llm"] = f"recorded:{store.resolve(reference).resolve()}"

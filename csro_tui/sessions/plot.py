@@ -99,7 +99,8 @@ def line_chart_svg(title: str, xs: list[int], ys: list[float | None], *, y_label
 
 def _tick_label(value: float, ticks: list[float]) -> str:
     step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
-    digits = max(0, min(4, -math.floor(math.log10(step)) + (0 if step >= 1 else 1))) if step > 0 else 2
+    # (a step of 2.5 needs its decimal: ticks -5, -2.5, 0, 2.5, not -5, -2, 0, 2)
+    digits = max(0, min(4, -math.floor(math.log10(step)) + (0 if step >= 1 and step == int(step) else 1))) if step > 0 else 2
     return number(value, digits)
 
 
@@ -151,3 +152,107 @@ def heat_map_svg(title: str, labels: list[str], values: list[list[float]], *,
         out.append(f'<text x="{HEAT_LEFT}" y="{legend_y + 28}">{escape(note)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+# Colours of the series in a chart of several (colour-blind safe, Okabe–Ito).
+SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+
+
+def bands_chart_svg(title: str, series: list[tuple[str, list[int], list[float], list[float | None]]], *,
+                    y_label: str, x_label: str = "iteration", floor: float | None = None) -> str:
+    """The SVG text of several lines over one x axis, each with a shaded band.
+
+    `series` holds (label, xs, means, half-widths): one line per configuration
+    through its means, and a band of ± half-width (a confidence interval
+    across repeats; None: no band at that point), with a legend.  `floor`:
+    the lowest value the figure can take (0 for exploitability), where
+    bands are cut.  For
+    `csro compare`: drawn here, as `line_chart_svg` is, so the project keeps one
+    picture-making path and no plotting library to install.
+    """
+    def low(m: float, h: float | None) -> float:
+        return m - (h or 0) if floor is None else max(floor, m - (h or 0))
+
+    lows = [low(m, h) for _, _, means, halves in series for m, h in zip(means, halves)]
+    highs = [m + (h or 0) for _, _, means, halves in series for m, h in zip(means, halves)]
+    ticks = _nice_ticks(min(lows), max(highs)) if lows else [0.0, 1.0]
+    y_min, y_max = ticks[0], ticks[-1]
+    all_x = [x for _, xs, _, _ in series for x in xs] or [0, 1]
+    x_min, x_max = min(all_x), max(all_x)
+    if x_max == x_min:
+        x_max = x_min + 1
+    legend_h = 18 * len(series)
+    height = HEIGHT + legend_h
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def px(x: float) -> float:
+        return LEFT + (x - x_min) / (x_max - x_min) * plot_w
+
+    def py(y: float) -> float:
+        return TOP + (y_max - y) / (y_max - y_min) * plot_h
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
+        f'<text x="{WIDTH / 2:.1f}" y="22" text-anchor="middle" font-size="14">{escape(title)}</text>',
+    ]
+    for tick in ticks:
+        y = py(tick)
+        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e5e5e5"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_tick_label(tick, ticks))}</text>')
+    step = max(1, math.ceil((x_max - x_min) / 12))
+    for x in range(int(x_min), int(x_max) + 1, step):
+        out.append(f'<text x="{px(x):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{x}</text>')
+    out.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
+    out.append(f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
+    out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x_label)}</text>')
+    out.append(f'<text transform="translate(16 {TOP + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">'
+               f'{escape(y_label)}</text>')
+    for index, (label, xs, means, halves) in enumerate(series):
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        banded = [(x, m, h) for x, m, h in zip(xs, means, halves) if h]
+        if len(banded) > 1:
+            upper = [f"{px(x):.1f},{py(m + h):.1f}" for x, m, h in banded]
+            lower = [f"{px(x):.1f},{py(low(m, h)):.1f}" for x, m, h in reversed(banded)]
+            out.append(f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" fill-opacity="0.18" stroke="none"/>')
+        if len(xs) > 1:
+            line = " ".join(f"{px(x):.1f},{py(m):.1f}" for x, m in zip(xs, means))
+            out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for x, m, h in zip(xs, means, halves):
+            tip = f"{label} · iteration {x}: {number(m)}" + (f" ± {number(h)}" if h else "")
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(m):.1f}" r="3" fill="{colour}"><title>{escape(tip)}</title></circle>')
+        y = HEIGHT + 4 + 18 * index
+        out.append(f'<rect x="{LEFT}" y="{y}" width="14" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{LEFT + 20}" y="{y + 9}">{escape(label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def text_chart(series: list[tuple[str, list[int], list[float]]], *, width: int = 60, height: int = 12) -> list[str]:
+    """Several series as lines of text for a terminal: one mark per series (A, B, ...) at each
+    point, '*' where marks meet, the y range on the left and the x range below."""
+    points = [(x, y) for _, xs, ys in series for x, y in zip(xs, ys)]
+    if not points:
+        return []
+    x_min, x_max = min(p[0] for p in points), max(p[0] for p in points)
+    y_min, y_max = min(p[1] for p in points), max(p[1] for p in points)
+    if y_max == y_min:
+        y_min, y_max = y_min - 0.5, y_max + 0.5
+    columns = max(2, min(width, (x_max - x_min) * 4 + 1 if x_max > x_min else 2))
+    grid = [[" "] * columns for _ in range(height)]
+    for index, (_, xs, ys) in enumerate(series):
+        mark = chr(ord("A") + index % 26)
+        for x, y in zip(xs, ys):
+            col = round((x - x_min) / max(1, x_max - x_min) * (columns - 1))
+            row = round((y_max - y) / (y_max - y_min) * (height - 1))
+            grid[row][col] = mark if grid[row][col] in (" ", mark) else "*"
+    top, bottom = number(y_max), number(y_min)
+    pad = max(len(top), len(bottom))
+    lines = []
+    for row_index, row in enumerate(grid):
+        label = top if row_index == 0 else bottom if row_index == height - 1 else ""
+        lines.append(f"{label:>{pad}} │{''.join(row)}")
+    lines.append(f"{'':>{pad}} └{'─' * columns}")
+    lines.append(f"{'':>{pad}}  {x_min}{'':<{max(1, columns - len(str(x_min)) - len(str(x_max)))}}{x_max}")
+    return lines

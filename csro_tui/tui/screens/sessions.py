@@ -16,6 +16,7 @@ from csro_tui.sessions.state import fold
 from csro_tui.text import one_line, plain
 from csro_tui.tui.adapt import event_line
 from csro_tui.tui.backend import session_summary
+from csro_tui.tui.screens.compare_sessions import MarkingScreen
 from csro_tui.tui.screens.dashboard import session_dir
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.error_panel import ErrorPanel
@@ -38,7 +39,7 @@ def session_status(info: Any) -> Text:
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(MarkingScreen):  # space marks, c compares (compare_sessions.py)
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="sessions.back"),
         Binding("enter", "open", "Open timeline", id="sessions.open", show=True),
@@ -86,13 +87,13 @@ class SessionsScreen(Screen[None]):
         if narrow:
             table.add_column("session · status", key="session")
             for session_id, status, summary in self._rows or []:
-                line = plain(session_id, style="bold") + Text("  ") + status
+                line = plain(self.mark(session_id) + session_id, style="bold") + Text("  ") + status
                 table.add_row(line + Text("\n") + plain(one_line(summary, max(self.app.size.width - 4, 20))), key=session_id, height=2)
         else:
             table.add_columns("session", "status", "summary")
             for session_id, status, summary in self._rows or []:
                 # the id is never cut (the table scrolls sideways); the status comes right after it
-                table.add_row(plain(session_id), status, plain(summary), key=session_id)
+                table.add_row(plain(self.mark(session_id) + session_id), status, plain(summary), key=session_id)
         self._listed_narrow = narrow
         if table.row_count:
             table.move_cursor(row=min(selected, table.row_count - 1))

@@ -321,7 +321,7 @@ def _timing(results) -> dict | None:
 
 
 def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
-    from csro_tui.policies.clock import describe_timing
+    from csro_tui.policies.clock import describe_printed, describe_timing
 
     from rich.table import Table
 
@@ -354,4 +354,7 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     timing = describe_timing(_timing(results))
     if timing:  # "slow: ..." when act is far slower than the contract expects
         console.print(plain(f"timing: {timing}", style="bold yellow" if "slow: " in timing else "dim"))
+    printed = describe_printed(_timing(results))
+    if printed:
+        console.print(plain(printed, style="bold yellow"))
     console.print(plain(isolation_description(), style="dim"))

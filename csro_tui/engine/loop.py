@@ -541,6 +541,7 @@ class Engine:
                 smoke_episodes=validation.smoke_episodes,
                 failure=validation.failure,
                 timing=validation.timing,
+                printed=validation.printed,
                 duplicate_of=validation.duplicate_of,
                 duplicate_reason=validation.duplicate_reason,
             )

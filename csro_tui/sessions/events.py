@@ -140,6 +140,7 @@ class ProposalValidated(Event):
     smoke_episodes: int = 0
     failure: PolicyFailure | None = None
     timing: str = ""  # how long the candidate's calls took in the smoke run (one line, "" if not measured)
+    printed: str = ""  # what the candidate printed in the smoke run, discarded (one line, "" if nothing)
     # An invalid proposal with the same code as a known policy (a member or a
     # rejected proposal); valid ones carry this in their preview instead.
     duplicate_of: str | None = None

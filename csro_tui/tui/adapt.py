@@ -218,6 +218,8 @@ def review_info(review: Any) -> ReviewInfo:
     if validation.timing:
         # "slow: ..." when act is far slower than the contract expects (clock.slow_act_note)
         lines.append(("warning: " if "slow: " in validation.timing else "ok: ") + f"timing: {validation.timing}")
+    if getattr(validation, "printed", ""):
+        lines.append(f"warning: {validation.printed}")
     preview = review.preview
     failure = None
     if not validation.valid:
@@ -297,6 +299,7 @@ def proposal_info(state: Any, proposal_id: str) -> tuple[ReviewInfo, str]:
         smoke=dict(validated.smoke) if validated is not None else {},
         smoke_episodes=validated.smoke_episodes if validated is not None else 0,
         timing=getattr(validated, "timing", "") if validated is not None else "",
+        printed=getattr(validated, "printed", "") if validated is not None else "",
     )
     chain = state.edit_chain(proposal_id)
     history = [

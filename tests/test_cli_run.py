@@ -207,3 +207,17 @@ def test_a_run_killed_mid_iteration_resumes_with_every_accepted_policy(tmp_path)
     assert after.closed.reason == "completed" and after.missing_payoffs() == []
     for member in after.population:
         assert (root / session / "policies" / f"{member.id}.py").read_text() == member.source
+
+
+@pytest.mark.parametrize("game", ["rrps(num_repetitions=10)", "goofspiel(num_cards=3)"])
+def test_best_response_on_a_sampled_game_is_refused_before_a_session_is_recorded(game, tmp_path, capsys):
+    """Its GameSpec is not exact: one line says so and what to use instead, and
+    no session is recorded (it used to fail three attempts, then close with an error)."""
+    code = main(["run", "--game", game, "--oracle", "best-response", "--iterations", "1",
+                 "--session-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code != 0
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert "the best-response oracle needs a game with exact evaluation (kuhn_poker, leduc_poker)" in line, err
+    assert "use another oracle (" in line and "evolve" in line, err
+    assert not list(tmp_path.iterdir())

@@ -74,9 +74,10 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
         from csro_tui.games.registry import get_game
 
         spec = get_game(config.game)
-    if oracle is None:
+    if oracle is None:  # made by name: its declared needs are checked against the game first
         from csro_tui.oracles.registry import make_oracle
 
+        check_oracle_serves(config.oracle, spec)
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
         from csro_tui.policies.sandbox import limits_from
@@ -110,6 +111,15 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
         if name not in known:
             raise UnknownName(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)}; "
                               f"seeds: {', '.join(known) or 'none'}, listed by `csro games {spec.name}`")
+
+
+def check_oracle_serves(oracle: str, spec: Any) -> None:
+    """An oracle that cannot serve the game (its declared needs) fails here, before a session is recorded."""
+    from csro_tui.oracles.registry import game_refusal
+
+    refusal = game_refusal(oracle, spec)
+    if refusal:
+        raise ConfigError(refusal)
 
 
 def new_engine(

@@ -27,6 +27,12 @@ ORACLES: dict[str, str] = {
     "evolve": "csro_tui.oracles.llm.evolve:make_offline_evolve_oracle",
 }
 
+# What an oracle needs of the game, as GameSpec capabilities (attribute names
+# that must be true); an oracle not listed serves any game.
+ORACLE_NEEDS: dict[str, tuple[str, ...]] = {"best-response": ("exact",)}
+# The capabilities in words, for the refusal.
+_CAPABILITY_WORDS = {"exact": "exact evaluation"}
+
 # Errors by which an oracle says it has nothing more to propose; the engine
 # ends the run normally instead of counting a failed attempt.
 FINISHED_ERRORS: tuple[str, ...] = ("csro_tui.oracles.seed:SeedsExhausted",)
@@ -59,6 +65,21 @@ def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
 # The options the offline oracles read (the LLM and evolve oracles check
 # their own); `csro run` refuses any other --oracle-option for them.
 OFFLINE_ORACLE_OPTIONS = {"best-response": (), "seed": ("episodes",), "human": ("path",)}
+
+
+def game_refusal(name: str, spec: Any) -> str | None:
+    """Why oracle `name` cannot serve the game `spec`, in one line with what to
+    use instead; None when it can.  Checked before a session is recorded."""
+    missing = [need for need in ORACLE_NEEDS.get(name, ()) if not getattr(spec, need, False)]
+    if not missing:
+        return None
+    from csro_tui.games.registry import list_games
+
+    wanted = " and ".join(_CAPABILITY_WORDS.get(need, need) for need in missing)
+    games = [game.name for game in list_games() if all(getattr(game, need, False) for need in missing)]
+    others = [other for other in ORACLES if other != name and not set(ORACLE_NEEDS.get(other, ())) & set(missing)]
+    return (f"the {name} oracle needs a game with {wanted} ({', '.join(games) or 'none installed'}); "
+            f"{spec.name} has none: use another oracle ({', '.join(others)})")
 
 
 def make_oracle(name: str, config: Mapping[str, Any] | None = None) -> Oracle:

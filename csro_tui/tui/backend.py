@@ -74,6 +74,14 @@ class Backend:
         return get_game(name)
 
     @staticmethod
+    def oracle_refusals(spec: Any) -> dict[str, str]:
+        """Oracle name -> why it cannot serve the game `spec` (its declared needs), for those that cannot."""
+        from csro_tui.oracles.registry import game_refusal, oracle_names
+
+        refusals = {name: game_refusal(name, spec) for name in oracle_names()}
+        return {name: refusal for name, refusal in refusals.items() if refusal}
+
+    @staticmethod
     def seed_names(game: str) -> list[str]:
         from csro_tui.games.registry import get_game
 

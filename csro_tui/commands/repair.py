@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from csro_tui.commands.sessions import add_sessions_dir_argument
+from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
 from csro_tui.numbers import counted
 
 # Dropped lines listed one by one up to this many; more are counted by kind.
@@ -34,10 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import SessionStore, read_log
+    from csro_tui.sessions.store import read_log
     from csro_tui.text import one_line
 
-    store = SessionStore(args.sessions_dir)
+    store = sessions_store(args)
     result = store.repair(args.session)
     if not result.repaired:
         print(f"{result.path}: nothing to repair ({result.kept_events} events, every line reads)")

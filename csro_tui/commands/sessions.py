@@ -17,15 +17,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_sessions_dir_argument(parser: argparse.ArgumentParser) -> None:
-    """--session-dir (alias --sessions-dir), for the commands that read recorded sessions."""
+    """--session-dir (alias --sessions-dir) and --config, for the commands that read recorded sessions."""
     parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
-                        help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
+                        help="sessions directory (default: sessions_dir in csro.toml, $CSRO_SESSIONS_DIR, ./sessions)")
+    parser.add_argument("--config", help="config file (TOML; default ./csro.toml or $CSRO_CONFIG)")
+
+
+def sessions_store(args: argparse.Namespace):
+    """The SessionStore the flags name, through the one layering `csro run` uses
+    (defaults < config file < CSRO_SESSIONS_DIR < --sessions-dir: config.load_run_config)."""
+    from csro_tui.config import load_run_config
+    from csro_tui.sessions.store import SessionStore
+
+    config = load_run_config({"sessions_dir": args.sessions_dir}, config_file=getattr(args, "config", None))
+    return SessionStore(config.sessions_dir)
 
 
 # Columns left out first when the terminal is too narrow for all of them
 # (the id and status always stay: what to copy, and whether it can resume).
 SESSIONS_DROP_ORDER = ("population", "iterations", "date", "oracle", "best metric", "game")
-CHOOSE_ANOTHER = "another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR"
+CHOOSE_ANOTHER = "another directory: --sessions-dir DIR, CSRO_SESSIONS_DIR or sessions_dir in csro.toml"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,9 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.commands._output import pipe_aware_console, print_table
     from csro_tui.numbers import number
     from csro_tui.text import one_line
-    from csro_tui.sessions.store import SessionStore
 
-    store = SessionStore(args.sessions_dir)
+    store = sessions_store(args)
     where = store.root.resolve()
     infos = store.list_sessions()
     console = pipe_aware_console()

@@ -275,3 +275,28 @@ def test_the_tui_lists_sessions_from_the_same_layering(tmp_path, monkeypatch):
     assert main([]) == 0
     assert main(["--sessions-dir", "from_flag"]) == 0
     assert opened == ["from_file", "from_env", "from_flag"]
+
+
+def test_the_oracles_empty_last_iteration_is_not_counted_in_the_session_list(tmp_path, capsys):
+    """Kuhn's best response reaches an exact equilibrium, and then the oracle
+    finishes in an iteration of its own that proposes nothing: the list says
+    '7 iterations, then the oracle finished', not 8 (resume and replay still
+    count the recorded iteration)."""
+    from csro_tui.tui.backend import session_summary
+
+    code = main(["run", "--game", "kuhn_poker", "--oracle", "best-response", "--iterations", "20",
+                 "--review", "auto", "--session-dir", str(tmp_path)])
+    assert code == 0
+    session = only_session(tmp_path)
+    state = fold(SessionStore(tmp_path).read(session).events)
+    last = max(state.iterations)
+    assert not state.iterations[last].proposals and state.completed_iterations == last  # the empty one is recorded
+    (info,) = SessionStore(tmp_path).list_sessions()
+    assert info.iterations == last - 1 and info.oracle_finished
+    assert f"{last - 1} iterations, then the oracle finished" in session_summary(info)
+    capsys.readouterr()
+    assert main(["sessions", "--sessions-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith(session[:20]))
+    assert row.split()[3] == str(last - 1), row  # id, game, oracle, iterations
+    assert "completed: the oracle finished" in " ".join(out.split())

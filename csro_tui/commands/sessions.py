@@ -39,6 +39,12 @@ SESSIONS_DROP_ORDER = ("population", "iterations", "date", "oracle", "best metri
 CHOOSE_ANOTHER = "another directory: --sessions-dir DIR, CSRO_SESSIONS_DIR or sessions_dir in csro.toml"
 
 
+def _status(info) -> str:
+    if info.closed is None:
+        return "open (resumable)"
+    return f"{info.closed}: the oracle finished" if info.oracle_finished else info.closed
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
@@ -62,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         best = f"{info.best_metric[0]} {number(info.best_metric[1])}" if info.best_metric else "-"
         date = info.started.replace("T", " ")[:19]
         rows.append([info.id, info.game, info.oracle, str(info.iterations), str(info.population_size), best,
-                     date, info.closed or "open (resumable)"])
+                     date, _status(info)])
     columns = [("id", "left"), ("game", "left"), ("oracle", "left"), ("iterations", "right"),
                ("population", "right"), ("best metric", "right"), ("date", "left"), ("status", "left")]
     print_table(console, f"{len(infos)} session{'s' if len(infos) != 1 else ''} in {where}", columns, rows,

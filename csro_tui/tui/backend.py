@@ -197,7 +197,8 @@ def session_summary(info: Any, *, status: bool = True) -> str:
         return f"unreadable: {info.error}"
     from csro_tui.numbers import counted
 
-    parts = [info.game, info.oracle, info.solver, counted(info.iterations, "iteration"), counted(info.population_size, "policy", "policies")]
+    iterations = counted(info.iterations, "iteration") + (", then the oracle finished" if info.oracle_finished else "")
+    parts = [info.game, info.oracle, info.solver, iterations, counted(info.population_size, "policy", "policies")]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
     if status:

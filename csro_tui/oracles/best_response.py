@@ -350,11 +350,12 @@ def exact_best_response(
 
 
 def _require_exact(spec: "GameSpec") -> None:
-    if not getattr(spec, "exact", False):
-        raise CsroError(
-            f"the best-response oracle needs a game with exact evaluation "
-            f"(Kuhn or Leduc poker); {spec.name} has none"
-        )
+    """The oracle's declared need (oracles/registry.ORACLE_NEEDS), for callers that bypass the registry's check."""
+    from csro_tui.oracles.registry import game_refusal
+
+    refusal = game_refusal(BestResponseOracle.name, spec)
+    if refusal:
+        raise CsroError(refusal)
 
 
 class BestResponseOracle:

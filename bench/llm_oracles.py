@@ -113,7 +113,7 @@ def calls_of(state) -> list[dict[str, Any]]:
 
 
 def summarise(game: str, oracle: str, state, wall_s: float, session: str) -> OracleRun:
-    from csro_tui.oracles.llm.common import code_from_reply
+    from csro_tui.oracles.llm.conversation import code_from_reply
 
     run = OracleRun(game=game, oracle=oracle, wall_s=wall_s, session=session)
     calls = calls_of(state)

@@ -76,7 +76,7 @@ def race_ours(game: str, max_iterations: int, max_seconds: float) -> Race:
     # Imported before the clock, as psro_v2's modules are (the engine imports them lazily).
     import csro_tui.evaluation.exact  # noqa: F401
     import csro_tui.evaluation.table_cache  # noqa: F401
-    import csro_tui.policies.host_pool  # noqa: F401
+    import csro_tui.sandbox.host_pool  # noqa: F401
 
     race = Race()
     config = RunConfig(game=game, oracle="best-response", iterations=max_iterations, review="auto", seed=0,
@@ -256,8 +256,8 @@ def _report_host_costs(table: Table, game: str, count: int = 8) -> None:
     pool's case).  The difference is what a pool hides when it has a host
     ready; each Kuhn iteration needs one new host."""
     from csro_tui.games.registry import get_game
-    from csro_tui.policies.isolation import isolation_mode
-    from csro_tui.policies.sandbox import PolicyHost, start_host_process
+    from csro_tui.sandbox.isolation import isolation_mode
+    from csro_tui.sandbox.sandbox import PolicyHost, start_host_process
 
     spec = get_game(game)
     source, game_info = spec.seed_policies()["uniform"], spec.game_info()

@@ -166,7 +166,7 @@ def code_vs_code(table: Table, quick: bool) -> None:
     # Warm hosts (the pool the engine keeps for exact games) as the host
     # factory: what ours costs without the hosts' start-up.  The pool
     # refills while the other measurements run; any wait for it is counted.
-    from csro_tui.policies.host_pool import HostPool
+    from csro_tui.sandbox.host_pool import HostPool
 
     with HostPool(2) as pool:
         pool.wait_ready(2)

@@ -20,7 +20,7 @@ SEED_ORDER = ("frequency_counter", "markov_predictor", "beat_last", "cycle", "un
 
 def population(spec, size: int):
     """`size` distinct RRPS members: the seed policies, each copy with its own comment line."""
-    from csro_tui.oracles.base import PolicyRecord
+    from csro_tui.records import PolicyRecord
 
     seeds = spec.seed_policies()
     members = []
@@ -57,7 +57,8 @@ class PoolWatch:
 
 
 def scaling(table: Table, quick: bool) -> None:
-    from csro_tui.engine.evaluator import GameEvaluator, MatchJob, derive_seed
+    from csro_tui.engine.evaluator import GameEvaluator, derive_seed
+    from csro_tui.records import MatchJob
     from csro_tui.evaluation.participants import CodePolicy
     from csro_tui.evaluation.runner import MatchJob as RunnerJob, evaluate_matchups
     from csro_tui.games.registry import get_game

@@ -15,7 +15,8 @@ import sys
 
 from csro_tui import __version__, commands
 from csro_tui.errors import CsroError
-from csro_tui.policies.failures import PolicyFailure
+from csro_tui.names import close_names, did_you_mean
+from csro_tui.sandbox.failures import PolicyFailure
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -33,8 +34,6 @@ class OneLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        from csro_tui.names import did_you_mean
-
         match = _INVALID_CHOICE.search(message)
         if match:
             choices = [c.strip().strip("'") for c in match.group("choices").split(",")]
@@ -97,8 +96,6 @@ def _with_default_command(argv: list[str], commands: dict[str, argparse.Argument
     if first in commands or first in _TOP_LEVEL_FLAGS:
         return argv
     if not first.startswith("-"):
-        from csro_tui.names import close_names
-
         if close_names(first, commands) and not os.path.exists(first):
             return argv
     return ["tui", *argv]
@@ -106,8 +103,6 @@ def _with_default_command(argv: list[str], commands: dict[str, argparse.Argument
 
 def _unknown_arguments(parser: argparse.ArgumentParser, extras: list[str]) -> None:
     """Exit with "unknown option --x (did you mean --y?)" from the parser the option was given to."""
-    from csro_tui.names import close_names
-
     first = extras[0]
     if first.startswith("-") and first != "-":
         name = first.split("=", 1)[0]

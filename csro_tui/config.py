@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
+from csro_tui.names import did_you_mean
+from csro_tui.oracles.llm.client import llm_env_value, llm_table_values
 
 CONFIG_ENV = "CSRO_CONFIG"
 # Evaluation backends (RunConfig.backend); "ray" needs the ray extra.
@@ -187,13 +189,9 @@ def strip_credentials(url: str) -> str:
 
 def _set(config: RunConfig, key: str, value: Any, source: str) -> None:
     if key not in FIELDS:
-        from csro_tui.names import did_you_mean
-
         raise ConfigError(f"{source}: unknown setting {key!r}{did_you_mean(key, FIELDS)} (known: {', '.join(FIELDS)})")
     value = _coerce(key, value, source)
     if key == "llm":
-        from csro_tui.oracles.llm.client import llm_table_values
-
         value = llm_table_values(value, source)
         for name in LLM_RUN_FIELDS:
             if name in value:
@@ -289,8 +287,6 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 def _split_llm_table(data: dict[str, Any], source: str) -> dict[str, Any]:
     """The file's settings with [llm] model/base_url moved to the run settings (checked for clashes)."""
-    from csro_tui.oracles.llm.client import llm_table_values
-
     if "llm" not in data:
         return data
     table = llm_table_values(data["llm"], source)
@@ -305,8 +301,6 @@ def _split_llm_table(data: dict[str, Any], source: str) -> dict[str, Any]:
 
 def env_settings(env: Mapping[str, str]) -> dict[str, str]:
     """`CSRO_<FIELD>` variables, by field name (CSRO_CONFIG is the file, not a field)."""
-    from csro_tui.oracles.llm.client import llm_env_value
-
     settings = {}
     for name in FIELDS:
         variable = ENV_PREFIX + name.upper()

@@ -7,7 +7,7 @@ sign (`0.0000`, or `+0.0000` when a sign is asked for): `-0.0000` reads as
 `fixed` formats a figure; `number` is `fixed` with "± stderr" for sampled
 figures; `plain_number` / `plain_numbers` give the values JSON and CSV
 writers store (-0.0 made 0.0, NaN made None); `sparkline` draws a series in
-block characters.
+block characters; `duration` and `rate_text` say how long work takes and how fast it goes.
 """
 
 from __future__ import annotations
@@ -120,3 +120,20 @@ def ordinal(count: int) -> str:
     """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st."""
     suffix = "th" if 10 <= count % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(count % 10, "th")
     return f"{count}{suffix}"
+
+
+def duration(seconds: float) -> str:
+    """1h02m, 3m05s or 12s."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def rate_text(per_second: float) -> str:
+    """0.42/s, 3.1/s or 15/s: two significant digits below 10, whole numbers above."""
+    return f"{per_second:.2g}/s" if per_second < 10 else f"{per_second:.0f}/s"

@@ -244,7 +244,7 @@ class PlaySession:
 
 
 def _default_host_factory() -> Callable[..., Any]:
-    from csro_tui.policies.sandbox import PolicyHost
+    from csro_tui.sandbox.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
 
     return PolicyHost
 

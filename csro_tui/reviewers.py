@@ -20,103 +20,11 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import IMPROVEMENT_Z, PolicyRecord, Preview, Proposal
-from csro_tui.policies.failures import PolicyFailure
-
-Action = Literal["accept", "edit", "reject"]
-ACTIONS: tuple[str, ...] = ("accept", "edit", "reject")
-
-
-@dataclass(frozen=True)
-class ValidationResult:
-    """Static issues, then a sandboxed smoke match against every member."""
-
-    valid: bool
-    issues: list[dict[str, Any]] = field(default_factory=list)  # line, col, message
-    failure: PolicyFailure | None = None  # set when the smoke run failed
-    smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
-    smoke_episodes: int = 0
-    smoke_stderr: dict[str, float] = field(default_factory=dict)  # member id -> standard error (sampled)
-    # Invalid code that repeats a known policy's code (a rejected proposal, say): the gate's reason.
-    duplicate_of: str | None = None
-    duplicate_reason: str = ""
-    # How long the candidate's calls took in the smoke run (clock.describe_timing), "" when not measured.
-    timing: str = ""
-    # What the candidate printed in the smoke run, discarded (clock.describe_printed), "" when nothing.
-    printed: str = ""
-
-    def summary(self) -> str:
-        """One line: why the code is invalid, or "valid"."""
-        if self.issues:
-            first = self.issues[0]
-            more = f" (+{len(self.issues) - 1} more)" if len(self.issues) > 1 else ""
-            return f"invalid: line {first.get('line', '?')}: {first.get('message', '')}{more}"
-        if self.failure is not None:
-            return self.failure.summary()
-        return "valid"
-
-
-@dataclass(frozen=True)
-class ProposalVersion:
-    """One version of a proposal's code: the oracle's, or a reviewer's edit of the one before."""
-
-    proposal_id: str
-    source: str
-    edited_by: str | None = None  # None: the oracle's own proposal
-    expected_payoff: float | None = None  # its preview against the meta-strategy, measured for this code
-
-
-@dataclass
-class ReviewRequest:
-    """Everything a reviewer needs to judge one proposal."""
-
-    proposal_id: str
-    proposal: Proposal
-    iteration: int
-    attempt: int
-    validation: ValidationResult
-    preview: Preview | None  # None when validation failed
-    parent_source: str | None = None  # for a diff; None if the proposal has no parent
-    population: list[PolicyRecord] = field(default_factory=list)
-    meta_strategy: dict[str, float] = field(default_factory=dict)
-    # Set when the engine was asked to stop; a blocking reviewer should return.
-    cancel: threading.Event = field(default_factory=threading.Event)
-    # Earlier versions of this proposal when it is a reviewer's edit, the
-    # oracle's original first (empty for an unedited proposal).
-    history: list[ProposalVersion] = field(default_factory=list)
-    edited_by: str | None = None  # who made this proposal by editing the last of `history`
-    max_attempts: int = 0  # oracle attempts per iteration (a rejection uses one up); 0: unknown
-
-
-@dataclass(frozen=True)
-class Decision:
-    action: Action
-    source: str | None = None  # the edited code, for "edit"
-    reason: str = ""  # why, for "reject" (and optionally the others)
-
-    def __post_init__(self) -> None:
-        if self.action not in ACTIONS:
-            raise ValueError(f"unknown decision {self.action!r}; use one of {', '.join(ACTIONS)}")
-        if self.action == "edit" and not self.source:
-            raise ValueError("an edit decision needs the edited source")
-
-    @classmethod
-    def accept(cls, reason: str = "") -> "Decision":
-        return cls("accept", reason=reason)
-
-    @classmethod
-    def edit(cls, source: str, reason: str = "") -> "Decision":
-        return cls("edit", source=source, reason=reason)
-
-    @classmethod
-    def reject(cls, reason: str) -> "Decision":
-        return cls("reject", reason=reason)
-
+from csro_tui.records import ACTIONS, IMPROVEMENT_Z, Decision, ReviewRequest
 
 class Reviewer(Protocol):
     name: str  # recorded as who decided

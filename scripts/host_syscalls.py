@@ -8,7 +8,7 @@ policies that between them use every allowed module (numpy's submodules
 included), grow and free memory, time out, run out of memory, crash and
 print, then reads each host's trace from its `seccomp(` call on and counts
 the system calls by name.  What the allow-list in
-csro_tui/policies/host_kernel.py is measured from (see docs/SECURITY.md).
+csro_tui/sandbox/host_kernel.py is measured from (see docs/SECURITY.md).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ RECURSION = ("class Policy:\n    def __init__(self, p, g):\n        pass\n"
 
 def play(mode: str) -> None:
     os.environ["CSRO_SANDBOX"] = mode
-    from csro_tui.policies.failures import PolicyFailure
-    from csro_tui.policies.sandbox import PolicyHost, SandboxLimits
+    from csro_tui.sandbox.failures import PolicyFailure
+    from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
 
     fixtures = ROOT / "tests" / "sandbox_policies"
     game = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
@@ -104,7 +104,7 @@ def main() -> None:
     print("system call".ljust(24) + "".join(mode.rjust(12) for mode in results))
     for name in names:
         print(name.ljust(24) + "".join(str(results[mode][name]).rjust(12) for mode in results))
-    from csro_tui.policies import host_kernel
+    from csro_tui.sandbox import host_kernel
 
     allowed = set(host_kernel.ALLOWED_SYSCALLS) | {name for name, *_ in host_kernel._argument_rules(0, (0, 0))}
     print("made but not on the allow-list:", sorted(set(names) - allowed) or "none")

@@ -17,6 +17,27 @@ def _private_table_cache(tmp_path_factory):
     yield
 
 
+@pytest.fixture
+def no_llm_env(monkeypatch):
+    """The developer's own key, endpoint or LLM settings must not leak into a test: OPENAI_*,
+    CSRO_LLM_*, CSRO_MODEL, CSRO_BASE_URL and CSRO_PROMPTS_DIR are unset for it.
+    Modules that talk to an LLM server use it for every test (`pytestmark`)."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "CSRO_LLM_")) or name in ("CSRO_MODEL", "CSRO_BASE_URL", "CSRO_PROMPTS_DIR"):
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(params=["rlimits", "bubblewrap"])
+def sandbox_mode(request, monkeypatch):
+    """Each sandbox mode in turn (CSRO_SANDBOX set for the test); bubblewrap skipped where missing."""
+    from csro_tui.sandbox.isolation import bubblewrap_problem  # start-up time: only the sandbox tests need it
+
+    if request.param == "bubblewrap" and bubblewrap_problem():
+        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
+    monkeypatch.setenv("CSRO_SANDBOX", request.param)
+    return request.param
+
+
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from csro_tui.policies.contract import POLICY_CONTRACT
+from csro_tui.sandbox.contract import POLICY_CONTRACT
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -39,16 +39,16 @@ PAGES = ["README.md"] + [
 # Commands not run here, by a pattern they match, with why.
 EXCEPTIONS = {
     r"^\./install\.sh && \.venv/bin/python -m pytest": "the test suite itself (.ci/run runs it)",
-    r"^\./install\.sh$": "the install itself (.ci/run runs it; tests/test_install.py tests it)",
+    r"^\./install\.sh$": "the install itself (.ci/run runs it; tests/project/test_install.py tests it)",
     r"^\.venv/bin/csro$": "the TUI is interactive; tests/tui drives it (the README's walk-through was driven in tmux)",
     r"^\.venv/bin/csro SESSION$": "the TUI (tests/tui opens recorded sessions)",
     r"^\.venv/bin/csro --game": "the TUI (tests/tui starts sessions from flags)",
-    r"--oracle llm": "needs an LLM server (tests/test_llm_oracles.py uses a scripted one)",
+    r"--oracle llm": "needs an LLM server (tests/oracles/test_llm_oracles.py uses a scripted one)",
     r"^export OPENAI_API_KEY": "a real API key",
     r"^ollama ": "Ollama is not installed here",
     r"^scripts/local-llm\.sh": "the local model: a ~1.1 GB download and a long build (.ci/run starts it)",
     r"pip install": "network installs (the ray and bench extras)",
-    r"ray start|--backend ray": "needs a Ray cluster (tests/test_ray_backend.py, with .ci/run's Ray head)",
+    r"ray start|--backend ray": "needs a Ray cluster (tests/evaluation/test_ray_backend.py, with .ci/run's Ray head)",
     r"^\.venv/bin/python -m bench": "benchmarks take minutes (bench/README.md)",
 }
 

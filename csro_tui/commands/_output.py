@@ -17,6 +17,11 @@ import sys
 import time
 from typing import Any, Callable, Sequence, TextIO
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from csro_tui.numbers import duration, rate_text
 from csro_tui.text import clean_text, plain
 
 # Seconds between progress lines when stderr is not a terminal.
@@ -39,9 +44,6 @@ def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], ro
     a line says which and how to see them.  Piped output is plain text, one
     row per line, columns aligned by spaces, every column.
     """
-    from rich.table import Table
-    from rich.text import Text
-
     if not console.is_terminal:
         out = file or sys.stdout
         cells = [[clean_text(c.plain if isinstance(c, Text) else c, keep_newlines=False) for c in row] for row in rows]
@@ -90,23 +92,6 @@ def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], ro
     if dropped:
         console.print(plain(f"({', '.join(dropped)} left out at this width: widen the terminal, "
                             f"or pipe the output (| cat) for every column)", "dim"))
-
-
-def duration(seconds: float) -> str:
-    """1h02m, 3m05s or 12s."""
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
-
-
-def rate_text(per_second: float) -> str:
-    """0.42/s, 3.1/s or 15/s: two significant digits below 10, whole numbers above."""
-    return f"{per_second:.2g}/s" if per_second < 10 else f"{per_second:.0f}/s"
 
 
 class ProgressLines:
@@ -224,9 +209,6 @@ def pipe_aware_console(**options: Any) -> Any:
     not tables) are printed whole, one line each, never wrapped at a width
     no terminal has.
     """
-    from rich.console import Console
-    from rich.text import Text
-
     class PipeAwareConsole(Console):
         def on_broken_pipe(self) -> None:
             self.quiet = True

@@ -18,12 +18,15 @@ import math
 import sys
 from pathlib import Path
 
+from rich.table import Table
+
+from csro_tui.commands._output import stdout_console
 from csro_tui.commands.eval import (
     EXIT_INVALID,
     EXIT_POLICY_FAILED,
     InvalidPolicy,
-    isolation_description,
     add_backend_arguments,
+    isolation_description,
     job_progress,
     load_game,
     load_participant,
@@ -31,7 +34,11 @@ from csro_tui.commands.eval import (
     referee_pool,
     with_workers_note,
 )
-from csro_tui.numbers import counted
+from csro_tui.errors import CsroError
+from csro_tui.evaluation.participants import benchmark_participants
+from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
+from csro_tui.evaluation.sampling import derive, new_master_seed
+from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, number, plain_numbers
 
 # Larger populations get the metrics table only; the matrix goes to --out.
 MAX_MATRIX_SHOWN = 10
@@ -66,10 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.errors import CsroError
-    from csro_tui.evaluation.participants import benchmark_participants
+    # start-up time: importing it loads numpy, pyspiel
     from csro_tui.evaluation.runner import MatchJob, evaluate_matchups
-    from csro_tui.evaluation.sampling import derive, new_master_seed
 
     spec = load_game(args.game)
     try:
@@ -130,8 +135,6 @@ def _unique_names(names: list[str]) -> list[str]:
 
 def _member_metrics(names: list[str], matrix: list[list[float]]) -> dict:
     """PopReturn/PopExpl/AggScore per member (None where a payoff is missing)."""
-    from csro_tui.evaluation.metrics import population_metrics
-
     metrics = {}
     for i, name in enumerate(names):
         row = {names[j]: matrix[i][j] for j in range(len(names))}
@@ -140,9 +143,6 @@ def _member_metrics(names: list[str], matrix: list[list[float]]) -> dict:
 
 
 def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
-    from rich.table import Table
-
-    from csro_tui.commands._output import stdout_console
 
     console = stdout_console()
     how = "exact" if spec.exact else f"{counted(episodes, 'episode')} per pair, seats swapped"
@@ -163,9 +163,6 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
         m = metrics[name]
         values = tuple(_number(v) for v in (m.pop_return, m.pop_expl, m.agg_score)) if m else ("failed",) * 3
         if m and not spec.exact:
-            from csro_tui.evaluation.metrics import agg_score_stderr
-            from csro_tui.numbers import number
-
             i = names.index(name)
             errors = {names[j]: stderr[i][j] for j in range(len(names))}
             if any(error is None for error in errors.values()):
@@ -175,28 +172,19 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
         ranking.add_row(str(rank), name, *values)
     console.print(ranking)
     if not spec.exact and any(error is None for row in stderr for error in row):
-        from csro_tui.numbers import NOT_MEASURABLE_NOTE
-
         console.print(NOT_MEASURABLE_NOTE, highlight=False)
     console.print(isolation_description(), style="dim")
 
 
 def _number(value: float) -> str:
-    from csro_tui.numbers import number
-
     return number(value, signed=True)
 
 
 def _cell(value: float) -> str:
-    from csro_tui.numbers import number
-
     return "failed" if math.isnan(value) else number(value, 3, signed=True)
 
 
 def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> None:
-    from csro_tui.errors import CsroError
-    from csro_tui.numbers import plain_numbers
-
     try:
         if path.suffix.lower() == ".csv":
             with path.open("w", newline="", encoding="utf-8") as handle:

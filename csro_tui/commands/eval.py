@@ -20,7 +20,20 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
-from csro_tui.numbers import counted, fixed
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from csro_tui.commands._limits import add_limit_arguments, given_limits
+from csro_tui.commands._output import ProgressLines, stdout_console
+from csro_tui.config import load_run_config
+from csro_tui.errors import ConfigError
+from csro_tui.evaluation.participants import CodePolicy, benchmark_participants, resolve_participant
+from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
+from csro_tui.evaluation.sampling import derive, new_master_seed
+from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, fixed, number, plain_numbers
+from csro_tui.sandbox.clock import describe_printed, describe_timing, timing_of
+from csro_tui.sandbox.validation import validate_source
 from csro_tui.text import one_line, plain
 
 if TYPE_CHECKING:
@@ -55,7 +68,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--workers", type=positive_int, help="parallel referee processes (default: CPU count)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    from csro_tui.commands._limits import add_limit_arguments
 
     add_limit_arguments(parser)
     add_backend_arguments(parser)
@@ -90,11 +102,9 @@ def positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.evaluation.exact import exploitability
-    from csro_tui.evaluation.metrics import population_metrics
-    from csro_tui.evaluation.participants import benchmark_participants
+    from csro_tui.evaluation.exact import exploitability  # start-up time: importing it loads numpy, open_spiel, pyspiel
+    # start-up time: importing it loads numpy, pyspiel
     from csro_tui.evaluation.runner import MatchJob, evaluate_matchups
-    from csro_tui.evaluation.sampling import derive, new_master_seed
 
     spec = load_game(args.game)
     try:
@@ -136,16 +146,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def load_game(name: str) -> "GameSpec":
-    from csro_tui.games.registry import get_game
+    from csro_tui.games.registry import get_game  # start-up time: importing it loads numpy, open_spiel, pyspiel
 
     return get_game(name)
 
 
 def load_participant(spec: "GameSpec", reference: str) -> "Participant":
     """Resolve a reference; print validation issues and raise InvalidPolicy."""
-    from csro_tui.evaluation.participants import CodePolicy, resolve_participant
-    from csro_tui.policies.validation import validate_source
-
     participant = resolve_participant(spec, reference)
     if isinstance(participant, CodePolicy):
         issues = validate_source(participant.source)
@@ -163,13 +170,11 @@ def load_participant(spec: "GameSpec", reference: str) -> "Participant":
 def referee_pool(spec: "GameSpec", args: argparse.Namespace) -> Iterator:
     """None for the local backend (evaluate_matchups picks its processes), else
     a Ray pool, closed at the end."""
-    from csro_tui.config import load_run_config
-
     settings = load_run_config({"backend": args.backend, "ray_address": args.ray_address})
     if settings.backend != "ray" or spec.exact:  # exact games are computed here
         yield None
         return
-    from csro_tui.evaluation.ray_backend import RayRefereePool
+    from csro_tui.evaluation.ray_backend import RayRefereePool  # start-up time: importing it loads numpy, pyspiel
 
     pool = RayRefereePool(spec, args.workers, address=settings.ray_address)
     try:
@@ -199,11 +204,6 @@ def job_progress(description: str, total: int) -> Iterator:
     left; see `_output.ProgressLines`). stdout, tables or --json, is never
     touched.
     """
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    from csro_tui.commands._output import ProgressLines
 
     console = Console(stderr=True)
     if not console.is_terminal:
@@ -231,15 +231,14 @@ def job_progress(description: str, total: int) -> Iterator:
 
 def isolation_description() -> str:
     """The sandbox's isolation, one line for a footer."""
-    from csro_tui.policies.sandbox import describe_isolation
+    from csro_tui.sandbox.sandbox import describe_isolation  # start-up time: importing it loads orjson
 
     return describe_isolation()
 
 
 def isolation_name() -> str:
     """"bubblewrap" or "rlimits" (or why neither), for machine-readable output."""
-    from csro_tui.errors import ConfigError
-    from csro_tui.policies.sandbox import isolation_mode
+    from csro_tui.sandbox.sandbox import isolation_mode  # start-up time: importing it loads orjson
 
     try:
         return isolation_mode()
@@ -248,17 +247,13 @@ def isolation_name() -> str:
 
 
 def format_payoff(mean: float, stderr: float | None, exact: bool, measurable: bool = True) -> str:
-    from csro_tui.numbers import number
-
     return number(mean, signed=True, stderr=None if exact else stderr, measurable=exact or measurable)
 
 
 def metric_stderrs(results) -> dict[str, float | None]:
     """Conservative stderrs of PopReturn, PopExpl and AggScore from sampled results
-    (see `evaluation.metrics.agg_score_stderr`); None when a result's error could
+    (see `evaluation.population_metrics.agg_score_stderr`); None when a result's error could
     not be measured (fewer than two seat-swapped pairs), since each figure uses them all."""
-    from csro_tui.evaluation.metrics import agg_score_stderr
-
     if not all(result.stderr_measurable for result in results):
         return {"pop_return_stderr": None, "pop_expl_stderr": None, "agg_score_stderr": None}
     means = {result.b: result.mean for result in results}
@@ -285,8 +280,6 @@ def result_record(result) -> dict:
 
 
 def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
-    from csro_tui.numbers import plain_numbers
-
     scores = metrics.to_dict() if metrics else None
     if scores is not None and not spec.exact:
         scores.update(metric_stderrs(results))
@@ -308,25 +301,16 @@ def _report(spec, participant, episodes, seed, results, metrics, expl) -> dict:
 
 def _limits(args):
     """The sandbox limits the flags give (None: the defaults)."""
-    from csro_tui.commands._limits import given_limits
-    from csro_tui.policies.sandbox import limits_from
+    from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson
 
     return limits_from(given_limits(args))
 
 
 def _timing(results) -> dict | None:
-    from csro_tui.policies.clock import timing_of
-
     return timing_of(results)
 
 
 def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
-    from csro_tui.policies.clock import describe_printed, describe_timing
-
-    from rich.table import Table
-
-    from csro_tui.commands._output import stdout_console
-
     console = stdout_console()
     how = "exact" if spec.exact else f"{counted(episodes, 'episode')} per opponent, seats swapped"
     table = Table(title=plain(f"{one_line(participant.name, 80)} vs the {spec.title} benchmark ({how})"))
@@ -348,8 +332,6 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
         summary.add_row("exploitability", fixed(expl))
     console.print(summary)
     if not measurable:
-        from csro_tui.numbers import NOT_MEASURABLE_NOTE
-
         console.print(plain(NOT_MEASURABLE_NOTE))
     timing = describe_timing(_timing(results))
     if timing:  # "slow: ..." when act is far slower than the contract expects

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
+from csro_tui.numbers import counted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,9 +27,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from csro_tui.numbers import counted
-    from csro_tui.sessions.export import export_session
-    from csro_tui.sessions.state import fold
+    from csro_tui.sessions.export import export_session  # start-up time: importing it loads numpy
+    from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
     log = sessions_store(args).read(args.session)
     for warning in log.warnings:

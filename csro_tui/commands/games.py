@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.game:
         return show_game(args.game)
-    from rich.table import Table
+    from rich.table import Table  # start-up time: importing it loads rich
 
     table = Table(title="csro games")
     table.add_column("name", style="bold")
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             "exact" if spec.exact else "sampled",
             "-" if spec.exact else str(spec.default_episodes),
         )
-    from csro_tui.commands._output import stdout_console
+    from csro_tui.commands._output import stdout_console  # start-up time: importing it loads rich
 
     console = stdout_console()
     console.print(table)
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _specs():
+    # start-up time: importing it loads numpy, open_spiel, pyspiel
     from csro_tui.games.registry import get_game, list_games
 
     for entry in list_games():
@@ -82,8 +83,8 @@ def show_game(name: str) -> int:
     import json
     import textwrap
 
-    from csro_tui.games.registry import get_game
-    from csro_tui.text import clean_text
+    from csro_tui.games.registry import get_game  # start-up time: importing it loads numpy, open_spiel, pyspiel
+    from csro_tui.text import clean_text  # start-up time: importing it loads rich
 
     spec = get_game(name)
     evaluation = "exact" if spec.exact else f"sampled, {spec.default_episodes} episodes per matchup by default"
@@ -127,7 +128,7 @@ def _summary_line(source: str) -> str:
     """The first line of a seed policy's module docstring."""
     import ast
 
-    from csro_tui.text import one_line
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     try:
         doc = ast.get_docstring(ast.parse(source)) or ""

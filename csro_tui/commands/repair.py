@@ -14,6 +14,7 @@ from collections import Counter
 
 from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
 from csro_tui.numbers import counted
+from csro_tui.sessions.store import read_log
 
 # Dropped lines listed one by one up to this many; more are counted by kind.
 MAX_LISTED_LINES = 12
@@ -33,9 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import read_log
-    from csro_tui.text import one_line
+    from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     store = sessions_store(args)
     result = store.repair(args.session)

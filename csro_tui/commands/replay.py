@@ -13,6 +13,9 @@ import argparse
 import os
 
 from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
+from csro_tui.config import SANDBOX_LIMIT_FIELDS
+from csro_tui.numbers import counted, number
+from csro_tui.sessions.store import EVENTS_FILE
 
 EXIT_NOT_REPRODUCED = 1
 MATRIX_MAX_COLUMNS = 16  # wider matrices are summarised; `csro export` writes them whole
@@ -34,10 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.sessions.state import fold
-    from csro_tui.sessions.store import EVENTS_FILE
+    from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
-    from csro_tui.commands._output import stdout_console
+    from csro_tui.commands._output import stdout_console  # start-up time: importing it loads rich
 
     console = stdout_console()
     store = sessions_store(args)
@@ -55,16 +57,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _number(value: float | None) -> str:
-    from csro_tui.numbers import number
-
     return number(value)
 
 
 def whole_number_table(title: str, columns, rows, *, numeric=()):
     """A table whose `numeric` columns are right-aligned and never cut or folded; text columns fold."""
-    from rich.table import Table
+    from rich.table import Table  # start-up time: importing it loads rich
 
-    from csro_tui.text import plain
+    from csro_tui.text import plain  # start-up time: importing it loads rich
 
     table = Table(title=title, title_justify="left")
     for index, column in enumerate(columns):
@@ -79,11 +79,12 @@ def whole_number_table(title: str, columns, rows, *, numeric=()):
 
 
 def show_state(console, state, *, last_step: int, events_file=None) -> None:
-    from rich.table import Table
+    from rich.table import Table  # start-up time: importing it loads rich
 
-    from csro_tui.numbers import counted
-    from csro_tui.sessions.summary import iteration_rows, member_rows
-    from csro_tui.text import plain
+    from csro_tui.sessions.summary import iteration_rows, member_rows  # start-up time: importing it loads numpy
+    from csro_tui.text import plain  # start-up time: importing it loads rich
+    from csro_tui.sessions.summary import iteration_rows, member_rows  # start-up time: importing it loads numpy
+    from csro_tui.text import plain  # start-up time: importing it loads rich
 
     started = state.started
     console.print(
@@ -120,9 +121,8 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     solver = f" ({state.meta.solver}, NashConv {_number(state.meta.nash_conv)})" if state.meta else ""
     console.print(f"meta-strategy{solver}: {mixture}", highlight=False)
 
-    from csro_tui.numbers import number
-    from csro_tui.sessions.summary import informative_nash_conv, rejections
-    from csro_tui.text import one_line, plain
+    from csro_tui.sessions.summary import informative_nash_conv, rejections  # start-up time: importing it loads numpy
+    from csro_tui.text import one_line, plain  # start-up time: importing it loads rich
 
     rows = iteration_rows(state)
     show_nash_conv = informative_nash_conv(rows)
@@ -154,7 +154,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
             highlight=False,
         )
     if state.games:
-        from csro_tui.sessions.summary import game_records
+        from csro_tui.sessions.summary import game_records  # start-up time: importing it loads numpy
 
         played = Table(title=f"games played by hand ({len(state.games)})", title_justify="left")
         for column in ("opponent", "games", "won", "lost", "tied", "your total"):
@@ -176,21 +176,20 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
 
 
 def verify_state(console, state) -> int:
-    from csro_tui.engine.evaluator import GameEvaluator
-    from csro_tui.engine.setup import recorded_config
-    from csro_tui.games.registry import get_game
-    from csro_tui.meta.solvers import solve
-    from csro_tui.sessions.verify import verify
+    from csro_tui.engine.evaluator import GameEvaluator  # start-up time: importing it loads numpy
+    from csro_tui.engine.setup import recorded_config  # start-up time: importing it loads numpy
+    from csro_tui.games.registry import get_game  # start-up time: importing it loads numpy, open_spiel, pyspiel
+    from csro_tui.meta.solvers import solve  # start-up time: importing it loads numpy, scipy
+    from csro_tui.engine.verify import verify  # start-up time: importing it loads numpy
 
-    from csro_tui.evaluation import table_cache
+    from csro_tui.evaluation import table_cache  # start-up time: importing it loads numpy
 
     config = recorded_config(state)
     spec = get_game(config.game)
     # A verification asks the policies again: no exact table from the disk cache.
     cache_setting = os.environ.get(table_cache.CACHE_DIR_ENV_VAR)
     os.environ[table_cache.CACHE_DIR_ENV_VAR] = "off"
-    from csro_tui.config import SANDBOX_LIMIT_FIELDS
-    from csro_tui.policies.sandbox import limits_from
+    from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson, rich
 
     # The recorded sandbox limits (a budget decides whether a policy fails).
     limits = limits_from({name: getattr(config, name, None) for name in SANDBOX_LIMIT_FIELDS})

@@ -16,10 +16,21 @@ import signal
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
 from csro_tui.commands._limits import add_limit_arguments
+from csro_tui.commands._output import RunClock, Ticker, pipe_aware_console
 from csro_tui.commands.eval import add_backend_arguments, whole_number
-from csro_tui.config import SANDBOX_LIMIT_FIELDS
-from csro_tui.numbers import counted, number
+from csro_tui.config import SANDBOX_LIMIT_FIELDS, load_run_config
+from csro_tui.errors import ConfigError
+from csro_tui.names import did_you_mean
+from csro_tui.numbers import counted, number, sparkline
+from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS
+from csro_tui.sessions.store import SessionStore
+from csro_tui.text import one_line, plain
 
 EXIT_STOPPED = 130
 
@@ -128,8 +139,6 @@ def given_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parse_oracle_options(items: list[str]) -> dict[str, Any]:
-    from csro_tui.errors import ConfigError
-
     options: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -157,10 +166,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from csro_tui.commands._output import pipe_aware_console
-    from csro_tui.config import load_run_config
-    from csro_tui.engine import new_engine, resume_engine
-    from csro_tui.sessions.store import SessionStore
+    from csro_tui.engine import new_engine, resume_engine  # start-up time: importing it loads numpy
 
     console = pipe_aware_console()
     flags = given_flags(args)
@@ -195,10 +201,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def check_offline_oracle_options(oracle: str, given: dict[str, Any]) -> None:
     """A mistyped --oracle-option for an offline oracle is an error, not silently ignored."""
-    from csro_tui.errors import ConfigError
-    from csro_tui.names import did_you_mean
-    from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS
-
     if oracle not in OFFLINE_ORACLE_OPTIONS:
         return  # the LLM and evolve oracles check their own options
     known = OFFLINE_ORACLE_OPTIONS[oracle]
@@ -248,7 +250,6 @@ class RunDisplay:
         self.live = None
         self.ticker = None
         self.output_closed = False  # stdout's reader went away
-        from csro_tui.commands._output import RunClock
 
         self.clock = RunClock(engine.state.completed_iterations, self.target)
         engine.subscribe(self.on_event)
@@ -256,8 +257,6 @@ class RunDisplay:
             engine.evaluator.on_cluster_status = self.on_cluster_status
 
     def __enter__(self) -> "RunDisplay":
-        from rich.live import Live
-
         if self.console.is_terminal:
             self.live = Live(self.render(), console=self.console, auto_refresh=False, transient=False)
             self.live.__enter__()
@@ -268,7 +267,6 @@ class RunDisplay:
             except BrokenPipeError:  # nobody reads: record the session as stopped, not half-made
                 self.output_closed = True
                 self.engine.request_stop()
-            from csro_tui.commands._output import Ticker
 
             # Piped or logged: a progress line on stderr every few seconds,
             # so a long iteration is not minutes of silence.
@@ -335,7 +333,6 @@ class RunDisplay:
         progress = getattr(event, "progress", "") if event.TYPE == "iteration_finished" else ""
         if progress:
             # The gate's note that the run stopped improving (it may quote a rejection reason).
-            from csro_tui.text import one_line, plain
 
             line = f"iteration {event.iteration}: {one_line(progress, 300)}"
             if self.live is not None:
@@ -344,6 +341,7 @@ class RunDisplay:
                 print(line, flush=True)
 
     def _print_new_rows(self) -> None:
+        # start-up time: importing it loads numpy
         from csro_tui.sessions.summary import informative_nash_conv, iteration_rows
 
         rows = iteration_rows(self.engine.state)
@@ -367,12 +365,8 @@ class RunDisplay:
         return f"{(writer.directory / 'events.jsonl').resolve()}" if writer is not None else "not recorded"
 
     def render(self) -> Any:
-        from rich.console import Group
-        from rich.table import Table
-        from rich.text import Text
-
+        # start-up time: importing it loads numpy
         from csro_tui.sessions.summary import informative_nash_conv, iteration_rows
-        from csro_tui.text import plain
 
         state = self.engine.state
         rows = iteration_rows(state)
@@ -406,8 +400,8 @@ class RunDisplay:
         return Group(*parts)
 
     def summary(self, outcome: Any) -> None:
-        from csro_tui.sessions.state import best_metric
-        from csro_tui.sessions.summary import headline_series, iteration_rows
+        from csro_tui.sessions.state import best_metric  # start-up time: importing it loads numpy
+        from csro_tui.sessions.summary import headline_series, iteration_rows  # start-up time: importing it loads numpy
 
         state = outcome.state
         if self.live is None:
@@ -454,8 +448,6 @@ MIN_SPARKLINE_MARKS = 8
 def closing_sparkline(name: str, values: list[float | None], width: int) -> str:
     """"exploitability per iteration: █▆▄▁  0.3333 → 0.0694", within `width` columns: a longer
     run is resampled ("... over 150 iterations: "); "" with fewer than two values."""
-    from csro_tui.numbers import sparkline
-
     known = [v for v in values if v is not None]
     if len(known) < 2:
         return ""

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.config import load_run_config
+from csro_tui.numbers import number
+from csro_tui.sessions.store import SessionStore
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -23,12 +27,9 @@ def add_sessions_dir_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="config file (TOML; default ./csro.toml or $CSRO_CONFIG)")
 
 
-def sessions_store(args: argparse.Namespace):
+def sessions_store(args: argparse.Namespace) -> SessionStore:
     """The SessionStore the flags name, through the one layering `csro run` uses
     (defaults < config file < CSRO_SESSIONS_DIR < --sessions-dir: config.load_run_config)."""
-    from csro_tui.config import load_run_config
-    from csro_tui.sessions.store import SessionStore
-
     config = load_run_config({"sessions_dir": args.sessions_dir}, config_file=getattr(args, "config", None))
     return SessionStore(config.sessions_dir)
 
@@ -46,11 +47,10 @@ def _status(info) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.text import Text
+    from rich.text import Text  # start-up time: importing it loads rich
 
-    from csro_tui.commands._output import pipe_aware_console, print_table
-    from csro_tui.numbers import number
-    from csro_tui.text import one_line
+    from csro_tui.commands._output import pipe_aware_console, print_table  # start-up time: importing it loads rich
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     store = sessions_store(args)
     where = store.root.resolve()

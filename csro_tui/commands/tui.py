@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.config import load_run_config
+from csro_tui.sessions.store import SessionStore
+from csro_tui.tui.model import LaunchOptions
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -32,9 +36,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from csro_tui.config import load_run_config
-    from csro_tui.tui.model import LaunchOptions
-
     flags = {
         "game": args.game,
         "oracle": args.oracle,
@@ -49,11 +50,9 @@ def run(args: argparse.Namespace) -> int:
     options = LaunchOptions.from_config(config, iterations=args.iterations)
     start_now = args.game is not None or args.oracle is not None
     if args.session:
-        from csro_tui.sessions.store import SessionStore
-
         SessionStore(config.sessions_dir).resolve(args.session)  # a wrong id is one line here, not a UI error
 
-    from csro_tui.tui.app import CsroApp  # textual is imported only for the UI
+    from csro_tui.tui.app import CsroApp  # start-up time: importing it loads numpy, pygments, rich, textual, tree_sitter; textual is imported only for the UI
 
     app = CsroApp(options, session=args.session, sessions_dir=config.sessions_dir, show_start=not start_now)
     app.run()

@@ -28,6 +28,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from csro_tui.same_code import normalized_code
+
 # Two payoffs are "equal within noise" when they differ by at most this many
 # standard errors of their difference (plus a tiny absolute slack), when the
 # standard errors are known well; from few episodes they are estimates
@@ -68,27 +70,6 @@ class Duplicate:
     of: str  # KnownPolicy.id
     label: str
     reason: str  # "same code as member beat_last (p3) (ignoring docstrings, comments and formatting)"
-
-
-@functools.lru_cache(maxsize=512)
-def normalized_code(source: str) -> str | None:
-    """The module's AST as text without docstrings, or None if it does not parse.
-
-    Cached by source (a pure function of it): every proposal is compared
-    with every member and rejected proposal, which were parsed before (in a
-    Kuhn run, re-parsing them was a third of an iteration's time).
-    """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
 
 def unparsed_text(source: str) -> str:

@@ -18,12 +18,13 @@ import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from csro_tui.errors import EvaluationInterrupted
-from csro_tui.oracles.base import PolicyRecord
-from csro_tui.policies.failures import PolicyFailure
+from csro_tui.evaluation.participants import BotPolicy, CodePolicy
+from csro_tui.records import Bot, MatchJob, PolicyRecord
+from csro_tui.sandbox.failures import PolicyFailure
+from csro_tui.sandbox.validation import validate_source
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -32,24 +33,6 @@ if TYPE_CHECKING:
 CANDIDATE = "candidate"
 # Sampled results remembered by GameEvaluator (see its docstring).
 RESULT_CACHE_SIZE = 4096
-
-
-@dataclass(frozen=True)
-class Bot:
-    """A benchmark bot of the game, by name."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class MatchJob:
-    """One matchup to evaluate: a's return against b, seats swapped."""
-
-    a: PolicyRecord
-    b: PolicyRecord | Bot
-    seed: int
-    episodes: int = 0  # sampled matches; exact ones ignore it
-    exact: bool = False
 
 
 class MatchOutcome(Protocol):
@@ -96,8 +79,6 @@ def derive_seed(*parts: object) -> int:
 
 
 def as_code(record: PolicyRecord):
-    from csro_tui.evaluation.participants import CodePolicy
-
     return CodePolicy(record.id, record.source)
 
 
@@ -151,16 +132,12 @@ class GameEvaluator:
         self._results: OrderedDict[tuple, Any] = OrderedDict()
 
     def static_issues(self, source: str) -> list[dict[str, Any]]:
-        from csro_tui.policies.validation import validate_source
-
         return [
             {"line": issue.line, "col": issue.col, "message": issue.message}
             for issue in validate_source(source)
         ]
 
     def _participant(self, side: PolicyRecord | Bot):
-        from csro_tui.evaluation.participants import BotPolicy
-
         return BotPolicy(side.name) if isinstance(side, Bot) else as_code(side)
 
     def run(self, jobs: Sequence[MatchJob]) -> list[MatchOutcome]:
@@ -177,6 +154,7 @@ class GameEvaluator:
             else:
                 to_play.append(index)
         if to_play:
+            # start-up time: importing it loads pyspiel
             from csro_tui.evaluation.runner import MatchJob as RunnerJob, evaluate_matchups
 
             batch = [
@@ -202,13 +180,14 @@ class GameEvaluator:
         with self._pool_lock:
             if self._pool is None:
                 if self.backend == "ray":
+                    # start-up time: importing it loads pyspiel
                     from csro_tui.evaluation.ray_backend import RayRefereePool
 
                     self._pool = RayRefereePool(
                         self.spec, self.workers, address=self.ray_address, status=self._cluster_report
                     )
                 else:
-                    from csro_tui.evaluation.runner import RefereePool
+                    from csro_tui.evaluation.runner import RefereePool  # start-up time: importing it loads pyspiel
 
                     self._pool = RefereePool(self.spec, self.workers)
             return self._pool
@@ -236,8 +215,8 @@ class GameEvaluator:
             self._results.popitem(last=False)
 
     def _run_one(self, job: MatchJob) -> MatchOutcome:
-        from csro_tui.evaluation.exact import exact_payoff
-        from csro_tui.evaluation.referee import play_match
+        from csro_tui.evaluation.exact import exact_payoff  # start-up time: importing it loads open_spiel, pyspiel
+        from csro_tui.evaluation.referee import play_match  # start-up time: importing it loads pyspiel
 
         a, b = self._participant(job.a), self._participant(job.b)
         if job.exact:
@@ -250,6 +229,7 @@ class GameEvaluator:
     def exploitability(self, members: Sequence[PolicyRecord], weights: Sequence[float]) -> float | None:
         if not self.exact:
             return None
+        # start-up time: importing it loads open_spiel, pyspiel
         from csro_tui.evaluation.exact import mixture_policy, policy_exploitability
 
         mixture = mixture_policy(
@@ -265,7 +245,7 @@ class GameEvaluator:
         """The session's pool of warm sandbox hosts (exact games), started on first use."""
         with self._pool_lock:
             if self._hosts is None:
-                from csro_tui.policies.host_pool import HostPool
+                from csro_tui.sandbox.host_pool import HostPool  # start-up time: importing it loads orjson, rich
 
                 self._hosts = HostPool()
             return self._hosts
@@ -289,8 +269,7 @@ class GameEvaluator:
         """
         if not self.exact:
             return None
-        from csro_tui.evaluation.exact import tabularize
-        from csro_tui.evaluation.participants import CodePolicy
+        from csro_tui.evaluation.exact import tabularize  # start-up time: importing it loads open_spiel, pyspiel
 
         try:
             table = tabularize(

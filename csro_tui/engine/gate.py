@@ -22,24 +22,35 @@ not an improvement on the meta-strategy: the auto reviewer's rule, shown to
 a person in the TUI and fed back to the oracles.  `known_policies(state)`
 lists what a candidate is compared with; `progress_note(state, iteration)`
 says when a run has stopped improving.
+
+`ReviewLoop` is the gate's other half, the review loop the engine runs for each
+proposal: validate, preview, ask the reviewer (with the request
+`sessions.review.review_request` builds from the folded state, as replay does),
+record the decision, and follow a reviewer's edits until a verdict (`Gated`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-
 import math
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
-from csro_tui.engine.evaluator import CANDIDATE, Bot, Evaluator, MatchJob, derive_seed
-from csro_tui.oracles.base import PolicyRecord, Preview
-from csro_tui.policies.failures import PolicyFailure
-from csro_tui.reviewers import ValidationResult
+from csro_tui.engine.evaluator import CANDIDATE, Evaluator, derive_seed
+from csro_tui.evaluation.population_metrics import population_metrics
+from csro_tui.records import Bot, Decision, MatchJob, PolicyRecord, Preview, Proposal, ValidationResult
+from csro_tui.sandbox.clock import describe_printed, describe_timing, timing_of
+from csro_tui.sandbox.failures import PolicyFailure
+from csro_tui.sessions.events import Event, ProposalCreated, ProposalDecided, ProposalPreviewed, ProposalValidated
+from csro_tui.sessions.review import review_request
+from csro_tui.sessions.state import SessionState, headline_metric
 
 if TYPE_CHECKING:
-    from csro_tui.sessions.state import SessionState
+    from csro_tui.config import RunConfig
+    from csro_tui.reviewers import Reviewer
 
 # Rejected proposals a candidate is compared with, newest first (each one may
 # cost a tabularisation in exact games after a resume).
@@ -202,8 +213,6 @@ class Gate:
     def _benchmark(
         self, key: str, candidate: PolicyRecord, member_id: str | None = None
     ) -> tuple[dict[str, float] | None, PolicyFailure | None]:
-        from csro_tui.evaluation.metrics import population_metrics
-
         bots = self.evaluator.bots()
         if not bots:
             return None, None
@@ -287,7 +296,7 @@ def sampled_stderr(outcome) -> float:
     return the same value, so the per-episode error understates the noise;
     the pair means are independent.  With one pair, the outcome's own figure.
     """
-    from csro_tui.evaluation.lockstep import paired_stderr
+    from csro_tui.evaluation.lockstep import paired_stderr  # start-up time: importing it loads pyspiel
 
     returns = list(getattr(outcome, "returns", None) or [])
     if len(returns) >= 4 and len(returns) % 2 == 0:
@@ -355,8 +364,6 @@ def progress_note(state: "SessionState", iteration: int) -> str:
     value so far was reached IMPROVEMENT_PATIENCE or more
     iterations ago.
     """
-    from csro_tui.sessions.state import headline_metric
-
     numbers = sorted(n for n in state.iterations if 1 <= n <= iteration)
     idle = 0
     for number in reversed(numbers):
@@ -410,7 +417,136 @@ def _candidate_timing(outcomes) -> tuple[str, str]:
     """The candidate's call timing in its smoke run and what it printed there,
     each as one line ('' if not measured, or nothing printed).  Its host served
     every smoke match, so the match with the most calls holds all of them."""
-    from csro_tui.policies.clock import describe_printed, describe_timing, timing_of
-
     measured = timing_of(outcomes)
     return describe_timing(measured), describe_printed(measured)
+
+
+class Gated(Enum):
+    """How one proposal left the gate."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    STOPPED = "stopped"
+
+
+class ReviewLoop:
+    """The review loop, run by the engine (`Engine` is a `ReviewLoop`) for each proposal.
+
+    It reads the engine's folded `state`, `config.max_attempts`, its `gate` checks and
+    `reviewer`, its stop event `_stop`, and records through `_emit`; new ids come from
+    `_next_member_id` / `_next_proposal_id`.
+    """
+
+    state: SessionState
+    config: "RunConfig"
+    gate: Gate
+    reviewer: "Reviewer"
+    _stop: threading.Event
+    _emit: Callable[[Event], Event]
+    _next_member_id: Callable[[], str]
+    _next_proposal_id: Callable[[int], str]
+
+    def _gate(self, proposal_id: str) -> tuple[Gated, str]:
+        """Validate, preview and review a proposal, following edits, until a verdict.
+
+        Returns the verdict and the id of the proposal it is about (the last edit).
+        """
+        while True:
+            verdict = self._gate_once(proposal_id)
+            if isinstance(verdict, Gated):
+                return verdict, proposal_id
+            proposal_id = verdict
+
+    def _gate_once(self, proposal_id: str) -> Gated | str:
+        """One pass through the gate: a verdict, or the id of the reviewer's edit."""
+        if self._stop.is_set():
+            return Gated.STOPPED
+        entry = self.state.proposals[proposal_id]
+        population = list(self.state.population)
+        weights = self.state.meta_strategy
+        # what the proposal may repeat: members and rejected proposals (this one's own events do not change it)
+        known = [k for k in known_policies(self.state) if k.id != proposal_id]
+        validation = self.gate.validate(proposal_id, entry.proposal.source, population)
+        validation = self.gate.repeated_code(validation, entry.proposal.source, known)
+        self._emit(ProposalValidated(proposal_id=proposal_id, validation=validation))
+        preview = None
+        if validation.valid:
+            if self._stop.is_set():
+                return Gated.STOPPED
+            preview, exact, episodes = self.gate.preview(
+                proposal_id, entry.proposal.source, population, weights, validation,
+                member_id=self._next_member_id(),
+                known=known,
+            )
+            self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
+        if self._stop.is_set():
+            return Gated.STOPPED
+        decision = self._ask_reviewer(proposal_id, population, weights)
+        if decision is None:
+            return Gated.STOPPED
+        acceptable = validation.valid and (preview is None or preview.failure is None)
+        if decision.action == "accept" and not acceptable:
+            why = validation.summary() if not validation.valid else preview.failure.summary()
+            self._decide(proposal_id, Decision.reject(why), note="accept refused: the code is invalid")
+            return Gated.REJECTED
+        self._decide(proposal_id, decision)
+        if decision.action == "accept":
+            return Gated.ACCEPTED
+        if decision.action == "reject":
+            return Gated.REJECTED
+        return self._record_edit(proposal_id, decision)
+
+    def _ask_reviewer(self, proposal_id: str, population: list[PolicyRecord], weights: dict[str, float]) -> Decision | None:
+        request = review_request(
+            self.state, proposal_id, population=population, meta_strategy=weights,
+            cancel=self._stop, max_attempts=self.config.max_attempts,
+        )
+        try:
+            decision = self.reviewer.decide(request)
+        except Exception:
+            if self._stop.is_set():
+                return None  # a reviewer unblocked by the stop request
+            raise
+        if self._stop.is_set() and decision is None:
+            return None
+        return decision
+
+    def _decide(self, proposal_id: str, decision: Decision, note: str = "") -> None:
+        reason = decision.reason
+        if decision.action == "reject" and not reason.strip():
+            reason = f"rejected by {self.reviewer.name} without a reason"
+        self._emit(
+            ProposalDecided(
+                proposal_id=proposal_id,
+                action=decision.action,
+                decided_by=self.reviewer.name,
+                reason=reason,
+                edited_source=decision.source if decision.action == "edit" else None,
+                note=note,
+            )
+        )
+
+    def _record_edit(self, proposal_id: str, decision: Decision, editor: str | None = None) -> str:
+        editor = editor or self.reviewer.name
+        entry = self.state.proposals[proposal_id]
+        original = entry.proposal
+        edited = Proposal(
+            source=decision.source or "",
+            oracle=original.oracle,
+            name=original.name,
+            parent=original.parent,
+            rationale=original.rationale
+            + (f"\n\nEdited by {editor}: {decision.reason}" if decision.reason else ""),
+        )
+        new_id = self._next_proposal_id(entry.iteration)
+        self._emit(
+            ProposalCreated(
+                proposal_id=new_id,
+                iteration=entry.iteration,
+                attempt=entry.attempt,
+                proposal=edited,
+                edited_from=proposal_id,
+                edited_by=editor,
+            )
+        )
+        return new_id

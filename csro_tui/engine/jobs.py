@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from csro_tui.config import RunConfig
-from csro_tui.engine.evaluator import Bot, MatchJob, derive_seed
-from csro_tui.oracles.base import PolicyRecord
+from csro_tui.engine.evaluator import derive_seed
+from csro_tui.records import Bot, MatchJob, PolicyRecord
 
 # Episodes per payoff entry when neither the configuration nor the game says.
 FALLBACK_EPISODES = 100

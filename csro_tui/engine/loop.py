@@ -1,4 +1,4 @@
-"""The CSRO loop and its review gate.
+"""The CSRO loop (its review gate is `engine.gate.ReviewLoop`).
 
 An iteration:
 
@@ -45,19 +45,21 @@ import logging
 import threading
 import traceback
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from csro_tui.config import RunConfig, strip_credentials
-from csro_tui.engine.evaluator import Evaluator, MatchJob, derive_seed
-from csro_tui.engine.gate import Gate, GateSettings, known_policies, progress_note
+from csro_tui.engine.evaluator import Evaluator, derive_seed
+from csro_tui.engine.gate import Gate, Gated, GateSettings, ReviewLoop, candidate_record, known_policies, progress_note
+from csro_tui.engine.iteration_metrics import benchmark_scores, payoff_against
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
-from csro_tui.engine.metrics import benchmark_scores, payoff_against
 from csro_tui.errors import ConfigError, CsroError, EvaluationInterrupted, NoUsableProposal
-from csro_tui.oracles.base import Oracle, OracleContext, PolicyRecord, Proposal
-from csro_tui.reviewers import Decision, ProposalVersion, Reviewer, ReviewRequest
+from csro_tui.numbers import counted
+from csro_tui.oracles.base import Oracle, OracleContext
+from csro_tui.oracles.registry import finished_error_types
+from csro_tui.records import Decision, MatchJob, PolicyRecord, Proposal
+from csro_tui.reviewers import Reviewer
 from csro_tui.sessions.events import (
     BenchmarkEvaluated,
     Event,
@@ -71,9 +73,6 @@ from csro_tui.sessions.events import (
     PayoffsEvaluated,
     PolicyAdded,
     ProposalCreated,
-    ProposalDecided,
-    ProposalPreviewed,
-    ProposalValidated,
     SessionClosed,
     SessionResumed,
     SessionStarted,
@@ -86,14 +85,6 @@ log = logging.getLogger(__name__)
 Subscriber = Callable[[Event], None]
 # solve(solver name, antisymmetric payoff matrix) -> object with row, value, nash_conv
 MetaSolve = Callable[[str, np.ndarray], Any]
-
-
-class Gated(Enum):
-    """How one proposal left the gate."""
-
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    STOPPED = "stopped"
 
 
 @dataclass(frozen=True)
@@ -111,7 +102,7 @@ class RunOutcome:
     oracle_finished: bool = False  # the oracle said it has nothing more to propose (message says why)
 
 
-class Engine:
+class Engine(ReviewLoop):
     """Runs CSRO iterations for one session; see the module docstring."""
 
     def __init__(
@@ -266,8 +257,6 @@ class Engine:
                 raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
         if reason == "completed" and not message:
-            from csro_tui.numbers import counted
-
             message = counted(self.state.completed_iterations, "iteration")
         if close:
             self._close(reason, message)
@@ -477,8 +466,6 @@ class Engine:
 
     def _finished_error_types(self) -> tuple[type[BaseException], ...]:
         if self._finished_errors is None:
-            from csro_tui.oracles.registry import finished_error_types
-
             self._finished_errors = finished_error_types()
         return self._finished_errors
 
@@ -503,158 +490,8 @@ class Engine:
 
     def _play_candidate(self, source: str, opponents: list[tuple[PolicyRecord, int]], episodes: int) -> list:
         """Sampled matches of candidate code against members, on the evaluator's backend."""
-        from csro_tui.engine.gate import candidate_record
-
         candidate = candidate_record(source)
         return self.evaluator.run([MatchJob(candidate, member, seed, episodes) for member, seed in opponents])
-
-    # --- the review gate ---------------------------------------------------------
-
-    def _gate(self, proposal_id: str) -> tuple[Gated, str]:
-        """Validate, preview and review a proposal, following edits, until a verdict.
-
-        Returns the verdict and the id of the proposal it is about (the last edit).
-        """
-        while True:
-            verdict = self._gate_once(proposal_id)
-            if isinstance(verdict, Gated):
-                return verdict, proposal_id
-            proposal_id = verdict
-
-    def _gate_once(self, proposal_id: str) -> Gated | str:
-        """One pass through the gate: a verdict, or the id of the reviewer's edit."""
-        if self._stop.is_set():
-            return Gated.STOPPED
-        entry = self.state.proposals[proposal_id]
-        population = list(self.state.population)
-        weights = self.state.meta_strategy
-        # what the proposal may repeat: members and rejected proposals (this one's own events do not change it)
-        known = [k for k in known_policies(self.state) if k.id != proposal_id]
-        validation = self.gate.validate(proposal_id, entry.proposal.source, population)
-        validation = self.gate.repeated_code(validation, entry.proposal.source, known)
-        self._emit(
-            ProposalValidated(
-                proposal_id=proposal_id,
-                valid=validation.valid,
-                issues=validation.issues,
-                smoke=validation.smoke,
-                smoke_episodes=validation.smoke_episodes,
-                failure=validation.failure,
-                timing=validation.timing,
-                printed=validation.printed,
-                duplicate_of=validation.duplicate_of,
-                duplicate_reason=validation.duplicate_reason,
-            )
-        )
-        preview = None
-        if validation.valid:
-            if self._stop.is_set():
-                return Gated.STOPPED
-            preview, exact, episodes = self.gate.preview(
-                proposal_id, entry.proposal.source, population, weights, validation,
-                member_id=self._next_member_id(),
-                known=known,
-            )
-            self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
-        if self._stop.is_set():
-            return Gated.STOPPED
-        decision = self._ask_reviewer(proposal_id, validation, preview, population, weights)
-        if decision is None:
-            return Gated.STOPPED
-        acceptable = validation.valid and (preview is None or preview.failure is None)
-        if decision.action == "accept" and not acceptable:
-            why = validation.summary() if not validation.valid else preview.failure.summary()
-            self._decide(proposal_id, Decision.reject(why), note="accept refused: the code is invalid")
-            return Gated.REJECTED
-        self._decide(proposal_id, decision)
-        if decision.action == "accept":
-            return Gated.ACCEPTED
-        if decision.action == "reject":
-            return Gated.REJECTED
-        return self._record_edit(proposal_id, decision)
-
-    def _ask_reviewer(self, proposal_id, validation, preview, population, weights) -> Decision | None:
-        entry = self.state.proposals[proposal_id]
-        parent = self.state.member(entry.proposal.parent) if entry.proposal.parent else None
-        request = ReviewRequest(
-            proposal_id=proposal_id,
-            proposal=entry.proposal,
-            iteration=entry.iteration,
-            attempt=entry.attempt,
-            validation=validation,
-            preview=preview,
-            parent_source=parent.source if parent else None,
-            population=population,
-            meta_strategy=weights,
-            cancel=self._stop,
-            history=self._earlier_versions(proposal_id),
-            edited_by=entry.edited_by,
-            max_attempts=self.config.max_attempts,
-        )
-        try:
-            decision = self.reviewer.decide(request)
-        except Exception:
-            if self._stop.is_set():
-                return None  # a reviewer unblocked by the stop request
-            raise
-        if self._stop.is_set() and decision is None:
-            return None
-        return decision
-
-    def _earlier_versions(self, proposal_id: str) -> list[ProposalVersion]:
-        """The versions an edit replaced (oracle's original first), each with its own measured preview."""
-        versions = []
-        for entry in self.state.edit_chain(proposal_id)[:-1]:
-            preview = entry.preview.preview if entry.preview is not None else None
-            versions.append(
-                ProposalVersion(
-                    proposal_id=entry.id,
-                    source=entry.proposal.source,
-                    edited_by=entry.edited_by,
-                    expected_payoff=preview.expected_payoff if preview is not None else None,
-                )
-            )
-        return versions
-
-    def _decide(self, proposal_id: str, decision: Decision, note: str = "") -> None:
-        reason = decision.reason
-        if decision.action == "reject" and not reason.strip():
-            reason = f"rejected by {self.reviewer.name} without a reason"
-        self._emit(
-            ProposalDecided(
-                proposal_id=proposal_id,
-                action=decision.action,
-                decided_by=self.reviewer.name,
-                reason=reason,
-                edited_source=decision.source if decision.action == "edit" else None,
-                note=note,
-            )
-        )
-
-    def _record_edit(self, proposal_id: str, decision: Decision, editor: str | None = None) -> str:
-        editor = editor or self.reviewer.name
-        entry = self.state.proposals[proposal_id]
-        original = entry.proposal
-        edited = Proposal(
-            source=decision.source or "",
-            oracle=original.oracle,
-            name=original.name,
-            parent=original.parent,
-            rationale=original.rationale
-            + (f"\n\nEdited by {editor}: {decision.reason}" if decision.reason else ""),
-        )
-        new_id = self._next_proposal_id(entry.iteration)
-        self._emit(
-            ProposalCreated(
-                proposal_id=new_id,
-                iteration=entry.iteration,
-                attempt=entry.attempt,
-                proposal=edited,
-                edited_from=proposal_id,
-                edited_by=editor,
-            )
-        )
-        return new_id
 
     # --- joining and integrating ----------------------------------------------------
 
@@ -798,7 +635,7 @@ class Engine:
 
     def _solver(self) -> MetaSolve:
         if self._meta_solve is None:
-            from csro_tui.meta.solvers import solve
+            from csro_tui.meta.solvers import solve  # start-up time: importing it loads scipy
 
             self._meta_solve = solve
         return self._meta_solve

@@ -19,7 +19,10 @@ from csro_tui.engine.evaluator import Evaluator, GameEvaluator
 from csro_tui.engine.loop import Engine, MetaSolve
 from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.evaluation.sampling import new_master_seed
+from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
+from csro_tui.oracles.options import LLM_FILE_SETTINGS
+from csro_tui.oracles.registry import game_refusal, make_oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
@@ -57,8 +60,6 @@ def _software_versions() -> dict[str, str]:
 
 def oracle_options(config: RunConfig) -> dict[str, Any]:
     """What the oracle factory receives: the oracle options plus model, base URL and the [llm] table."""
-    from csro_tui.oracles.llm.common import LLM_FILE_SETTINGS
-
     options = dict(config.oracle_options)
     if config.model:
         options.setdefault("model", config.model)
@@ -71,16 +72,14 @@ def oracle_options(config: RunConfig) -> dict[str, Any]:
 
 def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evaluator | None):
     if spec is None:
-        from csro_tui.games.registry import get_game
+        from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
         spec = get_game(config.game)
     if oracle is None:  # made by name: its declared needs are checked against the game first
-        from csro_tui.oracles.registry import make_oracle
-
         check_oracle_serves(config.oracle, spec)
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
-        from csro_tui.policies.sandbox import limits_from
+        from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson, rich
 
         evaluator = GameEvaluator(
             spec, workers=config.workers, backend=config.backend, ray_address=config.ray_address,
@@ -91,12 +90,10 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
 
 def _check_solver(name: str) -> None:
     try:
-        from csro_tui.meta.solvers import SOLVERS
+        from csro_tui.meta.solvers import SOLVERS  # start-up time: importing it loads scipy
     except ImportError:
         return
     if name not in SOLVERS:
-        from csro_tui.names import did_you_mean
-
         raise UnknownName(f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; known solvers: {', '.join(SOLVERS)}")
 
 
@@ -104,7 +101,6 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
     """Unknown `--seeds` names fail here, before a session is recorded (no empty error session)."""
     if not config.seed_policies:
         return
-    from csro_tui.names import did_you_mean
 
     known = list(spec.seed_policies())
     for name in config.seed_policies:
@@ -115,8 +111,6 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
 
 def check_oracle_serves(oracle: str, spec: Any) -> None:
     """An oracle that cannot serve the game (its declared needs) fails here, before a session is recorded."""
-    from csro_tui.oracles.registry import game_refusal
-
     refusal = game_refusal(oracle, spec)
     if refusal:
         raise ConfigError(refusal)

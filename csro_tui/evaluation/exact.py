@@ -42,11 +42,11 @@ from open_spiel.python.algorithms import exploitability as os_exploitability
 
 from csro_tui.errors import CsroError
 from csro_tui.evaluation import table_cache
-from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
 from csro_tui.evaluation.lockstep import create_episodes, default_host_factory
+from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
 from csro_tui.evaluation.referee import HostFactory
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec

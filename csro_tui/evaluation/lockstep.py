@@ -22,7 +22,8 @@ import pyspiel
 from csro_tui.evaluation.participants import CodePolicy, find_bot
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.evaluation.sampling import episode_seeds, episode_streams, sample, sample_chance
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
+from csro_tui.games.base import GameSpec
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.evaluation.referee import MatchJob
@@ -478,10 +479,6 @@ def _settle_chance(state, rng: random.Random) -> int:
 
 def _overrides_auto_action(spec) -> bool:
     """False when the spec keeps GameSpec's no-op, so the loop can skip the call."""
-    try:
-        from csro_tui.games.base import GameSpec
-    except ImportError:
-        return True
     return getattr(type(spec), "auto_action", None) is not GameSpec.auto_action
 
 
@@ -530,6 +527,6 @@ def paired_stderr(returns: list[float | None]) -> float:
 
 
 def default_host_factory():
-    from csro_tui.policies.sandbox import PolicyHost
+    from csro_tui.sandbox.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
 
     return PolicyHost

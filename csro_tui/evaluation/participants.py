@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from csro_tui.errors import CsroError, UnknownName
+from csro_tui.names import did_you_mean
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -61,7 +62,6 @@ def find_bot(spec: "GameSpec", name: str):
     for bot in spec.benchmark():
         if bot.name == name:
             return bot
-    from csro_tui.names import did_you_mean
 
     raise UnknownName(f"{name!r} is not a benchmark bot of {spec.name}"
                     f"{did_you_mean(name, [bot.name for bot in spec.benchmark()])}")
@@ -72,14 +72,12 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
 
     `seed:NAME` is one of the game's seed policies, an existing path is a
     policy file, and anything else must name a benchmark bot.  Code is not
-    validated here; see `csro_tui.policies.validation.validate_source`.
+    validated here; see `csro_tui.sandbox.validation.validate_source`.
     """
     if reference.startswith(SEED_PREFIX):
         name = reference[len(SEED_PREFIX):]
         seeds = spec.seed_policies()
         if name not in seeds:
-            from csro_tui.names import did_you_mean
-
             choices = ", ".join(sorted(seeds)) or "none"
             raise UnknownName(f"{spec.name} has no seed policy {name!r}{did_you_mean(name, seeds)}; seeds: {choices}")
         return CodePolicy(reference, seeds[name])
@@ -89,7 +87,6 @@ def resolve_participant(spec: "GameSpec", reference: str) -> Participant:
     bot_names = [bot.name for bot in spec.benchmark()]
     if reference in bot_names:
         return BotPolicy(reference)
-    from csro_tui.names import did_you_mean
 
     known = [*bot_names, *(SEED_PREFIX + name for name in spec.seed_policies())]
     raise UnknownName(

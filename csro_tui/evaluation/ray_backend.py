@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.evaluation.referee import MatchJob
 from csro_tui.evaluation.results import MatchResult
+from csro_tui.evaluation.runner import RefereePool
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -87,7 +88,7 @@ RAY_INSTALL = ".venv/bin/pip install -e '.[ray]'"
 
 def ray_available() -> bool:
     try:
-        import ray  # noqa: F401
+        import ray  # optional extra: the ray extra; noqa: F401
     except ImportError:
         return False
     return True
@@ -95,7 +96,7 @@ def ray_available() -> bool:
 
 def _ray():
     try:
-        import ray
+        import ray  # optional extra: the ray extra
     except ImportError:
         # The install the README gives (a checkout, installed editable); one command, the same everywhere.
         raise ConfigError(f"the ray backend needs Ray, which is not installed: run {RAY_INSTALL} in the csro-tui checkout") from None
@@ -155,7 +156,7 @@ def _cluster_messages_to_stderr() -> None:
     worker died ...") on stdout; stdout is csro's output (tables, --json),
     so send them to stderr, where progress and warnings go."""
     try:
-        import ray._private.worker as ray_worker
+        import ray._private.worker as ray_worker  # optional extra: the ray extra
 
         original = ray_worker.print_to_stdstream
     except (ImportError, AttributeError):  # another Ray: leave it as it is
@@ -179,7 +180,7 @@ def _token_auth_like_ray_start() -> None:
     refuses it.  Deciding the same way here makes the two agree.
     """
     try:
-        from ray._private.authentication.authentication_token_setup import (
+        from ray._private.authentication.authentication_token_setup import (  # optional extra: the ray extra
             maybe_enable_token_auth_if_token_available,
         )
     except ImportError:  # a Ray without token authentication
@@ -221,7 +222,7 @@ def code_fingerprint() -> str:
 
 def local_isolation() -> str:
     """This machine's isolation, which every node must match or exceed."""
-    from csro_tui.policies.sandbox import isolation_mode
+    from csro_tui.sandbox.sandbox import isolation_mode  # start-up time: importing it loads orjson, rich
 
     return isolation_mode()
 
@@ -248,8 +249,6 @@ class _RefereeActor:
     """
 
     def __init__(self, spec: "GameSpec") -> None:
-        from csro_tui.evaluation.runner import RefereePool
-
         self.spec = spec
         spec.load()
         # Matches play in a child process, not in this one: a Ray worker's own
@@ -403,7 +402,7 @@ class RayRefereePool:
 
     def _collect(self, jobs, chunks, progress, limits) -> list[MatchResult]:
         ray = _ray()
-        import ray.exceptions
+        import ray.exceptions  # optional extra: the ray extra
 
         lost_errors = tuple(
             getattr(ray.exceptions, name)

@@ -42,15 +42,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from csro_tui.evaluation import rrps_lockstep
 from csro_tui.evaluation.lockstep import Lockstep, create_episodes
-from csro_tui.evaluation.participants import Participant
+from csro_tui.evaluation.participants import CodePolicy, Participant
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.evaluation.sampling import (  # re-exported: the play screen replays episodes with them
-    episode_seeds,
-    episode_streams,
-    sample,
-    sample_chance,
-    seed_native_rng,
-)
+from csro_tui.evaluation.sampling import episode_seeds, episode_streams, sample, sample_chance, seed_native_rng  # re-exported: the play screen replays episodes with them
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -176,7 +170,7 @@ def episodes_per_host(limits: Any) -> int:
     """How many episodes a host may hold at once under `limits` (the sandbox's default when None)."""
     per_host = getattr(limits, "episodes_per_host", None)
     if per_host is None:
-        from csro_tui.policies.sandbox import SandboxLimits
+        from csro_tui.sandbox.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
 
         per_host = SandboxLimits().episodes_per_host
     return per_host()
@@ -186,8 +180,6 @@ def plan_waves(jobs: Sequence[MatchJob], per_host: int) -> list[list[int]]:
     """Job indices in waves, in order: a job joins the current wave while each
     code participant's episodes in it stay within `per_host` (a job larger
     than that on its own gets a wave to itself: a match is never split)."""
-    from csro_tui.evaluation.participants import CodePolicy
-
     waves: list[list[int]] = []
     held: dict = {}
     for index, job in enumerate(jobs):

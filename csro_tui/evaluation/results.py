@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from csro_tui.policies.failures import PolicyFailure
+from csro_tui.sandbox.failures import PolicyFailure
 
 # A standard error is the spread of seat-swapped pairs' means, so it needs two
 # pairs (four episodes); one pair cannot measure its own noise (issue 27).

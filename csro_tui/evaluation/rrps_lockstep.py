@@ -30,7 +30,7 @@ import numpy as np
 from csro_tui.evaluation.lockstep import Lockstep, _fewer_gc_passes
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.sampling import episode_streams, sample
-from csro_tui.policies.failures import PolicyFailure
+from csro_tui.sandbox.failures import PolicyFailure
 
 # The observation's keys in RRPSView's order; legal actions never change.
 KEYS = ["round", "my_moves", "opp_moves", "my_score", "legal_actions"]

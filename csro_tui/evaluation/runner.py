@@ -23,8 +23,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import MatchJob, play_matches
 from csro_tui.evaluation.results import MatchResult
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
@@ -119,7 +121,7 @@ def _episodes(job: MatchJob) -> int:
 
 
 def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:
-    from csro_tui.evaluation.exact import exact_payoff
+    from csro_tui.evaluation.exact import exact_payoff  # start-up time: importing it loads open_spiel
 
     results = []
     for done, job in enumerate(jobs, start=1):
@@ -137,8 +139,6 @@ def evaluation_seconds(limits: Any) -> float:
 
 def _failed_participants(job: MatchJob, failure) -> list:
     """The code participants of `job` that `failure` names (by host name)."""
-    from csro_tui.evaluation.participants import CodePolicy
-
     return [p for p in (job.a, job.b) if isinstance(p, CodePolicy) and p.name == failure.policy]
 
 
@@ -147,8 +147,6 @@ def _unplayed(job: MatchJob, failure) -> MatchResult:
 
 
 def _cap_failure(limits: Any):
-    from csro_tui.policies.failures import FailureCategory, PolicyFailure
-
     return PolicyFailure(
         FailureCategory.TIMEOUT,
         f"not played: the evaluation reached its wall-time cap of {evaluation_seconds(limits):g} s",

@@ -39,6 +39,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS
+from csro_tui.sandbox.isolation import HOST_MODULES, HOST_SCRIPT, isolation_mode, kernel_layers
+
 if TYPE_CHECKING:
     from csro_tui.games.base import GameSpec
 
@@ -65,9 +68,9 @@ def fingerprinted_files() -> list[Path]:
     """What runs and reads a policy: the host's files, the parent's answer checks
     (sandbox.py, exact.py), the contract, the names the host's guard forbids
     (validation.py) and the host's environment (isolation.py)."""
-    from csro_tui.evaluation import exact
-    from csro_tui.policies import contract, isolation, sandbox, validation
-    from csro_tui.policies.isolation import HOST_MODULES, HOST_SCRIPT
+    from csro_tui.evaluation import exact  # start-up time: importing it loads open_spiel, pyspiel
+    # start-up time: importing it loads orjson, rich
+    from csro_tui.sandbox import contract, isolation, sandbox, validation
 
     parent_side = (sandbox, exact, contract, validation, isolation)
     return [Path(HOST_SCRIPT), *HOST_MODULES, *(Path(module.__file__) for module in parent_side)]
@@ -90,9 +93,7 @@ def table_key(spec: "GameSpec", source_hash: str, observations: str) -> str:
     `observations`: a digest of every observation the tabulariser shows the
     policy, in order (exact._observation_digest).
     """
-    from csro_tui.evaluation.exact import TABULARIZE_SEED
-    from csro_tui.policies.contract import ALLOWED_IMPORTS
-    from csro_tui.policies.isolation import isolation_mode, kernel_layers
+    from csro_tui.evaluation.exact import TABULARIZE_SEED  # start-up time: importing it loads open_spiel, pyspiel
 
     parts = {
         "format": CACHE_FORMAT,

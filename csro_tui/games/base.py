@@ -22,7 +22,7 @@ around it (docs/ARCHITECTURE.md, Contract 3):
   mixture does), and `behaviour_features()`, reserved for behaviour
   profiles (issue 22).
 
-No code outside `games/` branches on a particular game (tests/test_games_self_described.py).
+No code outside `games/` branches on a particular game (tests/games/test_game_knowledge_stays_in_games.py).
 
 Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`, `liars_dice`,
 `generic`); `csro_tui.games.registry.get_game` builds them from a name.
@@ -36,6 +36,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import pyspiel
+
+from csro_tui.games.presentation import Presentation
 
 if TYPE_CHECKING:  # OpenSpiel's python policies are only needed for typing here
     from open_spiel.python import policy as openspiel_policy
@@ -220,8 +222,6 @@ class GameSpec:
     def presentation(self) -> "Presentation":
         """How the play screen shows this game (games/presentation.py); the default
         shows any game from its observation."""
-        from csro_tui.games.presentation import Presentation
-
         return Presentation(self)
 
     def behaviour_features(self) -> Sequence[Any]:
@@ -308,7 +308,7 @@ class GameSpec:
     def __reduce__(self):
         # Specs hold a loaded pyspiel game; rebuilding from the name is cheaper
         # and keeps worker processes on the same registry code path.
-        from csro_tui.games.registry import get_game
+        from csro_tui.games.registry import get_game  # start-up time: importing it loads numpy, open_spiel
 
         return (get_game, (self.name,))
 

@@ -29,6 +29,7 @@ from csro_tui.games.leduc import LeducSpec
 from csro_tui.games.liars_dice import LiarsDiceSpec
 from csro_tui.games.repeated_leduc import RepeatedLeducSpec
 from csro_tui.games.rrps import RRPSSpec
+from csro_tui.names import close_names
 
 # Built-in games: name -> factory taking the parsed parameters as keywords.
 BUILTIN: dict[str, Callable[..., GameSpec]] = {
@@ -145,8 +146,6 @@ _UTILITY_WORDS = {
 
 
 def _suggestions(short_name: str, registered: list[str]) -> str:
-    from csro_tui.names import close_names
-
     # similar spellings first; names containing it only from 3 characters on ("x" named dark_hex)
     close = close_names(short_name, [*BUILTIN, *ALIASES, *registered])
     hint = f" (did you mean {', '.join(close)}?)" if close else ""

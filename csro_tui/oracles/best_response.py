@@ -30,14 +30,13 @@ from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 
 from csro_tui.errors import CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal, repeated_rejection_note
-from csro_tui.oracles.registry import OracleExhausted
-from csro_tui.oracles.render import (
-    DecisionPoint,
-    SeatTable,
-    decision_points,
-    render_decision_tables,
-)
+from csro_tui.evaluation.exact import game_tables, mixture_policy_of_tables, tabularize
+from csro_tui.evaluation.participants import CodePolicy
+from csro_tui.oracles.base import OracleContext, repeated_rejection_note
+from csro_tui.oracles.registry import OracleExhausted, game_refusal
+from csro_tui.oracles.render import DecisionPoint, SeatTable, decision_points, render_decision_tables
+from csro_tui.records import PolicyRecord, Proposal
+from csro_tui.same_code import normalized_code
 
 if TYPE_CHECKING:
     import pyspiel
@@ -172,8 +171,6 @@ class _KeyedTree:
     """
 
     def __init__(self, spec: "GameSpec", seat: int, points: Sequence[DecisionPoint]) -> None:
-        from csro_tui.evaluation.exact import game_tables
-
         tables = game_tables(spec)
         template = tables.template
         game = spec.load()
@@ -298,7 +295,6 @@ def _is_game_table(spec: "GameSpec", policy) -> bool:
     """Whether `policy` is a TabularPolicy over the game's own rows (the exact tables')."""
     if not isinstance(policy, openspiel_policy.TabularPolicy) or not getattr(spec, "exact", False):
         return False
-    from csro_tui.evaluation.exact import game_tables
 
     template = game_tables(spec).template
     return policy.action_probability_array.shape == template.action_probability_array.shape and (
@@ -350,9 +346,7 @@ def exact_best_response(
 
 
 def _require_exact(spec: "GameSpec") -> None:
-    """The oracle's declared need (oracles/registry.ORACLE_NEEDS), for callers that bypass the registry's check."""
-    from csro_tui.oracles.registry import game_refusal
-
+    """The oracle's declared need (its `game_needs` in oracles/registry.py), for callers that bypass the registry's check."""
     refusal = game_refusal(BestResponseOracle.name, spec)
     if refusal:
         raise CsroError(refusal)
@@ -428,8 +422,6 @@ def _raise_if_a_member(population: Sequence[PolicyRecord], source: str, against:
     the meta-strategy is no equilibrium and the exploitability check above
     never fires).
     """
-    from csro_tui.engine.duplicates import normalized_code
-
     code = normalized_code(source)
     if code is None:
         return
@@ -445,9 +437,6 @@ def meta_strategy_policy(
     spec: "GameSpec", members: Sequence[PolicyRecord], weights: Sequence[float]
 ) -> openspiel_policy.TabularPolicy:
     """The reach-weighted behavioural mixture of `members`, each tabularised in its sandbox."""
-    from csro_tui.evaluation.exact import mixture_policy_of_tables, tabularize
-    from csro_tui.evaluation.participants import CodePolicy
-
     tables = [tabularize(spec, CodePolicy(m.name, m.source)) for m in members]
     return mixture_policy_of_tables(spec, tables, list(weights))
 

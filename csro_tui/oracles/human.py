@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.evaluation.participants import read_policy_file
-from csro_tui.oracles.base import OracleContext, Proposal
+from csro_tui.oracles.base import OracleContext
+from csro_tui.records import Proposal
 
 
 class HumanOracle:

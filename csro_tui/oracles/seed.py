@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, CsroError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Proposal
+from csro_tui.evaluation.participants import CodePolicy
+from csro_tui.oracles.base import OracleContext
 from csro_tui.oracles.registry import OracleExhausted
+from csro_tui.records import PolicyRecord, Proposal
 
 # Episodes per (candidate, member) pair when no preview is available; seeds
 # are ranked only roughly, the engine's own preview measures the winner.
@@ -105,8 +107,7 @@ class SeedOracle:
 
     def _play_against_meta_strategy(self, context: OracleContext, name: str, source: str) -> float:
         """Sampled payoff against the meta-strategy, through the referee."""
-        from csro_tui.evaluation.participants import CodePolicy
-        from csro_tui.evaluation.referee import play_match
+        from csro_tui.evaluation.referee import play_match  # start-up time: importing it loads numpy, pyspiel
 
         candidate = CodePolicy(name, source)
         expected = 0.0

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
-from csro_tui.policies.failures import PolicyFailure
+from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
+from csro_tui.sandbox.failures import PolicyFailure
 
 SCHEMA_VERSION = 1
 
@@ -134,17 +134,10 @@ class ProposalValidated(Event):
 
     TYPE: ClassVar[str] = "proposal_validated"
     proposal_id: str
-    valid: bool
-    issues: list[dict[str, Any]] = field(default_factory=list)  # line, col, message
-    smoke: dict[str, float] = field(default_factory=dict)  # member id -> mean payoff
-    smoke_episodes: int = 0
-    failure: PolicyFailure | None = None
-    timing: str = ""  # how long the candidate's calls took in the smoke run (one line, "" if not measured)
-    printed: str = ""  # what the candidate printed in the smoke run, discarded (one line, "" if nothing)
-    # An invalid proposal with the same code as a known policy (a member or a
-    # rejected proposal); valid ones carry this in their preview instead.
-    duplicate_of: str | None = None
-    duplicate_reason: str = ""
+    # On the wire its fields sit beside proposal_id, as in every version-1 log; an invalid
+    # proposal with the same code as a known policy carries `duplicate_of` here, valid ones
+    # in their preview. `timing`, `smoke_stderr` and `printed` were added later: older logs read them as empty.
+    validation: ValidationResult
 
 
 @dataclass(kw_only=True)
@@ -211,7 +204,7 @@ class MetaSolved(Event):
 
 @dataclass(kw_only=True)
 class MetricsComputed(Event):
-    """What an iteration achieved (see `csro_tui.engine.metrics`)."""
+    """What an iteration achieved (see `csro_tui.engine.iteration_metrics`)."""
 
     TYPE: ClassVar[str] = "metrics"
     iteration: int
@@ -310,6 +303,8 @@ def _to_json(value: Any) -> Any:
             "expected_stderr": _finite(value.expected_stderr),
             "pairs": value.pairs,
         }
+    if isinstance(value, ValidationResult):
+        return _validation_to_json(value)
     if isinstance(value, (PolicyRecord, Proposal)):
         return _to_json(dataclasses.asdict(value))
     if isinstance(value, dict):
@@ -319,6 +314,34 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, float):
         return _finite(value)
     return value
+
+
+# The fields of a ValidationResult as a version-1 proposal_validated line has them (flat), in
+# that order; `timing`, `smoke_stderr` and `printed` came later and are optional when read.
+_VALIDATION_KEYS = (
+    "valid", "issues", "smoke", "smoke_episodes", "failure", "timing", "duplicate_of", "duplicate_reason", "smoke_stderr",
+    "printed",
+)
+
+
+def _validation_to_json(value: ValidationResult) -> dict[str, Any]:
+    return {key: _to_json(getattr(value, key)) if key != "failure" else _failure_to_json(value.failure)
+            for key in _VALIDATION_KEYS}
+
+
+def _validation_from_json(record: dict[str, Any]) -> ValidationResult:
+    return ValidationResult(
+        valid=bool(record["valid"]),
+        issues=list(record.get("issues") or []),
+        failure=_failure_from_json(record.get("failure")),
+        smoke=dict(record.get("smoke") or {}),
+        smoke_episodes=int(record.get("smoke_episodes") or 0),
+        smoke_stderr={k: float(v) for k, v in (record.get("smoke_stderr") or {}).items() if v is not None},
+        timing=str(record.get("timing") or ""),
+        printed=str(record.get("printed") or ""),
+        duplicate_of=record.get("duplicate_of"),
+        duplicate_reason=record.get("duplicate_reason") or "",
+    )
 
 
 def _nan_if_none(value: Any) -> float:
@@ -368,7 +391,11 @@ def to_record(event: Event) -> dict[str, Any]:
     for f in dataclasses.fields(event):
         if f.name in ("seq", "ts"):
             continue
-        record[f.name] = _to_json(getattr(event, f.name))
+        value = getattr(event, f.name)
+        if isinstance(value, ValidationResult):
+            record.update(_validation_to_json(value))  # flat, as version 1 wrote it
+        else:
+            record[f.name] = _to_json(value)
     return record
 
 
@@ -390,6 +417,9 @@ def from_record(record: Any) -> Event:
     kwargs: dict[str, Any] = {"seq": record["seq"], "ts": str(record["ts"])}
     try:
         for f in dataclasses.fields(cls):
+            if f.name == "validation" and cls is ProposalValidated:
+                kwargs["validation"] = _validation_from_json(record)
+                continue
             if f.name in ("seq", "ts") or f.name not in record:
                 continue
             value = record[f.name]

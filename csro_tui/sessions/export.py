@@ -16,12 +16,13 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 from pathlib import Path
 
 from csro_tui.errors import SessionError
-from csro_tui.numbers import number as format_number
-from csro_tui.numbers import counted, sparkline, stored_number
+from csro_tui.numbers import counted, number as format_number, sparkline, stored_number
+from csro_tui.sessions.plot import line_chart_svg
 from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
@@ -173,7 +174,7 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
             return "the smoke run's matches (the default when this session was recorded)"
         if key == "episodes":
             try:
-                from csro_tui.games.registry import get_game
+                from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
                 spec = get_game(game)
                 return "exact (computed, no episodes)" if spec.exact else f"{spec.default_episodes} (the game's default)"
@@ -181,11 +182,12 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
                 return "the game's default"
         if key in _UNSET_SETTINGS:
             return _UNSET_SETTINGS[key]
-        from csro_tui.config import SANDBOX_LIMIT_FIELDS
 
-        if key in SANDBOX_LIMIT_FIELDS:  # the sandbox's default at the time of the export
-            from csro_tui.policies.sandbox import SandboxLimits
+        # a sandbox limit (a RunConfig field named as the SandboxLimits field it sets, the
+        # config's SANDBOX_LIMIT_FIELDS): the sandbox's default at the time of the export
+        from csro_tui.sandbox.sandbox import SandboxLimits  # start-up time: importing it loads orjson, rich
 
+        if key in {f.name for f in dataclasses.fields(SandboxLimits)}:
             return f"{getattr(SandboxLimits(), key):g} (default)"
         return "-"
     return "`" + str(value).replace("`", "'").replace("|", "\\|") + "`"
@@ -214,8 +216,6 @@ def export_session(state: SessionState, out: Path) -> list[Path]:
 
 def write_plot(state: SessionState, path: Path) -> Path | None:
     """The headline figure per iteration as SVG (None when there is nothing to draw)."""
-    from csro_tui.sessions.plot import line_chart_svg
-
     rows = iteration_rows(state)
     name, values = headline_series(rows)
     if not any(v is not None for v in values):
@@ -230,6 +230,6 @@ def write_plot(state: SessionState, path: Path) -> Path | None:
 
 def _cell(text: str) -> str:
     """Text fit for a Markdown table cell: one line, pipes escaped."""
-    from csro_tui.text import one_line
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     return one_line(text, 200).replace("|", "\\|")

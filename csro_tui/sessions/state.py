@@ -16,7 +16,7 @@ import numpy as np
 
 from csro_tui.errors import SessionError
 from csro_tui.meta.metagame import MetaGame, PayoffEntry
-from csro_tui.oracles.base import PolicyRecord, Proposal
+from csro_tui.records import PolicyRecord, Proposal, ValidationResult
 from csro_tui.sessions.events import (
     BenchmarkEvaluated,
     Event,
@@ -37,6 +37,7 @@ from csro_tui.sessions.events import (
     SessionResumed,
     SessionStarted,
 )
+from csro_tui.sessions.store import SessionInfo
 
 
 @dataclass
@@ -49,7 +50,7 @@ class ProposalState:
     proposal: Proposal
     edited_from: str | None = None
     edited_by: str | None = None
-    validation: ProposalValidated | None = None
+    validation: ValidationResult | None = None  # as recorded by its proposal_validated event
     preview: ProposalPreviewed | None = None
     decision: ProposalDecided | None = None
     policy_id: str | None = None  # set when it joined the population
@@ -160,7 +161,7 @@ class SessionState:
             raise SessionError(f"event {event.seq}: unknown proposal {proposal_id!r}") from None
 
     def _on_proposal_validated(self, event: ProposalValidated) -> None:
-        self._proposal(event, event.proposal_id).validation = event
+        self._proposal(event, event.proposal_id).validation = event.validation
 
     def _on_proposal_previewed(self, event: ProposalPreviewed) -> None:
         self._proposal(event, event.proposal_id).preview = event
@@ -327,8 +328,6 @@ class SessionState:
         return self.metrics[-1] if self.metrics else None
 
     def summary(self, directory: Path) -> "SessionInfo":
-        from csro_tui.sessions.store import SessionInfo
-
         started = self.started
         return SessionInfo(
             id=directory.name,

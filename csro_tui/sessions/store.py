@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Mapping
 
 from csro_tui.errors import SessionError
-from csro_tui.oracles.base import PolicyRecord
-from csro_tui.sessions.events import (
-    Event,
-    EventFormatError,
-    SessionStarted,
-    from_record,
-    to_record,
-)
+from csro_tui.names import did_you_mean
+from csro_tui.records import PolicyRecord
+from csro_tui.sessions.events import Event, EventFormatError, SessionClosed, SessionStarted, from_record, to_record
 
 EVENTS_FILE = "events.jsonl"
 TORN_SUFFIX = ".torn"
@@ -359,7 +354,6 @@ class SessionStore:
         if under_root.is_dir() or candidate.is_dir():
             where = under_root if under_root.is_dir() else candidate
             raise SessionError(f"{where}: not a session directory (no {EVENTS_FILE})")
-        from csro_tui.names import did_you_mean
 
         ids = [d.name for d in self.root.iterdir() if (d / EVENTS_FILE).exists()] if self.root.is_dir() else []
         raise SessionError(
@@ -419,7 +413,7 @@ class SessionStore:
         (events.jsonl.bak, .bak.2, ...), then replaced at once by the events before that line.
         Refused when no event would be left, or when the events kept do not fold into a state.
         Run it while no `csro run` writes the session."""
-        from csro_tui.sessions.state import fold  # the fold imports the store's types
+        from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy; the fold imports the store's types
 
         path, data = _log_bytes(self.resolve(ref) / EVENTS_FILE)
         log, bad = _scan(path, data)
@@ -457,8 +451,6 @@ class SessionStore:
         log serialises two windows doing this at once; a session that is not
         closed may be running in another process, so it is refused (resume it
         to record there)."""
-        from csro_tui.sessions.events import SessionClosed
-
         directory = self.resolve(ref)
         path = directory / EVENTS_FILE
         try:
@@ -483,7 +475,7 @@ class SessionStore:
         """Every session under the root, newest first; unreadable ones carry `error`."""
         if not self.root.is_dir():
             return []
-        from csro_tui.sessions.state import fold  # the fold imports the store's types
+        from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy; the fold imports the store's types
 
         infos: list[SessionInfo] = []
         for directory in sorted(self.root.iterdir()):

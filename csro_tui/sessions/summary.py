@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from csro_tui.evaluation.metrics import population_metrics
-from csro_tui.numbers import counted
+from csro_tui.evaluation.population_metrics import population_metrics
+from csro_tui.numbers import counted, number
 from csro_tui.sessions.state import SessionState, headline_metric
 
 
@@ -33,8 +33,6 @@ class IterationRow:
     @property
     def headline_text(self) -> str:
         """"exploitability 0.2500", "AggScore -3.1 ± 2.0", or "" (meta-NashConv has its own column)."""
-        from csro_tui.numbers import number
-
         if not self.metric_name or self.metric_name == "meta-NashConv":
             return ""
         return f"{self.metric_name} {number(self.metric_value, stderr=self.metric_stderr)}"
@@ -103,7 +101,7 @@ def decision_text(state: SessionState, iteration: int) -> str:
 
 def first_line(text: str, limit: int = 100) -> str:
     """The informative line of a reason: the first, or a traceback's last (the exception)."""
-    from csro_tui.text import one_line
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     if not lines:

@@ -12,9 +12,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from csro_tui.engine.gate import expected_stderr
+from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
+from csro_tui.numbers import counted, number
+from csro_tui.records import Decision
+from csro_tui.sessions.review import review_request
+from csro_tui.sessions.state import headline_metric
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.model import Cell, DashboardData, Member, ReviewDecision, ReviewInfo
-from csro_tui.numbers import counted, number
 
 REGENERATE_REASON = "regenerate: the reviewer asked for a different proposal"
 
@@ -32,10 +37,6 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
 
     `log` is the event log's lines when the caller keeps them already.
     """
-    from csro_tui.engine.gate import expected_stderr
-    from csro_tui.evaluation.metrics import agg_score_stderr, population_metrics
-    from csro_tui.sessions.state import headline_metric
-
     started = state.started
     weights = state.meta_strategy
     ids = state.ids
@@ -160,11 +161,12 @@ def event_line(event: Any) -> str:
         if event.edited_from:
             body += f" (edit of {event.edited_from})"
     elif kind == "proposal_validated":
-        body = f"{event.proposal_id} " + ("valid" if event.valid else "invalid")
-        if event.failure is not None:
-            body += f": {event.failure.summary()}"
-        elif event.issues:
-            first = event.issues[0]
+        validation = event.validation
+        body = f"{event.proposal_id} " + ("valid" if validation.valid else "invalid")
+        if validation.failure is not None:
+            body += f": {validation.failure.summary()}"
+        elif validation.issues:
+            first = validation.issues[0]
             body += f": line {first.get('line', '?')}: {first.get('message', '')}"
     elif kind == "proposal_previewed":
         value = _num(event.preview.expected_payoff)
@@ -184,8 +186,6 @@ def event_line(event: Any) -> str:
     elif kind == "meta_solved":
         body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
     elif kind == "metrics":
-        from csro_tui.sessions.state import headline_metric
-
         headline = headline_metric(event)
         if headline is not None and _num(headline[1]) is not None:
             body = f"iteration {event.iteration} {headline[0]} {number(headline[1], 4)}"
@@ -218,7 +218,7 @@ def review_info(review: Any) -> ReviewInfo:
     if validation.timing:
         # "slow: ..." when act is far slower than the contract expects (clock.slow_act_note)
         lines.append(("warning: " if "slow: " in validation.timing else "ok: ") + f"timing: {validation.timing}")
-    if getattr(validation, "printed", ""):
+    if validation.printed:
         lines.append(f"warning: {validation.printed}")
     preview = review.preview
     failure = None
@@ -272,8 +272,6 @@ def _shortfall(preview: Any) -> str | None:
 
 def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:
     """The engine's `Decision` for what the person chose."""
-    from csro_tui.reviewers import Decision
-
     if decision.kind == "accept":
         return Decision.accept()
     if decision.kind == "edit":
@@ -288,46 +286,10 @@ def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:
 def proposal_info(state: Any, proposal_id: str) -> tuple[ReviewInfo, str]:
     """A recorded proposal as the review screen saw it, and its decision in words
     (the full rejection reason, the note when the engine overrode the reviewer)."""
-    from csro_tui.reviewers import ProposalVersion, ReviewRequest, ValidationResult
-
     entry = state.proposals[proposal_id]
-    validated = entry.validation
-    validation = ValidationResult(
-        valid=bool(validated.valid) if validated is not None else False,
-        issues=list(validated.issues) if validated is not None else [],
-        failure=validated.failure if validated is not None else None,
-        smoke=dict(validated.smoke) if validated is not None else {},
-        smoke_episodes=validated.smoke_episodes if validated is not None else 0,
-        timing=getattr(validated, "timing", "") if validated is not None else "",
-        printed=getattr(validated, "printed", "") if validated is not None else "",
-    )
-    chain = state.edit_chain(proposal_id)
-    history = [
-        ProposalVersion(
-            proposal_id=version.id,
-            source=version.proposal.source,
-            edited_by=version.edited_by,
-            expected_payoff=version.preview.preview.expected_payoff if version.preview is not None else None,
-        )
-        for version in chain[:-1]
-    ]
-    parent = None
-    if entry.proposal.parent:
-        parent = next((e.policy.source for e in state.events if e.TYPE == "policy_added" and e.policy.id == entry.proposal.parent), None)
-    request = ReviewRequest(
-        proposal_id=proposal_id,
-        proposal=entry.proposal,
-        iteration=entry.iteration,
-        attempt=entry.attempt,
-        validation=validation,
-        preview=entry.preview.preview if entry.preview is not None else None,
-        parent_source=parent,
-        history=history,
-        edited_by=entry.edited_by,
-        max_attempts=int(state.config.get("max_attempts") or 0),
-    )
+    request = review_request(state, proposal_id)
     info = review_info(request)
-    if validated is None:
+    if entry.validation is None:
         info.validation = ["not validated (the session stopped before its gate)"]
     decision = entry.decision
     if decision is None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import deque
 import signal
 import threading
 import time
 import traceback
+from collections import deque
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
@@ -21,18 +21,26 @@ from typing import Any, Iterable
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.drivers._writer_thread import WriterThread
+from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from csro_tui.sessions.export import export_session
+from csro_tui.sessions.state import fold
 from csro_tui.text import clean_text, one_line
-from csro_tui.tui.model import DashboardData, LaunchOptions, ReviewDecision
+from csro_tui.tui.backend import Backend
+from csro_tui.tui.model import DashboardData, LaunchOptions, ReviewDecision, StartChoices
 from csro_tui.tui.reviewer import QueueReviewer
 from csro_tui.tui.screens.dashboard import DashboardScreen
+from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.help import HelpScreen
+from csro_tui.tui.screens.llm_call import LLMCallScreen
 from csro_tui.tui.screens.review import ReviewScreen
-from csro_tui.tui.model import StartChoices
+from csro_tui.tui.screens.sessions import SessionsScreen, TimelineScreen
 from csro_tui.tui.screens.start import OpenSession, StartScreen
+from csro_tui.tui.widgets.dashboard_view import DashboardView
 
 
 class EngineUpdate(Message):
@@ -71,8 +79,6 @@ class CsroApp(App[None]):
     ) -> None:
         super().__init__()
         if backend is None:
-            from csro_tui.tui.backend import Backend
-
             backend = Backend(Path(sessions_dir))
         self.backend = backend
         self.options = options
@@ -252,8 +258,6 @@ class CsroApp(App[None]):
 
         Literal text goes to Textual escaped, as markup: its markup=False path
         stalled the pilot's waits while a session closed (test_navigation)."""
-        from textual.markup import escape
-
         text = clean_text(message)
         super().notify(text if markup else escape(text), title=one_line(title), severity=severity, timeout=timeout, markup=True)
 
@@ -300,8 +304,6 @@ class CsroApp(App[None]):
 
     def _show_oracle_activity(self) -> None:
         """While the oracle waits for its LLM, the call's state and its reply so far (twice a second)."""
-        from csro_tui.tui.screens.llm_call import LLMCallScreen
-
         activity = None
         if self.live is not None and self._busy():
             try:
@@ -320,8 +322,6 @@ class CsroApp(App[None]):
 
     def action_llm_call(self) -> None:
         """`l`: the LLM call in flight, whole (its reply as it streams in)."""
-        from csro_tui.tui.screens.llm_call import LLMCallScreen
-
         activity = self.live.llm_activity() if self.live is not None and self._busy() else None
         if activity is None:
             self.notify("No LLM call in flight (l shows one while the oracle waits for its model).", timeout=4)
@@ -347,8 +347,6 @@ class CsroApp(App[None]):
         self.call_from_thread(self._show_review, info)
 
     def _show_review(self, info) -> None:
-        from csro_tui.tui.screens.llm_call import LLMCallScreen
-
         self._set_work(f"waiting for your review of {info.name}")
         if isinstance(self.screen, LLMCallScreen):  # the call it showed is over: the review replaces it
             self.pop_screen()
@@ -508,9 +506,6 @@ class CsroApp(App[None]):
 
     @work(thread=True, group="export")
     def _export(self, session_id: str) -> None:
-        from csro_tui.sessions.export import export_session
-        from csro_tui.sessions.state import fold
-
         target = Path("exports") / session_id
         try:
             written = export_session(fold(self.backend.read_events(session_id)), target)
@@ -525,19 +520,15 @@ class CsroApp(App[None]):
             self.push_screen(HelpScreen())
 
     def action_sessions(self) -> None:
-        from csro_tui.tui.screens.sessions import SessionsScreen
-
         self.push_screen(SessionsScreen(self.backend))
 
     def open_recorded(self, session_id: str) -> None:
-        from csro_tui.tui.screens.sessions import TimelineScreen
-
         self.push_screen(TimelineScreen(self.backend, session_id))
 
     def action_play(self, member_id: str | None = None) -> None:
         """Play in the session on screen: the replayed one under the current
         screen if there is one, else the live one; its game, its population."""
-        from csro_tui.tui.screens.play import PlayScreen
+        from csro_tui.tui.screens.play import PlayScreen  # start-up time: importing it loads pyspiel
 
         game, data, session_id = self.play_context()
         if not game:
@@ -547,9 +538,6 @@ class CsroApp(App[None]):
 
     def play_context(self) -> tuple[str, DashboardData, str | None]:
         """(game, dashboard, session id) of the nearest session screen on the stack."""
-        from csro_tui.tui.screens.sessions import TimelineScreen
-        from csro_tui.tui.widgets.dashboard_view import DashboardView
-
         data: DashboardData | None = None
         for screen in reversed(self.screen_stack):
             if data is None and isinstance(getattr(screen, "data", None), DashboardData):
@@ -602,8 +590,6 @@ class CsroApp(App[None]):
 
     async def action_quit(self) -> None:
         """ctrl+q. An edit not yet sent is not dropped on the first press."""
-        from csro_tui.tui.screens.editor import EditorScreen
-
         editor = self.screen
         if isinstance(editor, EditorScreen) and editor.unsent and not self._quitting and self._quit_armed is not editor:
             self._quit_armed = editor
@@ -672,8 +658,6 @@ class CsroApp(App[None]):
         writer = getattr(driver, "_writer_thread", None)
         if writer is not None and not writer.is_alive():
             try:
-                from textual.drivers._writer_thread import WriterThread
-
                 fresh = WriterThread(writer._file)  # noqa: SLF001 - the stream now writes to /dev/null
                 fresh.start()
                 driver._writer_thread = fresh  # noqa: SLF001

@@ -11,16 +11,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from csro_tui.config import load_run_config
+from csro_tui.engine import new_engine, resume_engine
+from csro_tui.numbers import counted, duration, fixed, rate_text
+from csro_tui.oracles.base import oracle_llm
+from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
+from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needing
+from csro_tui.records import Bot
+from csro_tui.sessions.events import GamePlayed
+from csro_tui.sessions.state import fold
+from csro_tui.sessions.store import SessionStore
+from csro_tui.text import one_line
 from csro_tui.tui import adapt
 from csro_tui.tui.model import DashboardData, LaunchOptions, StartChoices
-
-LLM_ORACLE_PREFIX = "llm"
 
 
 class Backend:
     def __init__(self, sessions_dir: Path | str = "sessions", *, engine_parts: dict[str, Any] | None = None) -> None:
-        from csro_tui.sessions.store import SessionStore
-
         self.store = SessionStore(Path(sessions_dir))
         # Parts handed to `new_engine` instead of those made from the
         # configuration (spec, oracle, evaluator, meta_solve): tests use fakes.
@@ -28,14 +35,12 @@ class Backend:
 
     # ---------------------------------------------------------------- choices
     def choices(self) -> StartChoices:
-        from csro_tui.oracles.registry import oracle_names
-
-        from csro_tui.games.registry import list_games
+        from csro_tui.games.registry import list_games  # start-up time: importing it loads open_spiel, pyspiel
 
         games = [spec.name for spec in list_games()]  # the built-in games: the registry's list, no copy here
         solvers: list[str] = []
         try:
-            from csro_tui.meta.solvers import SOLVERS
+            from csro_tui.meta.solvers import SOLVERS  # start-up time: importing it loads scipy
 
             solvers = list(SOLVERS)
         except ImportError:
@@ -44,7 +49,8 @@ class Backend:
         return StartChoices(
             games=games,
             oracles=oracles,
-            llm_oracles={o for o in oracles if o.startswith(LLM_ORACLE_PREFIX)},
+            llm_oracles=set(oracles_needing("model")),
+            file_oracles=set(oracles_needing("file")),
             solvers=solvers,
             sessions=[(info.id, session_summary(info)) for info in self.store.list_sessions()],
         )
@@ -59,8 +65,6 @@ class Backend:
     @staticmethod
     def dashboard_at(events: list[Any], step: int) -> DashboardData:
         """The dashboard after the first `step` events (the timeline)."""
-        from csro_tui.sessions.state import fold
-
         return adapt.dashboard_data(fold(events[:step]))
 
     # ---------------------------------------------------------------- live runs
@@ -69,29 +73,25 @@ class Backend:
 
     @staticmethod
     def game_spec(name: str) -> Any:
-        from csro_tui.games.registry import get_game
+        from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
         return get_game(name)
 
     @staticmethod
     def oracle_refusals(spec: Any) -> dict[str, str]:
         """Oracle name -> why it cannot serve the game `spec` (its declared needs), for those that cannot."""
-        from csro_tui.oracles.registry import game_refusal, oracle_names
-
         refusals = {name: game_refusal(name, spec) for name in oracle_names()}
         return {name: refusal for name, refusal in refusals.items() if refusal}
 
     @staticmethod
     def seed_names(game: str) -> list[str]:
-        from csro_tui.games.registry import get_game
+        from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
         return list(get_game(game).seed_policies())
 
     @staticmethod
     def list_models(base_url: str | None) -> list[str]:
         """The model ids an OpenAI-compatible server offers (GET /models; one attempt)."""
-        from csro_tui.oracles.llm.client import LLMClient, LLMConfig
-
         return LLMClient(LLMConfig(base_url=base_url or None)).list_models()
 
     @staticmethod
@@ -111,7 +111,6 @@ class Backend:
             return True
         if session_id is None:
             return False
-        from csro_tui.sessions.events import GamePlayed
 
         self.store.append_to_closed(session_id, GamePlayed(**record))
         return True
@@ -144,27 +143,11 @@ class Backend:
         }.get(kind, "")
 
 
-def nothing_accepted(before: Any, after: Any) -> str:
-    """Says which iterations run since `before` ended without a new policy, and why ("" if none did)."""
-    from csro_tui.numbers import counted
-
-    empty = []
-    for number, iteration in sorted(after.iterations.items()):
-        if number == 0 or not iteration.finished or iteration.accepted is not None:
-            continue
-        if number in before.iterations and before.iterations[number].finished:
-            continue
-        empty.append(f"iteration {number} ended with nothing accepted ({counted(iteration.attempts, 'attempt')} used)")
-    return "; ".join(empty)
-
-
 def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> str:
     """What a run of iterations did, for a toast: each finished iteration's result
     ("iteration 3 done: tight_bluffer accepted"), then why it stopped if it did.
     An oracle with nothing more to propose ends the run as `csro run` says it:
     "completed: oracle seed has nothing more to propose: ..."."""
-    from csro_tui.numbers import counted
-
     names = {member.id: member.name for member in after.population}
     finished_by_oracle = getattr(outcome, "oracle_finished", False)
     last = max(after.iterations, default=0)
@@ -195,7 +178,6 @@ def session_summary(info: Any, *, status: bool = True) -> str:
     """One line about a recorded session; with `status`, how it closed leads (so it is never cut off)."""
     if info.error:
         return f"unreadable: {info.error}"
-    from csro_tui.numbers import counted
 
     iterations = counted(info.iterations, "iteration") + (", then the oracle finished" if info.oracle_finished else "")
     parts = [info.game, info.oracle, info.solver, iterations, counted(info.population_size, "policy", "policies")]
@@ -213,8 +195,6 @@ RATE_AFTER = 2.0  # seconds of a batch before its rate (and time left) means any
 def batch_description(activity: str, jobs: Any) -> tuple[str, str]:
     """(what, noun) for a batch's progress line: its matches against benchmark bots
     are counted as bots, a proposal's preview against the members as members."""
-    from csro_tui.engine.evaluator import Bot
-
     what = activity.rstrip("…") or "evaluating"
     if jobs and all(isinstance(getattr(job, "b", None), Bot) for job in jobs):
         what = "previewing against the benchmark bots" if what.startswith("previewing") else "playing the benchmark bots"
@@ -236,8 +216,6 @@ class BatchProgress:
     done: float = 0.0
 
     def line(self, now: float, note: str = "") -> str:
-        from csro_tui.commands._output import duration, rate_text
-
         done = min(int(self.done), self.total)  # whole matchups: a part-played one is not done
         parts = [f"{self.what}: {done}/{self.total} {self.noun}"]
         if note:
@@ -370,17 +348,15 @@ class LLMWatch:
 
     @classmethod
     def attach(cls, oracle: Any) -> "LLMWatch | None":
-        """A watch on `oracle`'s LLM backend (its own, or its mutation operator's); None without one."""
-        backend = getattr(oracle, "backend", None) or getattr(getattr(oracle, "operator", None), "backend", None)
-        if backend is None or not callable(getattr(backend, "complete", None)):
+        """A watch on the LLM client `oracle` declares (`oracles.base.oracle_llm`); None for an oracle without one."""
+        use = oracle_llm(oracle)
+        if use is None:
             return None
-        budget = getattr(oracle, "budget", None) or getattr(getattr(oracle, "settings", None), "budget", None)
-        return cls(backend, getattr(oracle, "name", "oracle"), budget if isinstance(budget, int) else None)
+        return cls(use.client, oracle.name, use.budget)
 
     def _begin(self, messages: Any, purpose: str) -> CallInFlight:
         import time
 
-        from csro_tui.oracles.llm.client import estimate_tokens
 
         try:
             prompt = sum(estimate_tokens(str(m.get("content", ""))) for m in messages)
@@ -397,8 +373,6 @@ class LLMWatch:
         return call
 
     def _ended(self, call: CallInFlight, failure: str | None) -> None:
-        from csro_tui.text import one_line
-
         with self._lock:
             if call in self._in_flight:
                 self._in_flight.remove(call)
@@ -440,9 +414,6 @@ class LLMWatch:
 
 def score_note(preview: Any) -> str:
     """A candidate's preview in a few words: payoff against the meta-strategy, a copy, or its failure."""
-    from csro_tui.numbers import fixed
-    from csro_tui.text import one_line
-
     failure = getattr(preview, "failure", None)
     if failure is not None:
         return one_line(f"failed: {failure.summary()}", 60)
@@ -490,9 +461,6 @@ class LiveRun:
     def start(
         cls, backend: Backend, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
     ) -> "LiveRun":
-        from csro_tui.config import load_run_config
-        from csro_tui.engine import new_engine
-
         flags = {**options.flags(), "sessions_dir": str(backend.store.root)}
         config = load_run_config(flags)
         engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
@@ -505,8 +473,6 @@ class LiveRun:
     def resume(
         cls, backend: Backend, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
     ) -> "LiveRun":
-        from csro_tui.engine import resume_engine
-
         engine, _warnings = resume_engine(session_id, store=backend.store, reviewer=reviewer, **backend.engine_parts)
         run = cls(engine, on_event)
         # finish what a stop interrupted (e.g. evaluating an accepted policy); no new iteration

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from csro_tui.numbers import number
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -23,8 +25,6 @@ class Cell:
     self_play: bool = False  # a policy against itself: 0 by symmetry, never evaluated
 
     def describe(self) -> str:
-        from csro_tui.numbers import number
-
         if self.self_play:
             return "0 by symmetry (against itself)"
         if self.exact:
@@ -261,7 +261,8 @@ class LaunchOptions:
 class StartChoices:
     games: list[str] = field(default_factory=list)
     oracles: list[str] = field(default_factory=list)
-    llm_oracles: set[str] = field(default_factory=set)
+    llm_oracles: set[str] = field(default_factory=set)  # the oracles that need a model
+    file_oracles: set[str] = field(default_factory=set)  # the oracles that need a policy file
     solvers: list[str] = field(default_factory=list)
     # (session id, summary line) of recorded sessions, newest first
     sessions: list[tuple[str, str]] = field(default_factory=list)

@@ -38,6 +38,10 @@ compared with a clean run.  Used by test_corpus.py and make_table.py.
 
 from __future__ import annotations
 
+import pytest
+
+import signal
+
 import ast
 import hashlib
 import os
@@ -57,8 +61,8 @@ from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.evaluation.referee import MatchJob, play_match, play_matches
 from csro_tui.evaluation.results import MatchResult
 from csro_tui.games.registry import get_game
-from csro_tui.policies.sandbox import PolicyHost, SandboxLimits
-from csro_tui.policies.validation import ValidationIssue, validate_source
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
+from csro_tui.sandbox.validation import ValidationIssue, validate_source
 
 CORPUS_DIR = Path(__file__).with_name("corpus")
 MODES = ("bubblewrap", "rlimits")
@@ -435,3 +439,64 @@ class Row:
     tries: str
     static: str
     outcomes: dict[str, str] = field(default_factory=dict)
+
+
+CASES = load_cases()
+IDS = [case.name for case in CASES]
+
+
+def check_runtime_layers(case, mode, arena) -> None:
+    """A case played with validation bypassed, straight into a sandbox host in a real referee lockstep:
+    every run-time check of test_corpus.py (shared with test_corpus_pooled.py)."""
+    before = arena.snapshot()
+    strays = stray_markers()
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
+    group = os.getpgrp()
+
+    with arena_environment(arena):
+        run = play_case(case, arena, mode)
+
+    # The match ended as declared, with a one-line summary naming the culprit.
+    failure = run.result.failure
+    assert run.outcome == case.runtime(mode), run.summary
+    if failure is not None:
+        summary = failure.summary()
+        assert "\n" not in summary and len(summary) < 400, summary
+        # Policy-made text arrives without terminal controls (C0 but tab and newline, DEL, C1).
+        for text in (summary, failure.traceback):
+            assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
+        assert failure.policy == "adversary"
+        assert re.search(case.expect["message"], summary), summary
+        assert arena.secret not in failure.message + failure.traceback
+    else:
+        assert run.result.episodes == EPISODES and len(run.result.returns) == EPISODES
+    if "seconds" in case.expect:  # a stated bound on how long the policy can hold an evaluation
+        assert run.seconds <= case.expect["seconds"], f"took {run.seconds:.1f} s"
+
+    # Nothing outside the hosts' temporary directories changed; nothing connected.
+    assert arena.snapshot() == before
+    assert stray_markers() == strays
+    assert run.connections == 0
+
+    # The parent's API key is not spelled in any episode's moves.
+    num_actions = get_game(case.game).game_info()["num_actions"]
+    assert not spells(run.actions, secret_encoding(arena.secret, num_actions))
+    if case.expect.get("leak") and run.outcome == "ok":
+        assert run.actions and all(answers for answers in run.actions.values())
+    if "actions" in case.expect:  # what the policy's moves may be: e.g. "learned nothing"
+        answers = [answer for episode in run.actions.values() for answer in episode]
+        assert answers and set(answers) <= set(case.expect["actions"]), sorted(set(map(str, answers)))
+
+    # The opponent, which also played a clean bystander on the same host, and
+    # the referee behaved exactly as without the hostile policy around.
+    reference = clean_bystander_result(case, mode)
+    assert run.bystander.failure is None, run.bystander.failure.summary()
+    assert (run.bystander.returns, run.bystander.seeds) == (reference.returns, reference.seeds)
+
+    # No host outlived the match, and this process is as it was.
+    assert run.host_pids
+    for pid in run.host_pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert {sig: signal.getsignal(sig) for sig in handlers} == handlers
+    assert os.getpgrp() == group

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from csro_tui.policies.sandbox import bubblewrap_problem  # noqa: E402
+from csro_tui.sandbox.sandbox import bubblewrap_problem  # noqa: E402
 from tests.adversarial.harness import (  # noqa: E402
     MODES,
     Arena,

@@ -14,45 +14,12 @@ behave exactly as in a clean run.  See harness.py for the case format.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 
 import pytest
 
 from csro_tui.games.registry import get_game
-from csro_tui.policies.sandbox import bubblewrap_problem
-from tests.adversarial.harness import (
-    EPISODES,
-    MODES,
-    Arena,
-    arena_environment,
-    clean_bystander_result,
-    load_cases,
-    play_case,
-    secret_encoding,
-    spells,
-    static_issues,
-    stray_markers,
-)
-
-CASES = load_cases()
-IDS = [case.name for case in CASES]
-
-
-@pytest.fixture
-def arena():
-    arena = Arena()
-    yield arena
-    arena.close()
-
-
-@pytest.fixture(params=MODES)
-def mode(request):
-    if request.param == "bubblewrap" and bubblewrap_problem():
-        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
-    return request.param
-
+from tests.adversarial.harness import CASES, IDS, check_runtime_layers, MODES, Arena, arena_environment, static_issues
 
 def test_the_corpus_covers_every_outcome():
     assert len(CASES) >= 30
@@ -80,58 +47,7 @@ def test_static_validation(case, arena):
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_runtime_layers_hold_without_static_validation(case, mode, arena):
-    before = arena.snapshot()
-    strays = stray_markers()
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
-    group = os.getpgrp()
-
-    with arena_environment(arena):
-        run = play_case(case, arena, mode)
-
-    # The match ended as declared, with a one-line summary naming the culprit.
-    failure = run.result.failure
-    assert run.outcome == case.runtime(mode), run.summary
-    if failure is not None:
-        summary = failure.summary()
-        assert "\n" not in summary and len(summary) < 400, summary
-        # Policy-made text arrives without terminal controls (C0 but tab and newline, DEL, C1).
-        for text in (summary, failure.traceback):
-            assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
-        assert failure.policy == "adversary"
-        assert re.search(case.expect["message"], summary), summary
-        assert arena.secret not in failure.message + failure.traceback
-    else:
-        assert run.result.episodes == EPISODES and len(run.result.returns) == EPISODES
-    if "seconds" in case.expect:  # a stated bound on how long the policy can hold an evaluation
-        assert run.seconds <= case.expect["seconds"], f"took {run.seconds:.1f} s"
-
-    # Nothing outside the hosts' temporary directories changed; nothing connected.
-    assert arena.snapshot() == before
-    assert stray_markers() == strays
-    assert run.connections == 0
-
-    # The parent's API key is not spelled in any episode's moves.
-    num_actions = get_game(case.game).game_info()["num_actions"]
-    assert not spells(run.actions, secret_encoding(arena.secret, num_actions))
-    if case.expect.get("leak") and run.outcome == "ok":
-        assert run.actions and all(answers for answers in run.actions.values())
-    if "actions" in case.expect:  # what the policy's moves may be: e.g. "learned nothing"
-        answers = [answer for episode in run.actions.values() for answer in episode]
-        assert answers and set(answers) <= set(case.expect["actions"]), sorted(set(map(str, answers)))
-
-    # The opponent, which also played a clean bystander on the same host, and
-    # the referee behaved exactly as without the hostile policy around.
-    reference = clean_bystander_result(case, mode)
-    assert run.bystander.failure is None, run.bystander.failure.summary()
-    assert (run.bystander.returns, run.bystander.seeds) == (reference.returns, reference.seeds)
-
-    # No host outlived the match, and this process is as it was.
-    assert run.host_pids
-    for pid in run.host_pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
-    assert {sig: signal.getsignal(sig) for sig in handlers} == handlers
-    assert os.getpgrp() == group
+    check_runtime_layers(case, mode, arena)
 
 
 # -- through the engine -------------------------------------------------------------------
@@ -148,8 +64,8 @@ def test_hostile_proposals_through_the_engine_leave_the_session_intact(mode, are
     engine's state with the population holding only the seed and it."""
     from csro_tui.config import RunConfig
     from csro_tui.engine import GameEvaluator, new_engine
-    from csro_tui.engine.fakes import ScriptedOracle
-    from csro_tui.oracles.base import Proposal
+    from tests.fakes import ScriptedOracle
+    from csro_tui.records import Proposal
     from csro_tui.reviewers import AutoReviewer
     from csro_tui.sessions.state import fold
     from csro_tui.sessions.store import SessionStore

@@ -13,16 +13,9 @@ import os
 
 import pytest
 
-from csro_tui.policies.host_pool import HostPool
+from csro_tui.sandbox.host_pool import HostPool
 from tests.adversarial import harness
-from tests.adversarial.harness import arena_environment, environment
-from tests.adversarial.test_corpus import (  # noqa: F401 - fixtures used by name
-    CASES,
-    IDS,
-    arena,
-    mode,
-    test_runtime_layers_hold_without_static_validation as runtime_checks,
-)
+from tests.adversarial.harness import CASES, IDS, arena_environment, check_runtime_layers, environment
 
 HOSTS_PER_CASE = 3  # the hostile policy, its opponent and the bystander
 
@@ -46,7 +39,7 @@ def test_runtime_layers_hold_on_pre_started_hosts(case, mode, arena, monkeypatch
     monkeypatch.setattr(harness.Recorder, "__call__", on_pooled_process)
     try:
         assert pool.wait_ready(timeout=60.0)
-        runtime_checks(case, mode, arena)
+        check_runtime_layers(case, mode, arena)
     finally:
         pool.close()
     assert adopted

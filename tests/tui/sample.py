@@ -30,6 +30,19 @@ class Policy:
 '''
 
 
+# A Kuhn policy a scripted LLM reply carries (test text, not model output).
+KUHN_POLICY = '''\
+class Policy:
+    def __init__(self, player, game):
+        self.player = player
+
+    def act(self, obs):
+        if obs["card"] == "K" and 1 in obs["legal_actions"]:
+            return 1
+        return obs["legal_actions"][0]
+'''
+
+
 def sample_data() -> DashboardData:
     members = [
         Member("p0", "always_call", "seed", None, 0.25, ALWAYS_CALL, 0, {"exploitability": 0.5}),
@@ -111,7 +124,7 @@ class ScreenApp(App):
 
 def record_sample_session(root, session_id: str = "sample-kuhn") -> list:
     """Write a small recorded session (two policies, one iteration) under `root`."""
-    from csro_tui.oracles.base import PolicyRecord, Preview, Proposal
+    from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
     from csro_tui.sessions import events as ev
     from csro_tui.sessions.store import SessionStore
 
@@ -128,7 +141,7 @@ def record_sample_session(root, session_id: str = "sample-kuhn") -> list:
         ev.IterationFinished(iteration=0, accepted="p0"),
         ev.IterationStarted(iteration=1),
         ev.ProposalCreated(proposal_id="i1a1", iteration=1, attempt=1, proposal=proposal),
-        ev.ProposalValidated(proposal_id="i1a1", valid=True, smoke={"p0": 0.5}, smoke_episodes=2),
+        ev.ProposalValidated(proposal_id="i1a1", validation=ValidationResult(valid=True, smoke={"p0": 0.5}, smoke_episodes=2)),
         ev.ProposalPreviewed(proposal_id="i1a1", preview=Preview(0.5, {"p0": 0.5}), exact=True),
         ev.ProposalDecided(proposal_id="i1a1", action="accept", decided_by="tui"),
         ev.PolicyAdded(policy=p1, proposal_id="i1a1"),

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from csro_tui.oracles.base import Preview, Proposal
-from csro_tui.policies.failures import FailureCategory, PolicyFailure
-from csro_tui.reviewers import Decision, ReviewRequest, ValidationResult
+from csro_tui.records import Decision, Preview, Proposal, ReviewRequest, ValidationResult
+from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.sessions import events as ev
 from csro_tui.sessions.state import fold
 from csro_tui.tui.adapt import REGENERATE_REASON, dashboard_data, engine_decision, event_line, review_info
@@ -43,7 +42,7 @@ def test_event_lines_name_what_happened():
     decided = ev.ProposalDecided(proposal_id="i1.1", action="reject", decided_by="tui", reason="too timid", seq=7)
     assert event_line(decided) == "#7 proposal_decided: i1.1 reject by tui: too timid"
     failure = PolicyFailure(FailureCategory.TIMEOUT, "act took 2 s", policy="candidate")
-    validated = ev.ProposalValidated(proposal_id="i1.2", valid=False, failure=failure, seq=8)
+    validated = ev.ProposalValidated(proposal_id="i1.2", validation=ValidationResult(valid=False, failure=failure), seq=8)
     assert event_line(validated) == "#8 proposal_validated: i1.2 invalid: timeout: act took 2 s (candidate)"
 
 

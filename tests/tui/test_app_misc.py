@@ -7,7 +7,7 @@ import sys
 
 from textual.widgets import Input, Markdown, Select
 
-from csro_tui.policies.contract import POLICY_CONTRACT
+from csro_tui.sandbox.contract import POLICY_CONTRACT
 from csro_tui.tui.model import LaunchOptions, ReviewDecision, StartChoices
 from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.help import HelpScreen

@@ -14,7 +14,7 @@ import termios
 import threading
 import time
 
-from tests.tui.test_terminal_signals import WAIT, _events, _wait_for
+from tests.tui.terminal import WAIT, recorded_events, wait_for
 
 ENTER_APPLICATION_MODE = b"\x1b[?1049h"  # the alternate screen: written on start and on every resume
 ESCAPES = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|.)")
@@ -45,19 +45,19 @@ def test_an_editor_that_cannot_start_hands_the_terminal_back(tmp_path):
     threading.Thread(target=read, daemon=True).start()
     status = None
     try:
-        _wait_for(lambda: any(e["type"] == "iteration_finished" for e in _events(sessions)), "the seed population")
+        wait_for(lambda: any(e["type"] == "iteration_finished" for e in recorded_events(sessions)), "the seed population")
 
         def asked() -> bool:
             os.write(terminal, b"n")
             time.sleep(1.0)
-            return any(e["type"] == "proposal_previewed" for e in _events(sessions))
+            return any(e["type"] == "proposal_previewed" for e in recorded_events(sessions))
 
-        _wait_for(asked, "a proposal to review")
+        wait_for(asked, "a proposal to review")
         time.sleep(1.0)  # the review screen is up
         before = len(output)
         os.write(terminal, b"E")
-        _wait_for(lambda: ENTER_APPLICATION_MODE in output[before:], "the app to take the terminal back")
-        _wait_for(lambda: b"could not run" in ESCAPES.sub(b"", bytes(output[before:])), "the one-line error")
+        wait_for(lambda: ENTER_APPLICATION_MODE in output[before:], "the app to take the terminal back")
+        wait_for(lambda: b"could not run" in ESCAPES.sub(b"", bytes(output[before:])), "the one-line error")
         os.write(terminal, b"\x11")  # ctrl+q
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
@@ -74,4 +74,4 @@ def test_an_editor_that_cannot_start_hands_the_terminal_back(tmp_path):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    assert _events(sessions)[-1]["type"] == "session_closed"
+    assert recorded_events(sessions)[-1]["type"] == "session_closed"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from textual.widgets import Input, Select, Static, TabbedContent
@@ -14,24 +13,10 @@ from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.screens.review import ReviewScreen
 from tests.llm_server import llm_server  # noqa: F401 - fixture
 from tests.tui.helpers import start_screen, wait_until
+from tests.tui.sample import KUHN_POLICY
 
-KUHN_POLICY = '''\
-class Policy:
-    def __init__(self, player, game):
-        self.player = player
-
-    def act(self, obs):
-        if obs["card"] == "K" and 1 in obs["legal_actions"]:
-            return 1
-        return obs["legal_actions"][0]
-'''
-
-
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("OPENAI_", "CSRO_LLM_", "CSRO_MODEL", "CSRO_BASE_URL")):
-            monkeypatch.delenv(name, raising=False)
+# The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 async def test_llm_oracle_from_the_start_form_shows_its_exchange(tmp_path, llm_server):  # noqa: F811

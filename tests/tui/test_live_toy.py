@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from csro_tui.engine.fakes import ScriptedOracle, ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from tests.fakes import ScriptedOracle, ToyEvaluator, best_member_solve, climbing_oracle
 from csro_tui.sessions.state import fold
 from csro_tui.tui.app import CsroApp
 from csro_tui.tui.backend import Backend
@@ -18,24 +18,8 @@ from csro_tui.tui.screens.review import ReviewScreen
 from csro_tui.tui.screens.sessions import TimelineScreen
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.population_table import PopulationTable
+from tests.tui.toy import ToySpec, toy_app
 from tests.tui.helpers import engine_idle, start_screen, MAX_WAIT_STEPS, notifications, wait_until
-
-
-class ToySpec:
-    name = "toy"
-
-    def seed_policies(self) -> dict[str, str]:
-        return {"weak": toy_policy(0.1)}
-
-
-def toy_app(tmp_path, session: str | None = None):
-    """The app over the toy engine parts; `session` opens that recorded session."""
-    oracle = climbing_oracle(0.1)
-    backend = Backend(
-        tmp_path,
-        engine_parts={"spec": ToySpec(), "oracle": oracle, "evaluator": ToyEvaluator(), "meta_solve": best_member_solve},
-    )
-    return CsroApp(session=session, sessions_dir=tmp_path, backend=backend), oracle
 
 
 def population(app) -> list[str]:
@@ -55,8 +39,6 @@ async def start_and_review_first_proposal(pilot, app):
     await engine_idle(pilot, app)
     await pilot.press("n")
     return await review(pilot, app)
-
-
 
 
 async def test_cancel_from_the_review_stops_the_run_and_the_next_one_goes_ahead(tmp_path):

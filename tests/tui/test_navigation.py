@@ -16,7 +16,7 @@ from csro_tui.tui.screens.sessions import TimelineScreen
 from csro_tui.tui.screens.start import StartScreen
 from tests.tui.helpers import engine_idle, notifications, start_screen, wait_until
 from tests.tui.sample import record_sample_session
-from tests.tui.test_live_toy import toy_app
+from tests.tui.toy import toy_app
 
 
 async def test_two_sessions_in_one_launch(tmp_path):

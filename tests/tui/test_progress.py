@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from tests.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
 from csro_tui.tui.backend import Backend, EvaluationProgress
 from csro_tui.tui.model import LaunchOptions
 
@@ -81,7 +81,7 @@ async def test_an_llm_call_in_flight_shows_its_state_and_its_reply_as_it_streams
     from csro_tui.tui.screens.review import ReviewScreen
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     # the model "reads the prompt" for 2 s, then writes 8 characters every 0.15 s
@@ -152,8 +152,7 @@ def test_batch_progress_counts_whole_matchups_and_waits_for_a_rate():
 
 
 def test_a_preview_against_bots_is_counted_in_bots_and_against_members_in_members():
-    from csro_tui.engine.evaluator import Bot, MatchJob
-    from csro_tui.oracles.base import PolicyRecord
+    from csro_tui.records import Bot, MatchJob, PolicyRecord
     from csro_tui.tui.backend import batch_description
 
     member = PolicyRecord(id="p1", name="one", source="", origin="seed")
@@ -173,6 +172,7 @@ def test_the_status_line_gives_one_time_figure():
 
 
 def test_the_llm_watch_follows_each_call_of_a_proposal_as_its_reply_streams():
+    from csro_tui.oracles.base import LLMUse
     from csro_tui.tui.backend import LLMWatch
 
     class FakeBackend:
@@ -188,10 +188,10 @@ def test_the_llm_watch_follows_each_call_of_a_proposal_as_its_reply_streams():
 
     class FakeOracle:
         name = "llm-refine"
-        budget = 10
 
         def __init__(self) -> None:
             self.backend = FakeBackend()
+            self.llm = LLMUse(self.backend, 10)  # the oracle contract's declaration
 
     oracle = FakeOracle()
     watch = LLMWatch.attach(oracle)
@@ -234,8 +234,8 @@ def test_an_llm_call_line_counts_tokens_and_their_rate_once_writing_started():
 
 
 def test_a_scored_reply_is_noted_by_payoff_copy_or_failure():
-    from csro_tui.oracles.base import Preview
-    from csro_tui.policies.failures import PolicyFailure
+    from csro_tui.records import Preview
+    from csro_tui.sandbox.failures import PolicyFailure
     from csro_tui.tui.backend import score_note
 
     assert score_note(Preview(expected_payoff=0.125, per_member={})) == "+0.125 vs meta"
@@ -265,7 +265,7 @@ async def test_a_refinement_chain_shows_the_step_and_the_scores_of_earlier_repli
     from csro_tui.tui.app import CsroApp
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import notifications, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     # the first reply ties the seed (always_bet), so llm-refine asks again; the second never comes
@@ -291,7 +291,7 @@ async def test_f_ends_a_refinement_chain_with_its_best_reply_and_the_review_foll
     from csro_tui.tui.screens.review import ReviewScreen
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import notifications, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     # the first reply ties the seed, so llm-refine asks again; the second would take ten minutes
@@ -318,7 +318,7 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
     from csro_tui.tui.screens.llm_call import LLMCallScreen
     from tests.llm_server import ScriptedReply
     from tests.tui.helpers import notifications, wait_until
-    from tests.tui.test_live_llm import KUHN_POLICY
+    from tests.tui.sample import KUHN_POLICY
 
     _no_llm_env(monkeypatch)
     reply = f"Bet with the king.\n\n```python\n{KUHN_POLICY}```\n"
@@ -345,8 +345,9 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
 
 
 def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
-    from csro_tui.oracles.base import Preview
+    from csro_tui.records import Preview
     from csro_tui.oracles.llm.client import LLMError
+    from csro_tui.oracles.base import LLMUse
     from csro_tui.tui.backend import LLMWatch
 
     class FakeBackend:
@@ -360,10 +361,11 @@ def test_each_reply_of_a_proposal_gets_its_score_or_says_why_it_has_none():
             return "call"
 
     class FakeOracle:
-        name, budget = "llm-refine", 10
+        name = "llm-refine"
 
         def __init__(self) -> None:
             self.backend = FakeBackend()
+            self.llm = LLMUse(self.backend, 10)  # the oracle contract's declaration
 
     oracle = FakeOracle()
     watch = LLMWatch.attach(oracle)

@@ -129,7 +129,7 @@ def test_review_header_says_invalid_once_and_names_metrics_as_everywhere_else():
 def test_review_header_gives_the_gates_verdict_unless_a_duplicate_or_failure_says_why():
     from dataclasses import replace
 
-    from csro_tui.oracles.base import Preview
+    from csro_tui.records import Preview
     from csro_tui.tui.adapt import _shortfall
     from csro_tui.tui.screens.review import summary_text
 

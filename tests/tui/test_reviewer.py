@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from csro_tui.reviewers import Decision
+from csro_tui.records import Decision
 from csro_tui.tui.adapt import engine_decision
 from csro_tui.tui.model import ReviewDecision
 from csro_tui.tui.reviewer import QueueReviewer

@@ -55,6 +55,7 @@ def test_start(snap_compare):
         games=["kuhn_poker", "leduc_poker", "rrps", "repeated_leduc"],
         oracles=["best-response", "seed", "human", "llm"],
         llm_oracles={"llm"},
+        file_oracles={"human"},
         solvers=["nash", "prd", "rm", "uniform"],
         sessions=[("sample-kuhn", "kuhn_poker · best-response · nash · 1 iteration · 2 policies")],
     )

@@ -15,6 +15,7 @@ CHOICES = StartChoices(
     games=["kuhn_poker", "leduc_poker", "rrps", "repeated_leduc"],
     oracles=["best-response", "seed", "human", "llm"],
     llm_oracles={"llm"},
+    file_oracles={"human"},
     solvers=["nash", "uniform"],
 )
 

@@ -7,7 +7,6 @@ window does (the kernel hangs the terminal up and sends SIGHUP)."""
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import pty
 import signal
@@ -17,31 +16,12 @@ import sys
 import termios
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from csro_tui.sessions.state import fold
 from csro_tui.tui.backend import Backend
-
-WAIT = 180.0  # seconds: a generous bound on a loaded 2-core machine, never a timing assertion
-
-
-def _events(sessions: Path) -> list[dict]:
-    logs = list(sessions.glob("*/events.jsonl"))
-    if not logs:
-        return []
-    return [json.loads(line) for line in logs[0].read_text().splitlines() if line.strip()]
-
-
-def _wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"gave up waiting for {what}")
-
+from tests.tui.terminal import WAIT, recorded_events, wait_for
 
 def _drain(fd: int) -> None:
     """Read the app's screen output so that it never blocks on a full terminal."""
@@ -68,14 +48,14 @@ def test_a_closed_terminal_records_the_session_closed_and_resume_goes_on(tmp_pat
     status = None
     try:
         # the seeds are evaluated, then n asks for a proposal, which waits for the person's review
-        _wait_for(lambda: any(e["type"] == "iteration_finished" for e in _events(sessions)), "the seed population")
+        wait_for(lambda: any(e["type"] == "iteration_finished" for e in recorded_events(sessions)), "the seed population")
 
         def asked() -> bool:
             os.write(terminal, b"n")  # refused while the seeds' work is still winding down; the review ignores it
             time.sleep(1.0)
-            return any(e["type"] == "proposal_previewed" for e in _events(sessions))
+            return any(e["type"] == "proposal_previewed" for e in recorded_events(sessions))
 
-        _wait_for(asked, "a proposal to review")
+        wait_for(asked, "a proposal to review")
         time.sleep(0.5)  # the review screen is up (the engine waits for the person)
         if how == "SIGTERM":
             os.kill(pid, signal.SIGTERM)
@@ -99,7 +79,7 @@ def test_a_closed_terminal_records_the_session_closed_and_resume_goes_on(tmp_pat
             os.waitpid(pid, 0)
     assert os.WIFEXITED(status), f"killed by signal {os.WTERMSIG(status)}, not a clean exit"
 
-    events = _events(sessions)
+    events = recorded_events(sessions)
     assert events[-1]["type"] == "session_closed" and events[-1]["reason"] == "stopped", events[-1]
     [info] = Backend(sessions).list_sessions()
     state = fold(Backend(sessions).read_events(info.id))

@@ -12,9 +12,8 @@ from textual.widgets import DataTable, Static
 
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
-from csro_tui.engine.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
-from csro_tui.oracles.base import Preview
-from csro_tui.reviewers import Decision
+from tests.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
+from csro_tui.records import Decision, Preview
 from csro_tui.sessions.export import export_session
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
@@ -193,7 +192,7 @@ async def test_regenerate_says_what_it_costs_before_it_costs_it():
 
 
 def test_an_iteration_that_accepted_nothing_is_said():
-    from csro_tui.tui.backend import nothing_accepted
+    from csro_tui.tui.backend import iterations_outcome
 
     reviewer = type("Rejecting", (), {"name": "r", "decide": lambda self, review: Decision.reject("no")})()
     engine = Engine(
@@ -203,14 +202,14 @@ def test_an_iteration_that_accepted_nothing_is_said():
     )
     engine.run(0, close=False)
     before = engine.snapshot()
-    engine.run(1, close=False)
-    assert nothing_accepted(before, engine.snapshot()) == "iteration 1 ended with nothing accepted (2 attempts used)"
-    assert nothing_accepted(engine.snapshot(), engine.snapshot()) == ""
+    outcome = engine.run(1, close=False)
+    after = engine.snapshot()
+    assert iterations_outcome(before, after, outcome, 1) == "iteration 1 ended with nothing accepted (2 attempts used)"
+    assert iterations_outcome(after, after, outcome, 1) == "no iteration finished"
 
 
 async def test_review_names_the_duplicate_the_gate_found():
-    from csro_tui.reviewers import ReviewRequest, ValidationResult
-    from csro_tui.oracles.base import Proposal
+    from csro_tui.records import Proposal, ReviewRequest, ValidationResult
 
     request = ReviewRequest(
         proposal_id="3.1", proposal=Proposal("class Policy: ...", "best-response", "br_3"), iteration=3, attempt=1,
@@ -252,7 +251,7 @@ async def test_an_engine_exception_lands_in_the_panel_not_a_crash(tmp_path):
     from csro_tui.tui.app import CsroApp
     from csro_tui.tui.backend import Backend
     from tests.tui.helpers import start_screen
-    from tests.tui.test_live_toy import ToySpec
+    from tests.tui.toy import ToySpec
 
     class Exploding:
         name = "scripted"

@@ -26,10 +26,11 @@ from typing import Any, Callable
 from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.meta.solvers.alpha_rank import alpharank
 from csro_tui.meta.solvers.base import MetaSolution, nash_conv
-from csro_tui.meta.solvers.zero_sum_lp import nash
 from csro_tui.meta.solvers.projected_replicator_dynamics import prd
 from csro_tui.meta.solvers.regret_matching import rm
 from csro_tui.meta.solvers.uniform_strategy import uniform
+from csro_tui.meta.solvers.zero_sum_lp import nash
+from csro_tui.names import did_you_mean
 
 SOLVERS: dict[str, Callable[..., MetaSolution]] = {
     "nash": nash,
@@ -67,8 +68,6 @@ def _lookup(name: str) -> Callable[..., MetaSolution]:
     try:
         return SOLVERS[name]
     except KeyError:
-        from csro_tui.names import did_you_mean
-
         raise UnknownName(
             f"unknown meta-solver {name!r}{did_you_mean(name, SOLVERS)}; choose one of: {', '.join(SOLVERS)}"
         ) from None

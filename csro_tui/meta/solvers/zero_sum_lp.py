@@ -36,7 +36,7 @@ from csro_tui.meta.solvers.base import (
     make_solution,
     payoff_scale,
 )
-from csro_tui.meta.solvers.duplicates import merge_duplicates, split_weights
+from csro_tui.meta.solvers.merged_copies import merge_duplicates, split_weights
 
 
 def solve_zero_sum_lp(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from csro_tui.errors import ConfigError, CsroError, SessionError
+from csro_tui.names import did_you_mean
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -319,8 +320,6 @@ LLM_TABLE_KEYS = tuple(name for name in _FIELD_TYPES if name != "api_key")
 
 def llm_table_values(table: Any, source: str) -> dict[str, Any]:
     """The checked, typed values of an `[llm]` table; `ConfigError` (one line) for a bad key or value."""
-    from csro_tui.names import did_you_mean
-
     if not isinstance(table, Mapping):
         raise ConfigError(f"{source}: 'llm' must be a table ([llm])")
     values: dict[str, Any] = {}
@@ -590,7 +589,7 @@ class LLMClient:
         self._retry_max_delay = retry_max_delay
         self._sleep = sleep
 
-        import openai  # deferred: importing the SDK takes about a second
+        import openai  # start-up time: importing it loads openai; deferred: importing the SDK takes about a second
 
         self._openai = openai
         # max_retries=0: the SDK must not retry behind our back; our policy is bounded.

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from csro_tui.errors import CsroError
-from csro_tui.policies.contract import POLICY_CLASS_NAME
+from csro_tui.sandbox.contract import POLICY_CLASS_NAME
 
 _POLICY_CLASS = re.compile(rf"^class\s+{POLICY_CLASS_NAME}\b", re.MULTILINE)
 # An opening fence: ``` or ~~~ (3 or more), optional info string.

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from csro_tui.sandbox.contract import ALLOWED_IMPORTS
+
 _FALLBACK = 'end `act` with a fallback such as `return obs["legal_actions"][0]`'
 
 
@@ -126,8 +128,6 @@ def _syntax(match: re.Match, spec: Any) -> str:
 
 
 def _name_error(match: re.Match, spec: Any) -> str:
-    from csro_tui.policies.contract import ALLOWED_IMPORTS
-
     name = match.group(1)
     if name in ALLOWED_IMPORTS:
         # Measured: told to "define" `random`, the 1.5B model left the import out three times running.

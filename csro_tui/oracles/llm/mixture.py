@@ -30,7 +30,9 @@ import threading
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from csro_tui.oracles.base import PolicyRecord
+from csro_tui.evaluation.participants import CodePolicy
+from csro_tui.oracles.render import decision_points
+from csro_tui.records import PolicyRecord
 
 # Lines of situations shown at most (each ~60 characters).
 MAX_SITUATION_LINES = 40
@@ -103,6 +105,7 @@ def describes_every_state(spec: Any) -> bool:
     if not getattr(spec, "exact", False) or not hasattr(spec, "load"):
         return False
     try:
+        # start-up time: importing it loads numpy, open_spiel, pyspiel
         from csro_tui.evaluation.exact import game_tables
 
         return _every_state_fits(len(game_tables(spec).template.states))
@@ -115,8 +118,8 @@ def _every_state_fits(rows: int) -> bool:
 
 
 def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
+    # start-up time: importing it loads numpy, open_spiel, pyspiel
     from csro_tui.evaluation.exact import game_tables, mixture_policy
-    from csro_tui.evaluation.participants import CodePolicy
 
     mixed = mixture_policy(
         spec, [CodePolicy(m.id, m.source) for m, _ in weighted], [w for _, w in weighted], limits=limits
@@ -200,7 +203,7 @@ def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: An
     A member that answers with a distribution is shown its likeliest move
     when that has at least `MIXED_BELOW`, else `MIXED` (-1, shown as "?").
     """
-    from csro_tui.policies.sandbox import PolicyHost
+    from csro_tui.sandbox.sandbox import PolicyHost  # start-up time: importing it loads orjson, rich
 
     kwargs = {"name": "probe"}
     if limits is not None:
@@ -252,10 +255,9 @@ def situation_losses(
     """
     if not getattr(spec, "exact", False) or not weighted:
         return ""
-    from csro_tui.evaluation.exact import tabularize
-    from csro_tui.evaluation.participants import CodePolicy
+    from csro_tui.evaluation.exact import tabularize  # start-up time: importing it loads numpy, open_spiel, pyspiel
+    # start-up time: importing it loads numpy, open_spiel, pyspiel
     from csro_tui.oracles.best_response import exact_best_response, meta_strategy_policy
-    from csro_tui.oracles.render import decision_points
 
     game = spec.load()
     seats = range(game.num_players())

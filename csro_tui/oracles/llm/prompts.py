@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from csro_tui.errors import ConfigError
 from csro_tui.oracles.llm.client import estimate_tokens
-from csro_tui.policies.contract import POLICY_CONTRACT
+from csro_tui.sandbox.contract import POLICY_CONTRACT
 
 
 

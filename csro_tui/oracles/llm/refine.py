@@ -40,37 +40,36 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import OracleContext, PolicyRecord, Preview, Proposal
+from csro_tui.oracles.base import LLMUse, OracleContext
+from csro_tui.same_code import normalized_code
+from csro_tui.records import PolicyRecord, Preview, Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.mixture import MixtureDescriber
-from csro_tui.oracles.llm.common import (
-    CallBudget,
-    RETRY_MESSAGE,
+from csro_tui.oracles.candidates import (
     NoUsableCandidate,
-    OptionReader,
-    PromptSettings,
     SerialPreview,
-    SummaryCache,
     attach_calls,
-    call_record,
-    code_from_reply,
-    explanation_lines,
     failure_text,
-    follow_up,
-    make_backend,
     member_names,
     member_weights,
-    mixture_text,
-    opponent_briefs,
-    prompt_sizes,
-    preview_feedback,
     preview_score,
     ranked_members,
-    read_llm_settings,
-    read_prompt_settings,
-    rejection_pairs,
     score_text,
 )
+from csro_tui.oracles.llm.backend import make_backend, read_llm_settings
+from csro_tui.oracles.llm.calls import CallBudget, call_record
+from csro_tui.oracles.llm.context import (
+    PromptSettings,
+    SummaryCache,
+    mixture_text,
+    opponent_briefs,
+    preview_feedback,
+    prompt_sizes,
+    read_prompt_settings,
+    rejection_pairs,
+)
+from csro_tui.oracles.llm.conversation import RETRY_MESSAGE, code_from_reply, explanation_lines, follow_up
+from csro_tui.oracles.options import OptionReader
 
 DEFAULT_BUDGET = 10
 UNCHANGED_NOTE = ("YOUR LAST ANSWER RETURNED THIS POLICY UNCHANGED, which cannot improve anything: "
@@ -128,6 +127,11 @@ class RefineOracle:
         self.library = self.prompts.library()
         self.summaries = SummaryCache()
         self.mixture = MixtureDescriber()
+
+    @property
+    def llm(self) -> LLMUse:
+        """The oracle contract's declaration: this oracle calls `backend`, `budget` calls a proposal."""
+        return LLMUse(self.backend, self.budget)
 
     def propose(self, context: OracleContext) -> Proposal:
         preview = SerialPreview(context)
@@ -309,7 +313,5 @@ def make_refine_oracle(config: Mapping[str, Any] | None = None) -> RefineOracle:
 
 def _same_code(source: str, other: str) -> bool:
     """The same module once docstrings and formatting are set aside (the gate's rule for a copy)."""
-    from csro_tui.engine.duplicates import normalized_code  # imported late: the engine imports the oracles
-
     code = normalized_code(source)
     return code is not None and code == normalized_code(other)

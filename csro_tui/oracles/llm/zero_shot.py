@@ -19,7 +19,7 @@ distinct opponent shown that has not been summarised before.
 
 Options (run `oracle_options`): candidates, budget, top_k, opponent_format,
 prompt_budget_tokens, max_rejections, prompts_dir, and the LLM settings
-(`common.LLM_KEYS`).
+(`oracles.options.LLM_KEYS`).
 """
 
 from __future__ import annotations
@@ -28,37 +28,34 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
-from csro_tui.oracles.base import OracleContext, Proposal
+from csro_tui.oracles.base import LLMUse, OracleContext
+from csro_tui.records import Proposal
 from csro_tui.oracles.llm.client import LLMBackend, LLMError
 from csro_tui.oracles.llm.mixture import MixtureDescriber
-from csro_tui.oracles.llm.common import (
-    CallBudget,
+from csro_tui.oracles.candidates import (
     NoUsableCandidate,
-    OptionReader,
-    PromptSettings,
     SerialPreview,
-    SummaryCache,
     attach_calls,
-    backend_concurrency,
-    explanation_lines,
     failure_text,
-    follow_up,
-    make_backend,
-    opponent_briefs,
     member_names,
     member_weights,
-    mixture_text,
-    prompt_sizes,
-    preview_feedback,
     preview_score,
-    read_llm_settings,
+    score_text,
+)
+from csro_tui.oracles.llm.backend import backend_concurrency, make_backend, read_llm_settings
+from csro_tui.oracles.llm.calls import CallBudget, run_in_parallel, split_budget
+from csro_tui.oracles.llm.context import (
+    PromptSettings,
+    SummaryCache,
+    mixture_text,
+    opponent_briefs,
+    preview_feedback,
+    prompt_sizes,
     read_prompt_settings,
     rejection_pairs,
-    request_code,
-    run_in_parallel,
-    score_text,
-    split_budget,
 )
+from csro_tui.oracles.llm.conversation import explanation_lines, follow_up, request_code
+from csro_tui.oracles.options import OptionReader
 
 DEFAULT_CANDIDATES = 1
 # Calls per candidate when no budget is given: the first try and two more.
@@ -117,6 +114,11 @@ class ZeroShotOracle:
         self.library = self.prompts.library()
         self.summaries = SummaryCache()
         self.mixture = MixtureDescriber()
+
+    @property
+    def llm(self) -> LLMUse:
+        """The oracle contract's declaration: this oracle calls `backend`, `budget` calls a proposal."""
+        return LLMUse(self.backend, self.budget)
 
     def propose(self, context: OracleContext) -> Proposal:
         briefs, summary_calls = opponent_briefs(context, self.backend, self.library, self.prompts, self.summaries)

@@ -124,7 +124,7 @@ class DashboardScreen(Screen[None]):
         if member_id is None:
             self.notify("The population is empty.", severity="warning")
             return
-        from csro_tui.tui.screens.inspector import InspectorScreen
+        from csro_tui.tui.screens.inspector import InspectorScreen  # start-up time: importing it loads pygments
 
         self.app.push_screen(InspectorScreen(self.data, member_id, against))
 

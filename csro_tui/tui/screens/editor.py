@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual._tree_sitter import TREE_SITTER
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -12,8 +13,6 @@ from csro_tui.text import plain
 
 def code_area(source: str, *, read_only: bool, id: str | None = None) -> TextArea:
     """A Python TextArea; plain text where tree-sitter is not installed."""
-    from textual._tree_sitter import TREE_SITTER  # textual falls back itself; we say so
-
     area = TextArea.code_editor(
         source, language="python" if TREE_SITTER else None, read_only=read_only, id=id
     )

@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
 
-from csro_tui.policies.contract import POLICY_CONTRACT
+from csro_tui.sandbox.contract import POLICY_CONTRACT
 
 KEYS = """\
 ## Keys

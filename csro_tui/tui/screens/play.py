@@ -42,6 +42,7 @@ from csro_tui.play import (
 )
 from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.model import DashboardData
+from csro_tui.tui.screens.sessions import TimelineScreen
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 ROUNDS_SHOWN = 200  # newest rounds listed; the total covers them all
@@ -512,7 +513,6 @@ class PlayScreen(Screen[None]):
         self.app.pop_screen()
         if self.recorded and self.session_id:
             # a replayed session on screen: its timeline reloads to show the games just played
-            from csro_tui.tui.screens.sessions import TimelineScreen
 
             for screen in self.app.screen_stack:
                 if isinstance(screen, TimelineScreen) and screen.session_id == self.session_id:

@@ -8,13 +8,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from csro_tui.oracles.registry import reads_rejection_reasons
 from csro_tui.text import one_line, plain
 
 
 def reason_note(oracle: str) -> str:
     """Who reads the reason: the LLM oracles put it in their next prompt; the offline ones
     (best-response, seed, evolve, human) propose by their own rule and never read it."""
-    if not oracle or oracle.startswith("llm"):
+    if not oracle or reads_rejection_reasons(oracle):
         return "Why reject it? The oracle gets this reason in its next prompt."
     return f"Why reject it? The reason is recorded with the decision; the {one_line(oracle, 40)} oracle does not read reasons."
 

@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from csro_tui.numbers import counted, duration
 from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.adapt import call_tokens
 from csro_tui.tui.diffing import coloured_diff, unified_diff
@@ -97,8 +98,6 @@ def regenerate_cost(info: ReviewInfo) -> str:
     """What `g` costs, said before it costs it."""
     llm = ""
     if info.llm_calls:  # the best guess of what asking again costs: what this proposal cost
-        from csro_tui.commands._output import duration
-        from csro_tui.numbers import counted
 
         seconds = sum(float(call.get("latency_s") or 0) for call in info.llm_calls)
         took = counted(len(info.llm_calls), "LLM call") + (f", {duration(seconds)}" if seconds >= 1 else "")

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import get_current_worker
-from rich.text import Text
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
 
+from csro_tui.sessions.state import fold
 from csro_tui.text import one_line, plain
+from csro_tui.tui.adapt import event_line
 from csro_tui.tui.backend import session_summary
 from csro_tui.tui.screens.dashboard import session_dir
 from csro_tui.tui.widgets.dashboard_view import DashboardView
@@ -170,8 +172,6 @@ class TimelineScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def load(self) -> None:
-        from csro_tui.sessions.state import fold
-
         try:
             events = self.backend.read_events(self.session_id)
             state = fold(events)
@@ -198,8 +198,6 @@ class TimelineScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="timeline-step", exit_on_error=False)
     def _fold(self, step: int) -> None:
-        from csro_tui.tui.adapt import event_line
-
         try:
             data = self.backend.dashboard_at(self.events, step)
             line = event_line(self.events[step - 1])
@@ -231,7 +229,7 @@ class TimelineScreen(Screen[None]):
         if member_id is None:
             self.notify("No policy at this step.", severity="warning")
             return
-        from csro_tui.tui.screens.inspector import InspectorScreen
+        from csro_tui.tui.screens.inspector import InspectorScreen  # start-up time: importing it loads pygments
 
         self.app.push_screen(InspectorScreen(view.data, member_id, against))
 
@@ -273,6 +271,7 @@ class TimelineScreen(Screen[None]):
         if proposal_id is None:
             self.notify("No proposal yet at this step; ] jumps to the next one.", severity="warning")
             return
+        # start-up time: importing it loads pygments, tree_sitter
         from csro_tui.tui.screens.proposal import ProposalScreen
 
         self.app.push_screen(ProposalScreen(self.state, proposal_id))

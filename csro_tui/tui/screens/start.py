@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 from textual.worker import get_current_worker
-from rich.text import Text
 
 from csro_tui.config import BACKENDS
 from csro_tui.text import one_line
@@ -31,7 +31,6 @@ from csro_tui.tui.widgets.measured_table import MeasuredTable
 from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
-HUMAN_ORACLE = "human"
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
 GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
@@ -49,7 +48,7 @@ def _select(options: list[str], value: str | None, id: str) -> Select:
 
 
 def _backend():
-    from csro_tui.tui.backend import Backend
+    from csro_tui.tui.backend import Backend  # start-up time: importing it loads numpy
 
     return Backend
 
@@ -299,7 +298,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         self._show_oracle_error()
         oracle = self.query_one("#oracle", Select).value
         self.query_one("#llm-fields").display = oracle in self.choices.llm_oracles
-        human = oracle == HUMAN_ORACLE
+        human = oracle in self.choices.file_oracles
         self.query_one("#human-fields").display = human
         if human:
             self.check_human_file(self.query_one("#human-file", Input).value)
@@ -389,8 +388,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return None
         llm = values["oracle"] in self.choices.llm_oracles
         human_file = self.query_one("#human-file", Input).value.strip() or None
-        if values["oracle"] == HUMAN_ORACLE and human_file is None:
-            self.notify("The human oracle needs its policy file.", severity="error")
+        needs_file = values["oracle"] in self.choices.file_oracles
+        if needs_file and human_file is None:
+            self.notify(f"The {values['oracle']} oracle needs its policy file.", severity="error")
             return None
         model = self.query_one("#model", Input).value.strip() or None
         base_url = self.query_one("#base-url", Input).value.strip() or None
@@ -404,7 +404,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             seed=numbers["seed"],
             iterations=numbers["iterations"] or None,
             seed_policies=seeds,
-            human_file=human_file if values["oracle"] == HUMAN_ORACLE else None,
+            human_file=human_file if needs_file else None,
             backend=values["eval-backend"],
             ray_address=self.query_one("#ray-address", Input).value.strip() if values["eval-backend"] == "ray" else "",
             move_budget=budgets["move-budget"],

@@ -10,10 +10,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from csro_tui.text import one_line, plain
-from csro_tui.tui.widgets.measured_table import MeasuredTable
-from csro_tui.tui.model import DashboardData
 from csro_tui.numbers import number
+from csro_tui.text import one_line, plain
+from csro_tui.tui.model import DashboardData
+from csro_tui.tui.widgets.measured_table import MeasuredTable
 
 NEGATIVE = Color.from_rgb(190, 40, 50)
 NEUTRAL = Color.from_rgb(40, 40, 48)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from rich.text import Text
-
+from csro_tui.numbers import number
 from csro_tui.text import one_line, plain
 from csro_tui.tui.model import DashboardData, Member
 from csro_tui.tui.widgets.measured_table import MeasuredTable
-from csro_tui.numbers import number
 
 
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint

@@ -1,0 +1,123 @@
+"""The sandbox clock's figures and flags (policies/clock.py); the clock's
+enforcement is tested against real hosts in test_isolation_limits_and_protocol.py and the corpus."""
+
+from __future__ import annotations
+
+from csro_tui.evaluation.results import MatchResult
+from csro_tui.sandbox.clock import CallTiming, describe_timing, timing_of
+
+
+def test_timing_reads_as_the_contract_speaks_and_flags_a_slow_act():
+    fast = CallTiming(act_calls=2000, act_seconds=0.84, act_max=0.0031).to_dict()
+    assert describe_timing(fast) == "act: 0.42 ms per call on average, 3.1 ms at most (2000 calls)"
+    slow = CallTiming(act_calls=100, act_seconds=1.1, act_max=0.04).to_dict()
+    assert describe_timing(slow) == (
+        "slow: act: 11.0 ms per call on average, 40.0 ms at most (100 calls) (the contract expects act well under 1 ms)"
+    )
+    assert describe_timing(None) == "" and describe_timing(CallTiming().to_dict()) == ""
+
+
+def test_timing_travels_with_match_results_and_combines_over_hosts():
+    early = MatchResult("p", "b1", 0.0, 0.0, 2, timing=CallTiming(10, 0.01, 0.002).to_dict())
+    late = MatchResult("p", "b2", 0.0, 0.0, 2, timing=CallTiming(20, 0.02, 0.001).to_dict())
+    assert MatchResult.from_dict(late.to_dict(timing=True)).timing == late.timing  # between processes
+    assert "timing" not in late.to_dict()  # never in a session log or a report's results
+    combined = timing_of([early, late, MatchResult("p", "bot", 0.0, 0.0, 2)])
+    assert combined["act_calls"] == 20 and combined["act_max"] == 0.002
+    assert timing_of([MatchResult("p", "b", 0.0, 0.0, 2)]) is None
+
+
+def test_the_budgets_are_run_options_that_reach_the_evaluator(tmp_path):
+    from csro_tui.config import ConfigError, load_run_config
+    from csro_tui.engine.setup import _parts
+
+    path = tmp_path / "csro.toml"
+    path.write_text("game = 'rrps(num_repetitions=10)'\noracle = 'seed'\nmove_budget = 0.05\nepisode_memory_mb = 8\n")
+    config = load_run_config({"budget_reserve": "3"}, config_file=path, env={})
+    assert (config.move_budget, config.budget_reserve, config.episode_memory_mb) == (0.05, 3.0, 8)
+    _spec, _oracle, evaluator = _parts(config, None, None, None)
+    limits = evaluator.limits
+    assert (limits.move_budget, limits.budget_reserve, limits.episode_memory_mb) == (0.05, 3.0, 8)
+    assert limits.move_timeout == 1.0  # not given: the sandbox's default
+    assert _parts(load_run_config({}, config_file=None, env={}), None, None, None)[2].limits is None
+    import pytest
+
+    with pytest.raises(ConfigError, match="move_budget"):
+        load_run_config({"move_budget": "-1"}, config_file=None, env={})
+
+
+def test_a_session_report_says_what_an_unset_limit_meant():
+    from csro_tui.sessions.export import setting_text
+
+    assert setting_text("move_budget", None, "rrps") == "0.02 (default)"
+    assert setting_text("episode_memory_mb", None, "rrps") == "8 (default)"
+    assert setting_text("move_budget", 0.05, "rrps") != "0.02 (default)"
+
+
+# -- HostClock.check, driven by hand: a page whose counter the test moves, the
+# watchdog's looks at chosen moments (what a host could do to its counter).
+
+
+class _Gone:
+    """A process that has ended already: kill() signals nothing."""
+
+    returncode = 0
+    pid = -1
+
+
+def _clock(**limits):
+    from csro_tui.sandbox.clock import HostClock, ProgressPage
+    from csro_tui.sandbox.sandbox import SandboxLimits
+
+    page = ProgressPage()
+    return HostClock(page, _Gone(), SandboxLimits(**limits)), page
+
+
+def test_a_call_without_progress_is_stopped_after_its_limit_and_grace():
+    from csro_tui.sandbox.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0, budget_reserve=100.0)
+    clock.arm(2, (KIND_ACT,), [7, 8], at=0.0)
+    page.counts[0] += 1  # call 0 (episode 7) starts
+    assert clock.check(0.1, lambda: False) is None
+    assert clock.check(1.5, lambda: False) is None  # 1.4 s since the start was seen: within 1 + 0.5
+    reason = clock.check(1.7, lambda: False)
+    assert reason.startswith("act (episode 7) ran past its limit of 1 s (stopped from outside the host")
+    page.close()
+
+
+def test_a_counter_bumped_past_the_request_buys_no_time():
+    """Claiming every call done (and more) makes the request finished: its
+    reply must follow within batch_timeout, or the host is stopped."""
+    from csro_tui.sandbox.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0)
+    clock.arm(3, (KIND_ACT,), [1, 2, 3], at=0.0)
+    page.counts[0] += 1000
+    assert clock.check(0.1, lambda: False) is None
+    assert clock.check(2.0, lambda: False) is None
+    assert clock.check(2.2, lambda: True) is None  # the reply is in the pipe: nothing to stop
+    assert "sent no reply within 2 s" in clock.check(2.2, lambda: False)
+    page.close()
+
+
+def test_the_budget_is_pooled_over_the_hosts_episodes_and_earned_per_decision():
+    from csro_tui.sandbox.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, move_budget=0.01, budget_reserve=0.5)
+    # 100 decisions, one after another, each seen starting: 1 s earned + 0.5 s reserve.
+    now = 0.0
+    for step in range(100):
+        clock.arm(1, (KIND_ACT,), [step % 10], at=now)
+        page.counts[0] += 1
+        now += 0.014  # 14 ms a decision: 1.4 s over 100 decisions, within 1.5 s
+        assert clock.check(now, lambda: False) is None, step
+        page.counts[0] += 1  # done
+        clock.disarm()
+    assert clock.decisions == 100 and abs(clock.play_used - 1.4) < 1e-9
+    clock.arm(1, (KIND_ACT,), [3], at=now)
+    page.counts[0] += 1
+    reason = clock.check(now + 0.2, lambda: False)  # 1.6 s > 1.01 + 0.5
+    assert reason.startswith("act (episode 3) ran out of the policy's time budget: 1.6 s used over 101 decision(s)")
+    assert "(this episode 0.3 s, 10 episode(s) charged)" in reason
+    page.close()

@@ -13,6 +13,7 @@ Sections:
   7  LLM oracles with a real model ($CSRO_REAL_LLM_BASE_URL; skipped without) vs offline oracles
   8  the Ray backend: overhead against the local pool, throughput against workers, bytes per job
   9  PSRO raced to exploitability 0.1 and 0.01 on Kuhn and Leduc: ours vs psro_v2 with exact entries
+  10 behaviour profiles: Kuhn/Leduc from the table, RRPS at 1000 throws against the probes
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from bench.common import Table, machine_line
 
 
 def sections():
-    from bench import cluster, llm_oracles, poker, psro_race, rrps, scaling, solvers
+    from bench import cluster, llm_oracles, poker, profiles, psro_race, rrps, scaling, solvers
 
     return {
         "1": rrps.code_vs_code,
@@ -38,6 +39,7 @@ def sections():
         "7": llm_oracles.llm_oracles,
         "8": cluster.ray_section,
         "9": psro_race.psro_race,
+        "10": profiles.profiles,
     }
 
 

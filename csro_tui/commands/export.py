@@ -19,6 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id (under the sessions directory) or path")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into (created if needed)")
     parser.add_argument("--step", type=int, help="export the state after event K (default: the end)")
+    parser.add_argument("--diversity", action="store_true",
+                        help="profile the members with no recorded behaviour profile (runs them in the sandbox) "
+                        "so the report's diversity heat map covers them all; the log is not changed")
     add_sessions_dir_argument(parser)
     parser.set_defaults(func=run)
 
@@ -36,7 +39,22 @@ def run(args: argparse.Namespace) -> int:
     state = fold(log.events)
     if args.step is not None:
         state = state.at(args.step)
+    if args.diversity:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.games.registry import get_game
+        from csro_tui.profiles.session import member_profiles
+
+        print("profiling the members without a recorded profile in the sandbox…", file=sys.stderr, flush=True)
+        _, computed = member_profiles(get_game(state.started.game), state)
+        for event in computed:  # into this export's copy of the state only
+            event.seq = state.step + 1
+            state.apply(event)
     written = export_session(state, Path(args.out))
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.session import write_diversity
+
+    diversity = write_diversity(state, Path(args.out))  # behaviour profiles sit above sessions: added here
+    written += [diversity] if diversity else []
     policies = sum(1 for path in written if path.parent.name == "policies")
     others = [path.name for path in written if path.parent.name != "policies"]
     print(f"exported {counted(policies, 'policy', 'policies')}, {', '.join(others)} to {Path(args.out).resolve()}")

@@ -32,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id (under the sessions directory) or path")
     parser.add_argument("--step", type=int, metavar="K", help="the state after event K (default: the last)")
     parser.add_argument("--verify", action="store_true", help="re-run the recorded evaluations and meta-solves")
+    parser.add_argument("--diversity", action="store_true",
+                        help="profile the members with no recorded behaviour profile (runs them in the sandbox) "
+                        "for the behaviour diversity; without it only recorded profiles are shown")
     add_sessions_dir_argument(parser)
     parser.set_defaults(func=run)
 
@@ -51,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         state = state.at(args.step)
     show_state(console, state, last_step=log.events[-1].seq,
                events_file=store.resolve(args.session).resolve() / EVENTS_FILE)
+    show_diversity(console, state, compute=args.diversity)
     if not args.verify:
         return 0
     return verify_state(console, state)
@@ -173,6 +177,44 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
         else:
             console.print(f"iteration {number_} is unfinished (the run stopped during it; "
                           f"csro run --resume {state.started.session_id} continues it)", highlight=False)
+
+
+def show_diversity(console, state, *, compute: bool) -> None:
+    """The population's behaviour diversity (issue 22): recorded profiles, or with
+    `compute` every member profiled (sandboxed) where none was recorded."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.session import population_diversity, recorded_diversity
+
+    if len(state.population) < 2:
+        return
+    if compute:
+        # imported when used, not at the top: keeps csro's start-up fast
+        # imported when used, not at the top: keeps csro's start-up fast
+        import sys
+
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.games.registry import get_game
+
+        missing = [m.id for m in state.population if m.id not in state.profiles]
+        if missing:
+            print(f"profiling {len(missing)} member(s) in the sandbox…", file=sys.stderr, flush=True)
+        diversity = population_diversity(get_game(state.started.game), state)
+    else:
+        diversity = recorded_diversity(state)
+    if diversity is None:
+        console.print("behaviour diversity: fewer than two members have a recorded profile "
+                      "(--diversity profiles them)", highlight=False)
+        return
+    shown = diversity.ids[:MATRIX_MAX_COLUMNS]
+    rows = [[policy_id, *(f"{diversity.distances[i, j]:.2f}" for j in range(len(shown)))]
+            for i, policy_id in enumerate(shown)]
+    console.print(whole_number_table("behaviour distance (0: the same behaviour; ordered so clusters show)",
+                                     ["", *shown], rows, numeric=shown))
+    for line in diversity.lines():
+        console.print(line, highlight=False)
+    missing = len(state.population) - len(diversity.ids)
+    if missing:
+        console.print(f"{missing} member(s) have no recorded profile (--diversity profiles them)", highlight=False)
 
 
 def verify_state(console, state) -> int:

@@ -217,6 +217,11 @@ class Engine(ReviewLoop):
             )
         )
 
+    def record_profile(self, event: "BehaviourProfiled") -> "BehaviourProfiled":
+        """Record a behaviour profile computed for a member or a proposal (any thread;
+        the review's behaviour panel and the diversity view compute them in workers)."""
+        return self._emit(event)
+
     def mark_resumed_after_torn_line(self) -> None:
         """The session store discarded a torn last line; noted in session_resumed."""
         self._resumed_torn_line = True

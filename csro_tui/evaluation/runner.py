@@ -365,7 +365,19 @@ def _worker_init(spec, messages) -> None:
     _worker_spec, _worker_messages = spec, messages
 
 
-def _unwind_on_sigterm(signum: int, _frame) -> None:
+def _unwind_on_sigterm(signum: int, frame) -> None:
+    # An exception raised inside a __del__ or a weakref finalizer is swallowed
+    # ("Exception ignored in"), and the worker would wait for its next task
+    # while Pool.terminate waits for it forever (seen with hosts forked by
+    # the zygote, whose close takes a round trip): deliver the signal again
+    # once out of it.
+    while frame is not None:
+        if frame.f_code.co_name in ("__del__", "__call__") and (
+            frame.f_code.co_name == "__del__" or frame.f_code.co_filename.endswith("weakref.py")
+        ):
+            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+            return
+        frame = frame.f_back
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends the worker at once
     raise SystemExit(128 + signum)
 

@@ -19,8 +19,10 @@ around it (docs/ARCHITECTURE.md, Contract 3):
 - capabilities the rest asks for instead of a game's name or type:
   `exact` (small enough to tabularise), `history_is_state` (the referee's
   fast lockstep path), `mixture_probes` (how the LLM prompt shows what a
-  mixture does), and `behaviour_features()`, reserved for behaviour
-  profiles (issue 22).
+  mixture does), and for behaviour profiles (`csro_tui/profiles/`):
+  `situation(obs)` (a decision named as a player would), `behaviour_probes()`
+  (fixed opponents a repeated game's policy is profiled against) and
+  `profile_episodes`.
 
 No code outside `games/` branches on a particular game (tests/games/test_game_knowledge_stays_in_games.py).
 
@@ -31,7 +33,7 @@ Games live in their own modules (`rrps`, `kuhn`, `leduc`, `repeated_leduc`, `lia
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
@@ -149,6 +151,22 @@ class MixtureProbe:
     move: Callable[[int], int]
 
 
+@dataclass(frozen=True)
+class Situation:
+    """A decision named the way a player would (behaviour profiles): `group` is what
+    the player holds ("King"), `label` what happened so far ("facing a bet"), and
+    `moves` the word for each action there ({0: "fold", 1: "call"}; empty: the
+    game's action names)."""
+
+    group: str
+    label: str
+    moves: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.group}, {self.label}" if self.group else self.label
+
+
 def uniform_distribution(legal_actions: list[int]) -> dict[int, float]:
     """Equal probability on every legal action."""
     return {a: 1.0 / len(legal_actions) for a in legal_actions}
@@ -188,6 +206,9 @@ class GameSpec:
     # show what the mixture does (simultaneous-move games; oracles/llm/mixture.py).
     # Exact games describe the mixture from its tables instead; others say nothing.
     mixture_probes: Sequence[MixtureProbe] = ()
+    # Episodes per opponent of a sampled behaviour profile (csro_tui/profiles/):
+    # short games need many to show frequencies; a long repeated match a few.
+    profile_episodes: int = 200
 
     def __init__(self) -> None:
         self._game: pyspiel.Game | None = None
@@ -224,10 +245,19 @@ class GameSpec:
         shows any game from its observation."""
         return Presentation(self)
 
-    def behaviour_features(self) -> Sequence[Any]:
-        """Reserved for behaviour profiles (issue 22): the features that describe how a
-        policy plays this game (how often it bluffs, its favourite throw).  No game
-        declares any yet, and nothing reads this; a profile will ask here, not by name."""
+    def situation(self, observation: dict) -> Situation:
+        """The decision `observation` shows, named as a player would, for behaviour
+        profiles (csro_tui/profiles/).  The default names it by OpenSpiel's
+        observation (or information-state) string; games with cards or dice say
+        what the player holds and what happened so far."""
+        text = observation.get("observation") or observation.get("info_state") or ""
+        text = " ".join(str(text).split())
+        return Situation("", text[:70] + ("…" if len(text) > 70 else "") or "(no observation)", {})
+
+    def behaviour_probes(self) -> Sequence[BenchmarkBot]:
+        """Fixed, trusted opponents a policy is played against to see what it does
+        (repeated games: constant, cycling, ... players).  Empty: an exact game is
+        profiled from its table, other games by their moves against the benchmark."""
         return ()
 
     def example_observation(self, player: int = 0, *, decisions: int = 3, seed: int = 0) -> dict:

@@ -13,6 +13,8 @@ from csro_tui.games import poker
 from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
 from csro_tui.games.poker_play import KuhnPresentation
 from csro_tui.games.presentation import Presentation
+from csro_tui.games import behaviour
+from csro_tui.games.base import Situation
 
 RULES_TEXT = """\
 Kuhn poker (two players, one hand).
@@ -73,6 +75,9 @@ class KuhnSpec(GameSpec):
 
     def presentation(self) -> Presentation:
         return KuhnPresentation(self)
+
+    def situation(self, observation: dict) -> Situation:
+        return behaviour.kuhn_situation(observation)
 
     def benchmark(self) -> list[BenchmarkBot]:
         return [

@@ -15,6 +15,8 @@ from csro_tui.games import poker
 from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
 from csro_tui.games.poker_play import LeducPresentation
 from csro_tui.games.presentation import Presentation
+from csro_tui.games import behaviour
+from csro_tui.games.base import Situation
 
 LEDUC_RULES = """\
 Deck: six cards, two each of J < Q < K (suits never matter). Each player
@@ -98,6 +100,9 @@ class LeducSpec(GameSpec):
 
     def presentation(self) -> Presentation:
         return LeducPresentation(self)
+
+    def situation(self, observation: dict) -> Situation:
+        return behaviour.leduc_situation(observation)
 
     def benchmark(self) -> list[BenchmarkBot]:
         return leduc_benchmark()

@@ -40,6 +40,8 @@ from csro_tui.errors import UnknownGameError
 from csro_tui.games import poker
 from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView, TabularAgent, uniform_distribution
 from csro_tui.games.presentation import PlayMove, PlayState, Presentation, Showdown
+from csro_tui.games import behaviour
+from csro_tui.games.base import Situation
 
 DEFAULT_DICE = 1
 DEFAULT_SIDES = 6
@@ -304,6 +306,9 @@ class LiarsDiceSpec(GameSpec):
 
     def presentation(self) -> Presentation:
         return LiarsDicePresentation(self)
+
+    def situation(self, observation: dict) -> Situation:
+        return behaviour.liars_dice_situation(observation)
 
     def dice_of(self, state: pyspiel.State) -> list[list[int]]:
         """Both players' dice (sorted) from the chance moves of `state` (for the end of a game)."""

@@ -31,6 +31,8 @@ from csro_tui.games.base import BenchmarkBot, GameSpec, ObservationView
 from csro_tui.games.leduc import LEDUC_OBSERVATION_KEYS, LEDUC_RULES, leduc_benchmark
 from csro_tui.games.poker_play import RepeatedLeducPresentation
 from csro_tui.games.presentation import Presentation
+from csro_tui.games import behaviour
+from csro_tui.games.base import Situation
 
 CONTINUE = 3
 DEFAULT_HANDS = 100
@@ -168,6 +170,7 @@ class RepeatedLeducSpec(GameSpec):
     observation_text = OBSERVATION_TEXT
     exact = False
     default_episodes = 20
+    profile_episodes = 40  # per probe
     seed_dir = "repeated_leduc"
 
     def __init__(self, num_hands: int = DEFAULT_HANDS) -> None:
@@ -188,6 +191,16 @@ class RepeatedLeducSpec(GameSpec):
 
     def presentation(self) -> Presentation:
         return RepeatedLeducPresentation(self)
+
+    def situation(self, observation: dict) -> Situation:
+        return behaviour.leduc_situation(observation)
+
+    def behaviour_probes(self) -> list[BenchmarkBot]:
+        def observe(state: pyspiel.State, player: int) -> dict:
+            leduc = leduc_info_state(state.information_state_string(player))
+            return poker.leduc_observation(leduc, player, state.legal_actions(player))
+
+        return behaviour.repeated_leduc_probes(CONTINUE, observe)
 
     def auto_action(self, state: pyspiel.State) -> int | None:
         if state.is_terminal() or state.is_chance_node():

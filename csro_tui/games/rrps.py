@@ -45,6 +45,7 @@ import pyspiel
 from csro_tui.errors import UnknownGameError
 from csro_tui.games.base import BenchmarkBot, GameSpec, MixtureProbe, ObservationView
 from csro_tui.games.presentation import YOU, PlayState, Presentation, Round, outcome_word, signed
+from csro_tui.games import behaviour
 
 ROCK, PAPER, SCISSORS = 0, 1, 2
 ACTION_NAMES = ["Rock", "Paper", "Scissors"]
@@ -250,6 +251,7 @@ class RRPSSpec(GameSpec):
     history_is_state = True  # the referee's fast path: evaluation/rrps_lockstep.py
     mixture_probes = PROBES
     default_episodes = 20
+    profile_episodes = 4  # per probe: a 1000-throw match shows a policy's answer in one pass
     seed_dir = "rrps"
 
     def __init__(self, num_repetitions: int = DEFAULT_REPETITIONS) -> None:
@@ -270,6 +272,9 @@ class RRPSSpec(GameSpec):
 
     def presentation(self) -> Presentation:
         return RRPSPresentation(self)
+
+    def behaviour_probes(self) -> list[BenchmarkBot]:
+        return behaviour.rrps_probes()
 
     def benchmark(self) -> list[BenchmarkBot]:
         return [self._roshambo_bot(name) for name in roshambo_bot_names()]

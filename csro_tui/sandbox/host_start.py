@@ -1,4 +1,5 @@
-"""Policy host launcher: `python -s -S -P host_start.py` runs `host_main.main()`.
+"""Policy host launcher: `python -s -S -P host_start.py` runs `host_main.main()`;
+with `--zygote` it runs `zygote_main.main()`, which forks hosts (zygote.py).
 
 STDLIB ONLY, never imports csro_tui.  A script is compiled from its source
 at every start (host_main.py's ~9 ms, more than a Kuhn iteration's share of
@@ -19,8 +20,11 @@ import os  # noqa: E402
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 try:
-    import host_main  # noqa: E402
+    if sys.argv[1:2] == ["--zygote"]:
+        import zygote_main as entry  # noqa: E402
+    else:
+        import host_main as entry  # noqa: E402
 finally:
     sys.path.remove(_HERE)
 
-host_main.main()
+entry.main()

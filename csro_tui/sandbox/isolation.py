@@ -16,6 +16,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,7 +30,7 @@ HOST_SCRIPT = Path(__file__).with_name("host_start.py")
 # The host's modules, imported from the script's directory: the episode
 # runner and its layers.
 HOST_MODULES = tuple(
-    Path(__file__).with_name(name) for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py")
+    Path(__file__).with_name(name) for name in ("host_main.py", "host_kernel.py", "host_channel.py", "host_guard.py", "zygote_main.py")
 )
 # Set to 1 to run untrusted policies where the kernel offers neither
 # Landlock nor seccomp (the Python guard is then the only boundary).
@@ -306,3 +308,32 @@ def _bytecode_current(source: Path, bytecode: str) -> bool:
         and int.from_bytes(header[8:12], "little") == int(info.st_mtime) & 0xFFFFFFFF
         and int.from_bytes(header[12:16], "little") == info.st_size & 0xFFFFFFFF
     )
+
+
+# -- spawning ---------------------------------------------------------------------
+
+_spawner: ThreadPoolExecutor | None = None
+_spawner_pid = 0
+_spawner_lock = threading.Lock()
+
+
+def _spawn(*args, **kwargs) -> subprocess.Popen:
+    """`subprocess.Popen` on one thread that lives as long as the process.
+
+    A host asks the kernel to kill it when its parent dies
+    (PR_SET_PDEATHSIG, and bwrap's --die-with-parent), and to the kernel
+    the parent is the *thread* that started it: a host started on a
+    short-lived worker thread (the TUI's play screen starts a game on one
+    and makes each move on another) was killed as soon as that thread ended.
+    """
+    global _spawner, _spawner_pid
+    with _spawner_lock:
+        if _spawner is None or _spawner_pid != os.getpid():  # none yet, or a forked child
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="csro-host-spawner")
+            _spawner_pid = os.getpid()
+        spawner = _spawner
+    try:
+        future = spawner.submit(subprocess.Popen, *args, **kwargs)
+    except RuntimeError:  # the interpreter is shutting down: this thread will do
+        return subprocess.Popen(*args, **kwargs)
+    return future.result()

@@ -51,9 +51,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -68,9 +66,11 @@ from csro_tui.sandbox.clock import (
     ProgressPage,
     watchdog,
 )
+from csro_tui.sandbox import zygote
 from csro_tui.sandbox.contract import ALLOWED_IMPORTS
 from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.sandbox.host_kernel import syscall_name
+from csro_tui.sandbox.isolation import _spawn  # noqa: F401 - the one spawner thread (isolation.py)
 from csro_tui.sandbox.isolation import _PASSTHROUGH_ENV, _SANDBOX_SCRIPT, HOST_MODULES, HOST_SCRIPT, SANDBOX_ENV_VAR, WEAK_SANDBOX_ENV_VAR, _bubblewrap_command, _child_env, _python_roots, _site_dirs, bubblewrap_problem, describe_isolation, host_bytecode, host_uid, isolation_mode, kernel_boundary_problem, kernel_layers  # noqa: F401 - re-exported: callers import them from here
 from csro_tui.sandbox.validation import (
     ALLOWED_DUNDER_ATTRIBUTES,
@@ -216,33 +216,6 @@ def limits_from(values: dict) -> SandboxLimits | None:
 
 # -- spawning ---------------------------------------------------------------------
 
-_spawner: ThreadPoolExecutor | None = None
-_spawner_pid = 0
-_spawner_lock = threading.Lock()
-
-
-def _spawn(*args, **kwargs) -> subprocess.Popen:
-    """`subprocess.Popen` on one thread that lives as long as the process.
-
-    A host asks the kernel to kill it when its parent dies
-    (PR_SET_PDEATHSIG, and bwrap's --die-with-parent), and to the kernel
-    the parent is the *thread* that started it: a host started on a
-    short-lived worker thread (the TUI's play screen starts a game on one
-    and makes each move on another) was killed as soon as that thread ended.
-    """
-    global _spawner, _spawner_pid
-    with _spawner_lock:
-        if _spawner is None or _spawner_pid != os.getpid():  # none yet, or a forked child
-            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="csro-host-spawner")
-            _spawner_pid = os.getpid()
-        spawner = _spawner
-    try:
-        future = spawner.submit(subprocess.Popen, *args, **kwargs)
-    except RuntimeError:  # the interpreter is shutting down: this thread will do
-        return subprocess.Popen(*args, **kwargs)
-    return future.result()
-
-
 @dataclass
 class StartedProcess:
     """A host process spawned, sent the policy-independent part of its
@@ -250,7 +223,7 @@ class StartedProcess:
     limits; it has run nothing but the host's own code.
     `host_pool.HostPool` keeps a few ready; `PolicyHost.adopt` takes one, once."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen  # or a zygote.ZygoteHost (the same interface)
     temp_dir: str
     mode: str
     page: ProgressPage | None = None  # the clock's page shared with the host
@@ -274,11 +247,12 @@ class StartedProcess:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def start_host_process(mode: str) -> StartedProcess:
+def start_host_process(mode: str, *, fork: bool = True, numpy: bool = False) -> StartedProcess:
     """Spawn a host (`python -s -S -P host_start.py`, in bubblewrap in that
     mode) in a fresh temporary directory and send it the first part of its
     set-up; it then waits for the policy's module.  OSError if it cannot be
-    started."""
+    started.  The host is forked by the zygote (zygote.py) when it is on
+    and `fork` (by the one that has imported numpy if `numpy`), else spawned."""
     host_bytecode()  # the host's modules compiled once, not at every start
     temp_dir = tempfile.mkdtemp(prefix="csro-host-")
     page = None
@@ -296,18 +270,24 @@ def start_host_process(mode: str) -> StartedProcess:
         # -S: no site module (faster start, no .pth code, our editable install
         # stays invisible); the child adds the site dirs it needs itself.
         command += ["-s", "-S", "-P", script]
-        with open(log_path, "wb") as log:
-            process = _spawn(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=work_dir,
-                env=_child_env(),
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(page.fd,),
-            )
+        forked = (zygote.spawn_host(mode, work_dir, log_path, page.fd, numpy) if fork and zygote.zygote_enabled(mode)
+                  else None)
+        if forked is not None:  # forked by the zygote (zygote.py); it runs the same host_main
+            process, clock_fd = forked
+        else:
+            clock_fd = page.fd
+            with open(log_path, "wb") as log:
+                process = _spawn(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    cwd=work_dir,
+                    env=_child_env(),
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=(page.fd,),
+                )
     except BaseException:
         if page is not None:
             page.close()
@@ -319,7 +299,7 @@ def start_host_process(mode: str) -> StartedProcess:
         drop_to = [host_uid(process.pid)] * 2
         os.chown(work_dir, *drop_to)
     prepare = _prepare_message(mode, drop_to)
-    prepare["clock_fd"] = page.fd  # the page the host maps for the parent's clock (clock.py)
+    prepare["clock_fd"] = clock_fd  # the page the host maps for the parent's clock (clock.py)
     page.close_fd()  # the host has its own copy; the mapping stays
     # Part one of the host's set-up goes at once, so a pooled host has its
     # kernel layers in place before any policy is given to it.
@@ -419,6 +399,7 @@ class PolicyHost:
         self._poll_out: select.poll | None = None
         self._in_flight: tuple | None = None  # (requests, legal lists, what) of a sent act
         self._launching = False  # launched: the module load not confirmed yet
+        self._prepared = False  # its reply to `prepare` read at launch (zygote hosts)
         self._page: ProgressPage | None = None
         self._clock: HostClock | None = None
         self._timing: CallTiming | None = None  # the page's last figures, once it is closed
@@ -453,8 +434,10 @@ class PolicyHost:
         self.launch()
         if self._launching:
             self._launching = False
-            # The reply to `prepare` (start_host_process), then to the load.
-            self._receive("setting up the sandbox", expected_seq=0)
+            # The reply to `prepare` (start_host_process; read at launch for a
+            # host forked by the zygote), then to the load.
+            if not self._prepared:
+                self._receive("setting up the sandbox", expected_seq=0)
             reply = self._receive("loading the module")
             self._clock.disarm()
             self._check_layers(reply.get("layers"))
@@ -495,19 +478,27 @@ class PolicyHost:
         if problem:
             raise ConfigError(problem)
         launched_at = time.monotonic()
+        imported = imported_modules(self.source)
+        uses_numpy = "numpy" in imported
         started, self._prestarted = self._prestarted, None
         if started is not None and (started.mode != self.mode or started.process.poll() is not None):
             started.discard()  # started for another isolation mode, or dead: not trusted with this policy
             started = None
+        if (started is not None and uses_numpy and isinstance(started.process, zygote.ZygoteHost)
+                and not started.process.numpy and zygote.numpy_zygote_enabled()):
+            started.discard()  # a fork from the zygote that has numpy loaded is cheaper than numpy's import
+            started = None
         if started is None:
             try:
-                started = start_host_process(self.mode)
+                started = start_host_process(self.mode, numpy=uses_numpy)
             except OSError as error:
                 self.failure = PolicyFailure(
                     FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name
                 )
                 self.close()
                 raise self.failure from None
+        if isinstance(started.process, zygote.ZygoteHost):
+            started = self._proven(started)
         self._process, self._temp_dir, self._page = started.process, started.temp_dir, started.page
         started.page = None  # this host's now (closed with it)
         self._clock = HostClock(self._page, self._process, self.limits)
@@ -520,7 +511,7 @@ class PolicyHost:
         # Imported by the host before it drops root and forbids new executable
         # memory (the rest of its set-up came with `start_host_process`:
         # _prepare_message).
-        preimport = sorted(imported_modules(self.source) & ALLOWED_IMPORTS)
+        preimport = sorted(imported & ALLOWED_IMPORTS)
         if "numpy" in preimport:
             # numpy 2 loads these on first use (40-50 ms for all of them):
             # those the source names, so honest code finds them loaded; code
@@ -549,6 +540,25 @@ class PolicyHost:
         self._clock.arm(1, (KIND_LOAD,), at=launched_at)  # from spawn on: start-up, imports, module code
         self._send(config, "loading the module")
         self._launching = True
+
+    def _proven(self, started: StartedProcess) -> StartedProcess:
+        """A host forked by the zygote proves its layers (its `prepare` reply)
+        before the policy's module is sent; one that cannot is replaced by a
+        spawned host, and the policy is not charged with it."""
+        problem = zygote.prepared(started.process, self.limits.init_timeout)
+        if problem is None:
+            self._prepared = True
+            return started
+        zygote.log.warning("a host forked by the zygote could not prove its sandbox (%s); spawning one instead",
+                           problem)
+        started.discard()
+        try:
+            return start_host_process(self.mode, fork=False)
+        except OSError as error:
+            self.failure = PolicyFailure(FailureCategory.CRASH, f"could not start the policy host: {error}", "",
+                                         self.name)
+            self.close()
+            raise self.failure from None
 
     def new_episodes(self, episodes: list[tuple[int, int, int]]) -> None:
         """Construct `Policy(player, game)` for each (episode_id, player, seed)."""

@@ -240,6 +240,24 @@ class GamePlayed(Event):
     seed: int | None = None
 
 
+@dataclass(kw_only=True)
+class BehaviourProfiled(Event):
+    """A member's or a proposal's behaviour profile (csro_tui/profiles/), computed
+    for the review or the diversity view: the profile as data, its description in
+    words (offline, from the profile) and the static hints about its code.  For a
+    proposal, `nearest` is the nearest member by behaviour: {"member", "distance",
+    "stderr", "same_within_noise", "differences"} (the top few).  Older sessions
+    simply have none."""
+
+    TYPE: ClassVar[str] = "behaviour_profiled"
+    policy_id: str  # a member id or a proposal id
+    source_hash: str
+    profile: dict[str, Any]
+    description: list[str] = field(default_factory=list)
+    hints: list[dict[str, Any]] = field(default_factory=list)  # line, message
+    nearest: dict[str, Any] | None = None
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (
@@ -259,6 +277,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         MetricsComputed,
         IterationFinished,
         GamePlayed,
+        BehaviourProfiled,
     )
 }
 

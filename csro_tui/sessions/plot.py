@@ -101,3 +101,53 @@ def _tick_label(value: float, ticks: list[float]) -> str:
     step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
     digits = max(0, min(4, -math.floor(math.log10(step)) + (0 if step >= 1 else 1))) if step > 0 else 2
     return number(value, digits)
+
+
+# ---------------------------------------------------------------- behaviour distance heat map (issue 22)
+
+HEAT_CELL, HEAT_LEFT, HEAT_TOP, HEAT_MAX_SIDE = 28, 110, 60, 900
+
+
+def _heat_colour(value: float) -> str:
+    """0 (the same behaviour) dark blue, 1 (nothing alike) near white."""
+    shade = max(0.0, min(1.0, value))
+    red, green, blue = (int(31 + (247 - 31) * shade), int(95 + (247 - 95) * shade), int(168 + (250 - 168) * shade))
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def heat_map_svg(title: str, labels: list[str], values: list[list[float]], *,
+                 errors: list[list[float]] | None = None, note: str = "") -> str:
+    """A square heat map of pairwise values in [0, 1] (behaviour distances), rows and
+    columns labelled in the given order (ordered by the caller so clusters show as
+    blocks); each cell's tooltip holds its value (± its error when given)."""
+    n = len(labels)
+    cell = max(8, min(HEAT_CELL, (HEAT_MAX_SIDE - HEAT_LEFT) // max(n, 1)))
+    width = HEAT_LEFT + n * cell + 30
+    height = HEAT_TOP + n * cell + 70
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="14">{escape(title)}</text>',
+    ]
+    for i, label in enumerate(labels):
+        y = HEAT_TOP + i * cell + cell / 2 + 4
+        out.append(f'<text x="{HEAT_LEFT - 6}" y="{y:.1f}" text-anchor="end">{escape(label[:16])}</text>')
+        x = HEAT_LEFT + i * cell + cell / 2
+        out.append(f'<text transform="translate({x:.1f} {HEAT_TOP - 6}) rotate(-45)">{escape(label[:16])}</text>')
+        for j in range(n):
+            value = values[i][j]
+            tip = f"{labels[i]} vs {labels[j]}: {value:.3f}"
+            if errors is not None and errors[i][j]:
+                tip += f" ± {errors[i][j]:.3f}"
+            out.append(f'<rect x="{HEAT_LEFT + j * cell}" y="{HEAT_TOP + i * cell}" width="{cell}" height="{cell}" '
+                       f'fill="{_heat_colour(value)}" stroke="white"><title>{escape(tip)}</title></rect>')
+    legend_y = HEAT_TOP + n * cell + 24
+    for k in range(11):
+        out.append(f'<rect x="{HEAT_LEFT + k * 16}" y="{legend_y}" width="16" height="10" fill="{_heat_colour(k / 10)}"/>')
+    out.append(f'<text x="{HEAT_LEFT - 6}" y="{legend_y + 9}" text-anchor="end">same</text>')
+    out.append(f'<text x="{HEAT_LEFT + 11 * 16 + 6}" y="{legend_y + 9}">different</text>')
+    if note:
+        out.append(f'<text x="{HEAT_LEFT}" y="{legend_y + 28}">{escape(note)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -18,6 +18,7 @@ from csro_tui.errors import SessionError
 from csro_tui.meta.metagame import MetaGame, PayoffEntry
 from csro_tui.records import PolicyRecord, Proposal, ValidationResult
 from csro_tui.sessions.events import (
+    BehaviourProfiled,
     BenchmarkEvaluated,
     Event,
     GamePlayed,
@@ -96,6 +97,8 @@ class SessionState:
     iterations: dict[int, IterationState] = field(default_factory=dict)
     oracle_failures: list[OracleFailed] = field(default_factory=list)
     games: list[GamePlayed] = field(default_factory=list)
+    # Behaviour profiles recorded (policy or proposal id -> the latest): csro_tui/profiles/.
+    profiles: dict[str, BehaviourProfiled] = field(default_factory=dict)
 
     # --- folding ------------------------------------------------------------
 
@@ -213,6 +216,9 @@ class SessionState:
 
     def _on_game_played(self, event: GamePlayed) -> None:
         self.games.append(event)
+
+    def _on_behaviour_profiled(self, event: BehaviourProfiled) -> None:
+        self.profiles[event.policy_id] = event
 
     # --- views ----------------------------------------------------------------
 

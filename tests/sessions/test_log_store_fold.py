@@ -20,6 +20,7 @@ from csro_tui.sessions.events import (
     IterationStarted,
     MetaSolved,
     MetricsComputed,
+    BehaviourProfiled,
     OracleFailed,
     PayoffRecord,
     PayoffsEvaluated,
@@ -77,6 +78,9 @@ def one_of_each() -> list:
                         benchmark={"meta": {"agg_score": -0.5}}),
         IterationFinished(iteration=1, accepted="p1", attempts=2),
         GamePlayed(policy_id="p1", opponent="human", seat=0, transcript=[{"a": 1}], returns=[1.0, -1.0], seed=3),
+        BehaviourProfiled(policy_id="i1.1", source_hash="ab", profile={"kind": "exact", "situations": []},
+                          description=["bets the King"], hints=[{"line": 3, "message": "m"}],
+                          nearest={"member": "p1", "distance": 0.0, "stderr": None, "differences": []}),
         SessionClosed(reason="completed", message="done"),
     ]
 
@@ -129,11 +133,12 @@ def test_torn_last_line_is_reported_and_skipped(tmp_path):
     store = SessionStore(tmp_path)
     path = write_session(store)
     complete = path.read_bytes()
-    path.write_bytes(complete + b'{"v": 1, "seq": 18, "ts": "x", "type": "game_pl')
+    count = len(one_of_each())
+    path.write_bytes(complete + b'{"v": 1, "seq": %d, "ts": "x", "type": "game_pl' % (count + 1))
     log = store.read("s")
-    assert len(log.events) == 17
+    assert len(log.events) == count
     (warning,) = log.warnings
-    assert warning.line == 18 and "incomplete last line" in str(warning) and str(path) in str(warning)
+    assert warning.line == count + 1 and "incomplete last line" in str(warning) and str(path) in str(warning)
 
 
 def test_resuming_cuts_the_torn_line_off_and_keeps_it_aside(tmp_path):
@@ -215,8 +220,8 @@ def test_a_session_can_be_named_by_path(tmp_path):
     store = SessionStore(tmp_path)
     path = write_session(store)
     elsewhere = SessionStore(tmp_path / "other")
-    assert len(elsewhere.read(str(path)).events) == 17
-    assert len(elsewhere.read(str(path.parent)).events) == 17
+    assert len(elsewhere.read(str(path)).events) == len(one_of_each())
+    assert len(elsewhere.read(str(path.parent)).events) == len(one_of_each())
 
 
 def test_creating_an_existing_session_is_refused(tmp_path):

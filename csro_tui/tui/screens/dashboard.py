@@ -38,6 +38,8 @@ class DashboardScreen(Screen[None]):
         Binding("f", "app.finish_oracle", "Finish", id="dashboard.finish", show=False,
                 tooltip="LLM oracle: no more calls; propose the best reply so far"),
         Binding("i", "inspect", "Inspect", id="dashboard.inspect"),
+        Binding("d", "compare", "Compare", id="dashboard.compare", show=False),
+        Binding("b", "diversity", "Diversity", id="dashboard.diversity", show=False),
         Binding("p", "play", "Play", id="dashboard.play"),
         Binding("s", "app.sessions", "Sessions", id="dashboard.sessions"),
         Binding("question_mark", "app.help", "Help", id="dashboard.help"),
@@ -127,6 +129,22 @@ class DashboardScreen(Screen[None]):
         from csro_tui.tui.screens.inspector import InspectorScreen  # start-up time: importing it loads pygments
 
         self.app.push_screen(InspectorScreen(self.data, member_id, against))
+
+    def action_compare(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.screens.compare_policies import compare_member
+
+        member_id, _ = self.query_one(DashboardView).selection(self.focused)
+        if member_id is None:
+            self.notify("The population is empty.", severity="warning")
+            return
+        compare_member(self.app, self.data, member_id)
+
+    def action_diversity(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.screens.compare_policies import show_diversity
+
+        show_diversity(self.app, self.data.session_id)
 
     def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
         self.action_inspect(message.member_id)

@@ -31,6 +31,8 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | dashboard | `i` | inspect the selected policy (also `enter`) |
 | dashboard | `p` | play against a population member or a bot |
 | dashboard | `s` | recorded sessions and their timelines |
+| dashboard | `d` | compare the selected policy with the other members, nearest by behaviour first (also `d` in the inspector) |
+| dashboard | `b` | the population's behaviour diversity: distance heat map, clusters, effective number of strategies |
 | dashboard | `esc` | close the session (resumable) and go back to the start screen; twice while work runs |
 | review | `a` | accept the proposal |
 | review | `e` | edit it in the built-in editor (`E`: in `$EDITOR`) |
@@ -38,6 +40,7 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | review | `g` | regenerate: ask the oracle again |
 | review | `1`…`5` | code, diff, rationale, LLM exchange, checks |
 | review | `c` | stop the run (the proposal is not decided) |
+| review | `d` | compare the proposal with the members, nearest by behaviour first: code diff, behaviour diff, head to head |
 | review | `esc` | back to the dashboard; the proposal waits, undecided (`n` opens it again) |
 | LLM call | `c` | cancel the call (and the oracle's work); `esc` back to the dashboard |
 | editor | `ctrl+s` | send the edited code (validated and previewed again) |
@@ -46,6 +49,7 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | timeline | `home` `end` | first / last step |
 | timeline | `i` | inspect a policy as it was at this step (also `enter`); `p` there plays it, in this session's game |
 | timeline | `p` | play against a member of this session or a bot, in its game |
+| timeline | `d` `b` | compare the selected policy with the others / the behaviour diversity, as the population was at this step |
 | timeline | `R` | resume the session here (new iterations) |
 | play | `enter` | play the highlighted opponent (members of the session on screen, then the game's bots) |
 | play | `n` | next game against the same opponent (a fresh deal; the match total runs on) |

@@ -54,6 +54,7 @@ class InspectorScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,q", "app.pop_screen", "Back", id="inspector.back"),
         Binding("p", "play", "Play against it", id="inspector.play"),
+        Binding("d", "compare", "Compare", id="inspector.compare", show=False),
     ]
 
     def __init__(self, data: DashboardData, member_id: str, against: str | None = None) -> None:
@@ -74,6 +75,12 @@ class InspectorScreen(Screen[None]):
                 facts.border_title = "Scores and lineage"
                 yield Static(facts_text(self.data, self.member_id, self.against), id="inspector-text")
         yield Footer()
+
+    def action_compare(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.screens.compare_policies import compare_member
+
+        compare_member(self.app, self.data, self.member_id)
 
     def action_play(self) -> None:
         self.app.action_play(self.member_id)  # type: ignore[attr-defined]

@@ -120,6 +120,11 @@ def checks_text(info: ReviewInfo) -> Text:
             text.append(f"  {line}\n", style="green" if ok else "yellow" if warning else "red" if not info.valid else "")
     else:
         text.append("  no issues\n" if info.valid else "  (no details)\n")
+    hints = code_hints(info.source)
+    if hints:
+        text.append("\nHints about the code (not reasons to reject)\n", style="bold underline")
+        for hint in hints:
+            text.append(f"  line {hint.line}: {one_line(hint.message)}\n", style="yellow")
     text.append("\nPreview against each member\n", style="bold underline")
     if info.per_member:
         for member_id, value in info.per_member.items():
@@ -128,6 +133,15 @@ def checks_text(info: ReviewInfo) -> Text:
     else:
         text.append("  no preview\n", style="dim")
     return text
+
+
+def code_hints(source: str) -> list:
+    """Static hints (csro_tui/profiles/hints.py): methods the referee never calls, state never
+    read, randomness not from game["seed"]; read from the code, nothing runs."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.hints import static_hints
+
+    return static_hints(source)
 
 
 def exchange_text(info: ReviewInfo) -> Text:
@@ -200,6 +214,19 @@ def diff_text(info: ReviewInfo) -> Text:
     return text
 
 
+def behaviour_line(app, info: ReviewInfo):
+    """The proposal's nearest member by behaviour (issue 22), when a live session can profile it."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.tui.behaviour import live_context
+
+    context = live_context(app) if info.valid else None
+    if context is not None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
+
+        yield ReviewBehaviourLine(context, info.proposal_id or "proposal", info.source)
+
+
 class ReviewScreen(Screen[ReviewDecision]):
     """Dismisses with the decision; the app hands it to the waiting engine."""
 
@@ -217,6 +244,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         Binding("4", "tab('tab-llm')", "LLM exchange", id="review.tab_llm", show=False),
         Binding("5", "tab('tab-checks')", "Checks", id="review.tab_checks", show=False),
         Binding("question_mark", "app.help", "Help", id="review.help"),
+        Binding("d", "compare", "Compare", id="review.compare", show=False),
     ]
 
     def __init__(self, info: ReviewInfo) -> None:
@@ -227,6 +255,7 @@ class ReviewScreen(Screen[ReviewDecision]):
     def compose(self) -> ComposeResult:
         info = self.info
         yield Static(summary_text(info), id="review-summary")
+        yield from behaviour_line(self.app, info)
         with TabbedContent(id="review-tabs"):
             with TabPane("Code", id="tab-code"):
                 with VerticalScroll():
@@ -252,6 +281,18 @@ class ReviewScreen(Screen[ReviewDecision]):
 
     def _diff(self) -> Text:
         return diff_text(self.info)
+
+    def action_compare(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.behaviour import live_context
+        from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen
+
+        context = live_context(self.app)
+        if context is None or not self.info.valid:
+            self.notify("Comparing needs a valid proposal of a live session.", severity="warning")
+            return
+        self.app.push_screen(ComparePoliciesScreen(context, self.info.proposal_id or "proposal", self.info.source,
+                                                   proposal=True))
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

@@ -144,6 +144,8 @@ class TimelineScreen(Screen[None]):
         Binding("home", "first", "First", id="timeline.first", priority=True, show=False),
         Binding("end", "last", "Last", id="timeline.last", priority=True, show=False),
         Binding("i", "inspect", "Inspect", id="timeline.inspect"),
+        Binding("d", "compare", "Compare", id="timeline.compare", show=False),
+        Binding("b", "diversity", "Diversity", id="timeline.diversity", show=False),
         Binding("p", "app.play", "Play", id="timeline.play"),
         Binding("R", "resume", "Resume", tooltip="Resume session", id="timeline.resume"),
         Binding("escape", "app.pop_screen", "Back", id="timeline.close"),
@@ -235,6 +237,24 @@ class TimelineScreen(Screen[None]):
 
     def on_population_table_inspect(self, message: PopulationTable.Inspect) -> None:
         self.action_inspect(message.member_id)
+
+    def action_compare(self) -> None:
+        """The selected member against the others as they were at this step (issue 22)."""
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.screens.compare_policies import compare_member
+
+        view = self.query_one(DashboardView)
+        member_id, _ = view.selection(self.focused)
+        if member_id is None:
+            self.notify("No policy at this step.", severity="warning")
+            return
+        compare_member(self.app, view.data, member_id, self.events[: self.step])
+
+    def action_diversity(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.screens.compare_policies import show_diversity
+
+        show_diversity(self.app, events=self.events[: self.step])
 
     def on_payoff_heatmap_inspect(self, message: PayoffHeatmap.Inspect) -> None:
         self.action_inspect(message.member_id, message.against)

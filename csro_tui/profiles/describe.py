@@ -1,0 +1,152 @@
+"""Words for a behaviour profile, no model needed.
+
+Exact games: per situation (betting so far), what the policy does with each
+holding, merged where all holdings do the same ("first to act (seat 1): bets
+the King; checks the Jack and the Queen").  Sampled games: against each probe
+what it achieves and whether it changes over the match, then which probes it
+beats and which it loses to.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from csro_tui.profiles.model import EXACT, Profile
+
+# A move is "the" move when it has at least this probability; else the mix is said.
+PURE = 0.999
+# Exact: situations below this reach (against the uniform opponent) are left out.
+MIN_REACH = 1e-6
+MAX_EXACT_SENTENCES = 12
+
+
+def describe(profile: Profile) -> list[str]:
+    """Sentences, most telling first."""
+    if profile.failure:
+        return [f"its table could not be built: {profile.failure}"]
+    if profile.kind == EXACT:
+        return _describe_exact(profile)
+    return _describe_sampled(profile)
+
+
+def _mix(distribution: dict[str, float]) -> str:
+    moves = sorted(((p, move) for move, p in distribution.items() if p > 0.005), reverse=True)
+    if not moves:
+        return "does nothing"
+    if moves[0][0] >= PURE:
+        return _verb(moves[0][1])
+    return ", ".join(f"{_verb(move)} {p:.0%}" for p, move in moves)
+
+
+def _verb(move: str) -> str:
+    first, _, rest = move.partition(" ")
+    if first.endswith(("s", "sh", "ch")):
+        verb = first + "es"
+    elif first.endswith("y") and len(first) > 1 and first[-2] not in "aeiou":
+        verb = first[:-1] + "ies"
+    else:
+        verb = first + "s"
+    return f"{verb} {rest}".strip()
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _describe_exact(profile: Profile) -> list[str]:
+    by_label: "OrderedDict[tuple, list]" = OrderedDict()
+    for row in profile.situations:
+        if row.weight < MIN_REACH:
+            continue
+        by_label.setdefault((row.seat, row.label), []).append(row)
+    entries = []  # [seat, label tokens, what it does, reach]
+    for (seat, label), rows in by_label.items():
+        actions: "OrderedDict[str, list[str]]" = OrderedDict()
+        for row in rows:
+            actions.setdefault(_mix(row.distribution), []).append(row.group)
+        if len(actions) == 1:
+            (action,) = actions
+            body = f"always {action}" if rows[0].group else action
+        else:
+            body = "; ".join(f"{action} with {_join(sorted(set(groups), key=groups.index))}"
+                             for action, groups in actions.items())
+        entries.append([seat, label.split(" "), body, sum(row.weight for row in rows)])
+    entries = _merge_one_word_apart(entries)
+    # The most reached situations only (Leduc has hundreds), in seat order.
+    ranked = sorted(entries, key=lambda entry: -entry[3])
+    kept = sorted(ranked[:MAX_EXACT_SENTENCES], key=lambda entry: (entry[0] if entry[0] is not None else -1, -entry[3]))
+    sentences = []
+    for seat, tokens, body, _ in kept:
+        label = " ".join(tokens)
+        where = f"{label} (seat {seat + 1})" if seat is not None else label
+        sentences.append(f"{where}: {body}")
+    if len(ranked) > len(kept):
+        sentences.append(f"... and {len(ranked) - len(kept)} less often reached situations (the profile lists them)")
+    return sentences
+
+
+def _merge_one_word_apart(entries: list[list]) -> list[list]:
+    """Situations whose names differ in one word and where the policy does the same are
+    said once, the word listed ("board J/Q/K: first to act"): position by position."""
+    longest = max((len(entry[1]) for entry in entries), default=0)
+    for position in range(longest):
+        merged: "OrderedDict[tuple, list]" = OrderedDict()
+        for entry in entries:
+            seat, tokens, body, weight = entry
+            if position >= len(tokens):
+                merged[(id(entry),)] = entry
+                continue
+            key = (seat, body, len(tokens), tuple(tokens[:position]), tuple(tokens[position + 1:]))
+            if key in merged:
+                known = merged[key]
+                word, tail = _split_punctuation(tokens[position])
+                words = known[1][position][: -len(tail)] if tail else known[1][position]
+                if word not in words.split("/"):
+                    known[1] = [*known[1][:position], f"{words}/{word}{tail}", *known[1][position + 1:]]
+                known[3] += weight
+            else:
+                merged[key] = [seat, list(tokens), body, weight]
+        entries = list(merged.values())
+    return entries
+
+
+def _split_punctuation(token: str) -> tuple[str, str]:
+    stripped = token.rstrip(":;,.")
+    return stripped, token[len(stripped):]
+
+
+def _describe_sampled(profile: Profile) -> list[str]:
+    sentences, beats, loses, failed = [], [], [], []
+    scale = profile.payoff_scale or 1.0
+    for probe in profile.probes:
+        if probe.failure:
+            failed.append(f"fails against {probe.name}: {probe.failure}")
+            continue
+        noise = 2 * (probe.stderr or 0.0)
+        if probe.mean is not None and probe.mean > noise + 1e-9:
+            beats.append(probe.name)
+        elif probe.mean is not None and probe.mean < -noise - 1e-9:
+            loses.append(probe.name)
+        line = f"against {probe.name}: {probe.mean:+.3g} per match"
+        if probe.stops_falling_after is not None and probe.moves:
+            if probe.stops_falling_after == 0:
+                line += ", never losing ground"
+            elif probe.stops_falling_after <= probe.moves // 3:
+                line += f", losing nothing after move {probe.stops_falling_after}"
+        if len(probe.thirds) == 3:
+            first, middle, last = probe.thirds
+            line += f" (thirds {first:+.3g} / {middle:+.3g} / {last:+.3g})"
+            if last - first > 0.05 * scale / 3:
+                line += ", improving as the match goes on"
+            elif first - last > 0.05 * scale / 3:
+                line += ", worse as the match goes on"
+        sentences.append(line)
+    summary = []
+    if beats:
+        summary.append("beats " + _join(beats))
+    if loses:
+        summary.append("loses to " + _join(loses))
+    head = ["; ".join(summary)] if summary else []
+    common = sorted(profile.situations, key=lambda row: -row.weight)[:5]
+    habits = [f"{row.name}: {_mix(row.distribution)} ({row.weight:.0f} times)" for row in common]
+    return failed + head + sentences + habits

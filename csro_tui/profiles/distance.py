@@ -1,0 +1,222 @@
+"""How far apart two behaviour profiles are, with the noise of that figure.
+
+Exact games: the reach-weighted total-variation distance.  Each information
+state is weighted by how often it is reached against the uniform random
+opponent in either seat, the policies' own moves averaged
+(opponent reach x (own reach of a + own reach of b) / 2); the distance is the
+weighted mean of the two action distributions' total variation there.  It is
+0 exactly when the policies act the same in every state either of them
+reaches, and it has no noise (`stderr` None).
+
+Sampled games: the mean over probe opponents (or benchmark bots) of the
+difference of the two policies' mean returns, in units of the game's largest
+return, with the standard error of that figure from the matches' own errors.
+"The same within noise" is `distance <= NOISE_K * stderr`.  A probe only one
+policy failed against counts as the largest difference (1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from csro_tui.profiles.model import EXACT, Profile
+
+NOISE_K = 2.0
+# Sampled situations are compared only where both policies were seen this often.
+MIN_VISITS = 20
+# ... and named as a difference when their total variation is at least this.
+SAMPLED_TV = 0.25
+EXACT_TOLERANCE = 1e-9
+
+
+@dataclass
+class Comparison:
+    distance: float
+    stderr: float | None  # None: exact
+    differences: list[dict] = field(default_factory=list)  # most important first
+
+    @property
+    def same_within_noise(self) -> bool:
+        if self.stderr is None:
+            return self.distance <= EXACT_TOLERANCE
+        return self.distance <= NOISE_K * self.stderr
+
+
+def _tv(p: dict[str, float], q: dict[str, float]) -> float:
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+def compare(a: Profile, b: Profile, *, opponent_reach=None) -> Comparison:
+    """Distance between two profiles of the same game and kind, and where they differ.
+    Exact games: `opponent_reach` (per row, in table order) weighs the states by
+    another opponent than the uniform one (the meta-strategy, in review)."""
+    if a.kind != b.kind:
+        raise ValueError(f"profiles of different kinds ({a.kind}, {b.kind}) cannot be compared")
+    if a.failure or b.failure:
+        same = bool(a.failure) and bool(b.failure)
+        return Comparison(0.0 if same else 1.0, None if a.kind == EXACT else 0.0, [
+            {"situation": "building the policy's table", "a": a.failure or "ok", "b": b.failure or "ok"}
+        ] if not same else [])
+    if a.kind == EXACT:
+        return _compare_exact(a, b, opponent_reach)
+    return _compare_sampled(a, b)
+
+
+def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
+    # Rows are the game's information states in table order; a recorded profile
+    # leaves out the state strings (a third of its size), so align by position then.
+    if all(row.key for row in a.situations) and all(row.key for row in b.situations):
+        rows_b = {row.key: row for row in b.situations}
+        pairs = [(row, rows_b.get(row.key)) for row in a.situations]
+    elif len(a.situations) == len(b.situations):
+        pairs = list(zip(a.situations, b.situations))
+    else:
+        raise ValueError("exact profiles of different games cannot be compared")
+    total, weighted = 0.0, 0.0
+    found = []
+    for index, (row, other) in enumerate(pairs):
+        if other is None:
+            continue
+        reach_a = row.weight / row.opponent_reach if row.opponent_reach else 0.0
+        reach_b = other.weight / other.opponent_reach if other.opponent_reach else 0.0
+        outside = row.opponent_reach if opponent_reach is None else float(opponent_reach[index])
+        weight = outside * (reach_a + reach_b) / 2
+        if weight <= 0:
+            continue
+        tv = _tv(row.distribution, other.distribution)
+        total += weight
+        weighted += weight * tv
+        if tv > EXACT_TOLERANCE:
+            found.append((weight * tv, {
+                "situation": row.name,
+                "reach": {"a": row.weight, "b": other.weight},
+                "a": row.distribution,
+                "b": other.distribution,
+                "total_variation": tv,
+            }))
+    found.sort(key=lambda item: -item[0])
+    return Comparison(weighted / total if total else 0.0, None, [entry for _, entry in found])
+
+
+def _compare_sampled(a: Profile, b: Profile) -> Comparison:
+    probes_b = {row.name: row for row in b.probes}
+    gaps, variances, found = [], [], []
+    scale = a.payoff_scale or 1.0
+    for row in a.probes:
+        other = probes_b.get(row.name)
+        if other is None:
+            continue
+        if row.failure or other.failure or row.mean is None or other.mean is None:
+            gap = 0.0 if (row.failure and other.failure) else 1.0
+            gaps.append(gap)
+            variances.append(0.0)
+            if gap:
+                found.append((math.inf, _probe_difference(row, other)))
+            continue
+        gap = abs(row.mean - other.mean) / scale
+        noise = math.hypot(row.stderr or 0.0, other.stderr or 0.0)
+        gaps.append(gap)
+        variances.append((noise / scale) ** 2)
+        if abs(row.mean - other.mean) > NOISE_K * noise + EXACT_TOLERANCE:
+            found.append((gap / (noise / scale if noise else 1e-12), _probe_difference(row, other)))
+    rows_b = {(row.group, row.label): row for row in b.situations}
+    for row in a.situations:
+        other = rows_b.get((row.group, row.label))
+        if other is None or min(row.weight, other.weight) < MIN_VISITS:
+            continue
+        tv = _tv(row.distribution, other.distribution)
+        if tv >= SAMPLED_TV:
+            found.append((tv, {"situation": row.name, "visits": {"a": row.weight, "b": other.weight},
+                               "a": row.distribution, "b": other.distribution, "total_variation": tv}))
+    found.sort(key=lambda item: -item[0])
+    if not gaps:
+        return Comparison(0.0, 0.0, [entry for _, entry in found])
+    distance = float(np.mean(gaps))
+    stderr = math.sqrt(sum(variances)) / len(gaps)
+    return Comparison(distance, stderr, [entry for _, entry in found])
+
+
+def _probe_difference(row, other) -> dict:
+    def result(probe) -> dict:
+        if probe.failure:
+            return {"failure": probe.failure}
+        return {"mean": probe.mean, "stderr": probe.stderr, "thirds": probe.thirds}
+
+    return {"situation": f"against {row.name} ({row.description})", "a": result(row), "b": result(other)}
+
+
+# ---------------------------------------------------------------- populations
+
+
+def distance_matrix(profiles: Sequence[Profile]) -> tuple[np.ndarray, np.ndarray]:
+    """Pairwise distances and their standard errors (0 in exact games)."""
+    n = len(profiles)
+    distances, errors = np.zeros((n, n)), np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            comparison = compare(profiles[i], profiles[j])
+            distances[i, j] = distances[j, i] = comparison.distance
+            errors[i, j] = errors[j, i] = comparison.stderr or 0.0
+    return distances, errors
+
+
+def clusters(distances: np.ndarray, errors: np.ndarray, threshold: float = 0.0) -> list[list[int]]:
+    """Groups of members that are the same strategy: linked when their distance is
+    within noise (<= NOISE_K * stderr) or at most `threshold`; single members included."""
+    n = len(distances)
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if distances[i, j] <= max(threshold, NOISE_K * errors[i, j]) + EXACT_TOLERANCE:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def cluster_order(distances: np.ndarray) -> list[int]:
+    """An order of the members that puts similar ones next to each other (greedy
+    nearest neighbour from the member with the most close neighbours), so clusters
+    show as blocks on the heat map."""
+    n = len(distances)
+    if n == 0:
+        return []
+    start = int(np.argmin(distances.sum(axis=1)))
+    order, left = [start], set(range(n)) - {start}
+    while left:
+        last = order[-1]
+        nearest = min(left, key=lambda j: (distances[last, j], j))
+        order.append(nearest)
+        left.remove(nearest)
+    return order
+
+
+def effective_strategies(weights: Sequence[float], distances: np.ndarray) -> float:
+    """Effective number of distinct strategies in a meta-strategy: the order-2
+    similarity-sensitive diversity of Leinster and Cobbold, 1 / (p' Z p) with
+    similarity Z = 1 - distance.  Equals the inverse Simpson number (1/sum p^2)
+    when all members are maximally apart, 1 when all weight is on one behaviour."""
+    p = np.asarray(weights, dtype=float)
+    if p.sum() <= 0:
+        return 0.0
+    p = p / p.sum()
+    similarity = 1.0 - np.clip(distances, 0.0, 1.0)
+    return float(1.0 / (p @ similarity @ p))
+
+
+def nearest(profile: Profile, others: Sequence[tuple[str, Profile]]) -> list[tuple[str, Comparison]]:
+    """Every (name, comparison) of `others` against `profile`, nearest first."""
+    compared = [(name, compare(profile, other)) for name, other in others]
+    return sorted(compared, key=lambda item: item[1].distance)

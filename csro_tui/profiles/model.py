@@ -1,0 +1,76 @@
+"""The behaviour profile of one policy, as data (recorded in sessions, printed as JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+EXACT = "exact"  # action probabilities in every information state, from the policy's table
+PROBES = "probes"  # matches against the game's fixed probe opponents
+SAMPLED = "sampled"  # moves and outcomes against the benchmark population
+
+
+@dataclass
+class SituationRow:
+    """One decision: where (named as a player would), how often it is reached, what the policy does."""
+
+    group: str
+    label: str
+    seat: int | None  # exact games: the seat (0 or 1); sampled: None (both seats pooled)
+    distribution: dict[str, float]  # move word -> probability (words from the game's Situation)
+    weight: float  # exact: probability of reaching it under the uniform opponent; sampled: visits
+    key: str = ""  # exact: the information state; identifies the row across profiles
+    opponent_reach: float = 0.0  # exact: chance x uniform opponent reach (the policy's own part aside)
+
+    @property
+    def name(self) -> str:
+        where = f"{self.group}, {self.label}" if self.group else self.label
+        return where if self.seat is None else f"{where} (seat {self.seat + 1})"
+
+
+@dataclass
+class ProbeRow:
+    """A match against one fixed opponent (or benchmark bot), from the policy's side."""
+
+    name: str
+    description: str
+    mean: float | None  # mean return per episode, seats swapped; None when it failed before any
+    stderr: float | None
+    thirds: list[float] = field(default_factory=list)  # first, middle, last third of the match
+    # Repeated games: the move after which the running total never fell again (the
+    # latest over the episodes; 0: it never fell), and the moves per episode.
+    stops_falling_after: int | None = None
+    moves: int = 0
+    episodes: int = 0
+    failure: str | None = None  # the policy crashed or timed out against this opponent
+
+
+@dataclass
+class Profile:
+    game: str
+    policy: str
+    source_hash: str
+    kind: str  # EXACT, PROBES or SAMPLED
+    seed: int | None = None  # sampled kinds: the seed that reproduces it
+    situations: list[SituationRow] = field(default_factory=list)
+    probes: list[ProbeRow] = field(default_factory=list)
+    payoff_scale: float = 1.0  # the largest return one episode can have (distance units)
+    failure: str | None = None  # exact: the table could not be built
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_record(self) -> dict[str, Any]:
+        """The form recorded in a session: without the information-state strings (rows
+        stay in the game's table order, which is how recorded exact profiles align)."""
+        data = self.to_dict()
+        for row in data["situations"]:
+            row["key"] = ""
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Profile":
+        data = dict(data)
+        data["situations"] = [SituationRow(**row) for row in data.get("situations", [])]
+        data["probes"] = [ProbeRow(**row) for row in data.get("probes", [])]
+        return cls(**data)

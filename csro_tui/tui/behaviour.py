@@ -1,0 +1,61 @@
+"""What the behaviour screens need from a session: the game, a snapshot of its state,
+and where to record the profiles they compute (csro_tui/profiles/).
+
+A live run records through `Engine.record_profile` (any thread); a session only
+viewed records nothing (its log belongs to whoever may resume it)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BehaviourContext:
+    spec: Any
+    state: Callable[[], Any]  # a SessionState snapshot
+    record: Callable[[Any], Any] | None = None  # records a BehaviourProfiled event
+
+    def record_all(self, events) -> None:
+        """Record what was computed; a session closed meanwhile (its writer gone) keeps
+        nothing and loses nothing: the profiles are computed again when next asked."""
+        if self.record is None:
+            return
+        for event in events:
+            try:
+                self.record(event)
+            except Exception:  # noqa: BLE001 - recording is a convenience here, never a crash
+                log.info("behaviour profile of %s not recorded: the session is closed", event.policy_id)
+                return
+
+
+def deliver(widget: Any, callback: Callable, *args: Any) -> None:
+    """Hand a worker's result to the UI thread, unless the widget or the app has gone
+    meanwhile (a thread worker cannot be cancelled and may finish after its screen)."""
+    try:
+        if widget.is_attached:
+            widget.app.call_from_thread(callback, *args)
+    except Exception:  # noqa: BLE001 - the app is shutting down
+        pass
+
+
+def live_context(app: Any) -> BehaviourContext | None:
+    """The context of the app's live run, or None when there is none."""
+    live = getattr(app, "live", None)
+    engine = getattr(live, "engine", None)
+    if engine is None:
+        return None
+    return BehaviourContext(engine.spec, engine.snapshot, engine.record_profile)
+
+
+def events_context(events: list) -> BehaviourContext:
+    """A recorded session's context (nothing is recorded)."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.games.registry import get_game
+    from csro_tui.sessions.state import fold
+
+    state = fold(events)
+    return BehaviourContext(get_game(state.started.game), lambda: state, None)

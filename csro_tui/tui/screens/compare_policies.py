@@ -1,0 +1,298 @@
+"""Compare policies (issue 22): one policy (a proposal under review, or a member)
+against the members, nearest by behaviour first: the code diff, then where they
+act differently (situations with both distributions, or probes with both results),
+then the head-to-head payoff with its error.  And the population's diversity.
+
+Profiles and matches run in thread workers (the sandbox runs the code), never
+on the event loop; what they compute for a live run is recorded in its session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from csro_tui.text import clean_text, one_line
+from csro_tui.tui.behaviour import BehaviourContext, deliver
+from csro_tui.tui.diffing import coloured_diff, unified_diff
+
+
+def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str]) -> Text:
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.report import comparison_lines
+    from csro_tui.profiles.model import Profile
+
+    text = Text()
+    placeholder = Profile("", subject, "", "")
+    against = Profile("", other, "", "")
+    for line in comparison_lines(placeholder, against, comparison, head_to_head):
+        style = "bold" if line.startswith(("behaviour distance", "they behave", "head to head")) else ""
+        text.append(one_line(line, 300) + "\n", style=style)
+    if head_to_head is None:
+        text.append("head to head: playing…\n", style="dim")
+    if description:
+        text.append(f"\nWhat {one_line(subject, 40)} does\n", style="bold underline")
+        for sentence in description:
+            text.append("  " + one_line(sentence, 300) + "\n")
+    return text
+
+
+class ComparePoliciesScreen(Screen[None]):
+    """`subject_id` with `source` against every member (itself left out), nearest first."""
+
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="compare.back")]
+
+    def __init__(self, context: BehaviourContext, subject_id: str, source: str, *, proposal: bool = False) -> None:
+        super().__init__()
+        self.context = context
+        self.subject_id = subject_id
+        self.source = source
+        self.proposal = proposal
+        self.review = None  # profiles.session.ReviewBehaviour, once computed
+        self.sources: dict[str, str] = {}
+        self.matches: dict[str, dict] = {}
+        self.selected: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"Compare {one_line(self.subject_id, 40)}: profiling the policies (sandboxed)…"),
+                     id="compare-header")
+        with Horizontal(id="compare-body"):
+            yield OptionList(id="compare-members")
+            with VerticalScroll(id="compare-detail"):
+                yield Static("", id="compare-behaviour")
+                yield Static("", id="compare-code")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#compare-members", OptionList).styles.width = 30
+        self.run_worker(self._profile, thread=True, exclusive=True, group="compare")
+
+    def _profile(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.profiles.session import review_behaviour
+
+        state = self.context.state()
+        self.sources = {member.id: member.source for member in state.population}
+        others_state = state
+        if not self.proposal:
+            # A member against the others: leave itself out of the ranking.
+            import copy
+
+            others_state = copy.copy(state)
+            others_state.population = [m for m in state.population if m.id != self.subject_id]
+        try:
+            review = review_behaviour(self.context.spec, others_state, self.subject_id, self.source)
+        except Exception as error:  # noqa: BLE001 - a failed profile is shown, never a crash
+            deliver(self, self._failed, error)
+            return
+        self.context.record_all(review.events)
+        deliver(self, self._show_ranking, review)
+
+    def _failed(self, error: Exception) -> None:
+        self.query_one("#compare-header", Static).update(
+            Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
+
+    def _show_ranking(self, review) -> None:
+        self.review = review
+        header = Text(f"Compare {one_line(self.subject_id, 40)} with the members, nearest by behaviour first")
+        hint = review.hint()
+        if hint:
+            header.append("\n⚠ " + one_line(hint, 200), style="bold yellow")
+        self.query_one("#compare-header", Static).update(header)
+        options = self.query_one("#compare-members", OptionList)
+        options.clear_options()
+        for position, (member_id, comparison) in enumerate(review.ranked):
+            noise = "" if comparison.stderr is None else f"±{comparison.stderr:.2f}"
+            mark = " =" if comparison.same_within_noise else ""
+            # Text, not a string: an option's string prompt would be read as markup.
+            options.add_option(Option(Text(f"{one_line(member_id, 12):<12} {comparison.distance:.3f}{noise}{mark}"),
+                                      id=f"member-{position}"))  # ids are identifiers; member ids need not be
+        if review.ranked:
+            options.highlighted = 0
+            self._select(review.ranked[0][0])
+        else:
+            self.query_one("#compare-behaviour", Static).update(Text("No other member to compare with.", style="dim"))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if self.review is not None and event.option.id and event.option.id.startswith("member-"):
+            self._select(self.review.ranked[int(event.option.id.removeprefix("member-"))][0])
+
+    def _select(self, member_id: str) -> None:
+        self.selected = member_id
+        self._render_detail()
+        if member_id not in self.matches:
+            self.run_worker(lambda: self._play(member_id), thread=True, group=f"match-{member_id}")
+
+    def _play(self, member_id: str) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.profiles.compute import head_to_head
+        from csro_tui.evaluation.participants import CodePolicy
+        from csro_tui.profiles.session import session_profile_seed
+
+        state = self.context.state()
+        try:
+            match = head_to_head(self.context.spec, CodePolicy(self.subject_id, self.source),
+                                 CodePolicy(member_id, self.sources.get(member_id, "")), session_profile_seed(state))
+        except Exception as error:  # noqa: BLE001 - shown as the match's failure
+            match = {"mean": 0.0, "stderr": None, "failure": str(error)}
+        deliver(self, self._played, member_id, match)
+
+    def _played(self, member_id: str, match: dict) -> None:
+        self.matches[member_id] = match
+        if member_id == self.selected:
+            self._render_detail()
+
+    def _render_detail(self) -> None:
+        member_id = self.selected
+        if self.review is None or member_id is None:
+            return
+        comparison = dict(self.review.ranked)[member_id]
+        self.query_one("#compare-behaviour", Static).update(
+            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description))
+        lines = unified_diff(clean_text(self.sources.get(member_id, "")), clean_text(self.source), member_id,
+                             self.subject_id)
+        code = Text(f"\nCode: {one_line(member_id, 30)} → {one_line(self.subject_id, 30)}\n", style="bold underline")
+        code.append_text(coloured_diff(lines) if lines else Text("The same code.", style="dim"))
+        self.query_one("#compare-code", Static).update(code)
+
+
+class DiversityScreen(Screen[None]):
+    """The population's behaviour distances (heat map ordered so clusters show), its
+    clusters of near-identical members and the effective number of distinct strategies."""
+
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="diversity.back")]
+
+    def __init__(self, context: BehaviourContext) -> None:
+        super().__init__()
+        self.context = context
+        self.diversity: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Behaviour diversity: profiling the members (sandboxed)…"), id="diversity-header")
+        with VerticalScroll():
+            yield Static("", id="diversity-map")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.run_worker(self._compute, thread=True, exclusive=True, group="diversity")
+
+    def _compute(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.profiles.session import population_diversity
+
+        try:
+            diversity = population_diversity(self.context.spec, self.context.state(),
+                                             cancelled=lambda: not self.is_attached)
+        except Exception as error:  # noqa: BLE001
+            deliver(self, self.query_one("#diversity-header", Static).update,
+                    Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
+            return
+        self.context.record_all(diversity.events)
+        deliver(self, self._show, diversity)
+
+    def _show(self, diversity) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.tui.widgets.behaviour_heatmap import heat_map_text
+
+        self.diversity = diversity
+        self.query_one("#diversity-header", Static).update(Text(
+            "Behaviour distance between members (0: the same behaviour), ordered so clusters show", style="bold"))
+        self.query_one("#diversity-map", Static).update(heat_map_text(diversity, self.app.size.width))
+
+    def on_resize(self) -> None:
+        if self.diversity is not None:
+            self._show(self.diversity)
+
+
+class ReviewBehaviourLine(Static):
+    """The review's "what is new": the proposal's nearest member by behaviour, the
+    distance, where they differ most and a "behaves like member X" hint (a hint only:
+    the auto reviewer's rule is unchanged).  Computed in a worker; `d` opens the comparison."""
+
+    def __init__(self, context: BehaviourContext, proposal_id: str, source: str) -> None:
+        super().__init__(Text("behaviour: profiling (sandboxed)…  d compares with the members", style="dim"),
+                         id="review-behaviour")
+        self.context = context
+        self.proposal_id = proposal_id
+        self.source = source
+
+    def on_mount(self) -> None:
+        self.run_worker(self._profile, thread=True, exclusive=True, group="review-behaviour")
+
+    def _profile(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.profiles.session import review_behaviour
+
+        try:
+            review = review_behaviour(self.context.spec, self.context.state(), self.proposal_id, self.source)
+        except Exception as error:  # noqa: BLE001 - shown, never a crash
+            deliver(self, self.update, Text(f"behaviour: not profiled: {one_line(str(error), 160)}", style="red"))
+            return
+        self.context.record_all(review.events)
+        deliver(self, self.update, review_line(review))
+
+
+def review_line(review) -> Text:
+    text = Text()
+    if not review.ranked:
+        text.append("behaviour: " + one_line("; ".join(review.description[:2]), 200))
+        return text
+    member_id, comparison = review.ranked[0]
+    noise = "" if comparison.stderr is None else f" ± {comparison.stderr:.3f}"
+    text.append(f"behaviour: nearest member {one_line(member_id, 20)} at distance {comparison.distance:.3f}{noise}")
+    if review.distance_under_meta is not None:
+        text.append(f" (under the meta-strategy: {review.distance_under_meta:.3f})")
+    if comparison.differences:
+        text.append("; differs most: " + "; ".join(one_line(d["situation"], 60) for d in comparison.differences[:3]))
+    hint = review.hint()
+    if hint:
+        text.append("\n⚠ " + one_line(hint, 200), style="bold yellow")
+    for hint_line in review.hints[:3]:
+        text.append(f"\nhint: line {hint_line.line}: {one_line(hint_line.message, 160)}", style="dim")
+    text.append("   (d: compare)", style="dim")
+    return text
+
+
+def context_for(app, session_id: str = "", events: list | None = None) -> BehaviourContext | None:
+    """The live run's context when it is that session; else the recorded events' (`events`,
+    or the session's log), which computes but records nothing."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.tui.behaviour import events_context, live_context
+
+    live = getattr(app, "live", None)
+    if live is not None and (not session_id or getattr(live, "session_id", None) == session_id) and events is None:
+        return live_context(app)
+    try:
+        if events is None:
+            backend = getattr(app, "backend", None)
+            if backend is None or not session_id:
+                return None
+            events = backend.read_events(session_id)
+        return events_context(events) if events else None
+    except Exception:  # noqa: BLE001 - an unreadable log: the caller says so
+        return None
+
+
+def compare_member(app, data, member_id: str, events: list | None = None) -> None:
+    """Open the comparison of a member with the other members of its session."""
+    context = context_for(app, getattr(data, "session_id", ""), events)
+    member = data.member(member_id)
+    if context is None or member is None:
+        app.notify("Comparing policies needs a session (live or recorded).", severity="warning")
+        return
+    app.push_screen(ComparePoliciesScreen(context, member_id, member.source))
+
+
+def show_diversity(app, session_id: str = "", events: list | None = None) -> None:
+    context = context_for(app, session_id, events)
+    if context is None:
+        app.notify("The diversity view needs a session (live or recorded).", severity="warning")
+        return
+    app.push_screen(DiversityScreen(context))

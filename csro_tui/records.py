@@ -136,6 +136,8 @@ class ValidationResult:
     duplicate_reason: str = ""
     # How long the candidate's calls took in the smoke run (clock.describe_timing), "" when not measured.
     timing: str = ""
+    # What the candidate printed in the smoke run, discarded (clock.describe_printed), "" when nothing.
+    printed: str = ""
 
     def summary(self) -> str:
         """One line: why the code is invalid, or "valid"."""

@@ -32,7 +32,7 @@ from csro_tui.evaluation.participants import CodePolicy, benchmark_participants,
 from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.evaluation.sampling import derive, new_master_seed
 from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, fixed, number, plain_numbers
-from csro_tui.sandbox.clock import describe_timing, timing_of
+from csro_tui.sandbox.clock import describe_printed, describe_timing, timing_of
 from csro_tui.sandbox.validation import validate_source
 from csro_tui.text import one_line, plain
 
@@ -336,4 +336,7 @@ def _print_tables(spec, participant, episodes, results, metrics, expl) -> None:
     timing = describe_timing(_timing(results))
     if timing:  # "slow: ..." when act is far slower than the contract expects
         console.print(plain(f"timing: {timing}", style="bold yellow" if "slow: " in timing else "dim"))
+    printed = describe_printed(_timing(results))
+    if printed:
+        console.print(plain(printed, style="bold yellow"))
     console.print(plain(isolation_description(), style="dim"))

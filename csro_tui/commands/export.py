@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from csro_tui.commands.sessions import add_sessions_dir_argument
+from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
 from csro_tui.numbers import counted
-from csro_tui.sessions.store import SessionStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.sessions.export import export_session  # start-up time: importing it loads numpy
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
-    log = SessionStore(args.sessions_dir).read(args.session)
+    log = sessions_store(args).read(args.session)
     for warning in log.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     state = fold(log.events)

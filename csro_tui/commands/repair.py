@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from csro_tui.commands.sessions import add_sessions_dir_argument
+from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
 from csro_tui.numbers import counted
-from csro_tui.sessions.store import SessionStore, read_log
+from csro_tui.sessions.store import read_log
 
 # Dropped lines listed one by one up to this many; more are counted by kind.
 MAX_LISTED_LINES = 12
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
-    store = SessionStore(args.sessions_dir)
+    store = sessions_store(args)
     result = store.repair(args.session)
     if not result.repaired:
         print(f"{result.path}: nothing to repair ({result.kept_events} events, every line reads)")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from csro_tui.commands.sessions import add_sessions_dir_argument
+from csro_tui.commands.sessions import add_sessions_dir_argument, sessions_store
 from csro_tui.config import SANDBOX_LIMIT_FIELDS
 from csro_tui.numbers import counted, number
-from csro_tui.sessions.store import EVENTS_FILE, SessionStore
+from csro_tui.sessions.store import EVENTS_FILE
 
 EXIT_NOT_REPRODUCED = 1
 MATRIX_MAX_COLUMNS = 16  # wider matrices are summarised; `csro export` writes them whole
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.commands._output import stdout_console  # start-up time: importing it loads rich
 
     console = stdout_console()
-    store = SessionStore(args.sessions_dir)
+    store = sessions_store(args)
     log = store.read(args.session)
     for warning in log.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from csro_tui.config import load_run_config
 from csro_tui.numbers import number
 from csro_tui.sessions.store import SessionStore
 
@@ -20,15 +21,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_sessions_dir_argument(parser: argparse.ArgumentParser) -> None:
-    """--session-dir (alias --sessions-dir), for the commands that read recorded sessions."""
+    """--session-dir (alias --sessions-dir) and --config, for the commands that read recorded sessions."""
     parser.add_argument("--session-dir", "--sessions-dir", dest="sessions_dir",
-                        help="sessions directory (default ./sessions or $CSRO_SESSIONS_DIR)")
+                        help="sessions directory (default: sessions_dir in csro.toml, $CSRO_SESSIONS_DIR, ./sessions)")
+    parser.add_argument("--config", help="config file (TOML; default ./csro.toml or $CSRO_CONFIG)")
+
+
+def sessions_store(args: argparse.Namespace) -> SessionStore:
+    """The SessionStore the flags name, through the one layering `csro run` uses
+    (defaults < config file < CSRO_SESSIONS_DIR < --sessions-dir: config.load_run_config)."""
+    config = load_run_config({"sessions_dir": args.sessions_dir}, config_file=getattr(args, "config", None))
+    return SessionStore(config.sessions_dir)
 
 
 # Columns left out first when the terminal is too narrow for all of them
 # (the id and status always stay: what to copy, and whether it can resume).
 SESSIONS_DROP_ORDER = ("population", "iterations", "date", "oracle", "best metric", "game")
-CHOOSE_ANOTHER = "another directory: --sessions-dir DIR or CSRO_SESSIONS_DIR"
+CHOOSE_ANOTHER = "another directory: --sessions-dir DIR, CSRO_SESSIONS_DIR or sessions_dir in csro.toml"
+
+
+def _status(info) -> str:
+    if info.closed is None:
+        return "open (resumable)"
+    return f"{info.closed}: the oracle finished" if info.oracle_finished else info.closed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.commands._output import pipe_aware_console, print_table  # start-up time: importing it loads rich
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
-    store = SessionStore(args.sessions_dir)
+    store = sessions_store(args)
     where = store.root.resolve()
     infos = store.list_sessions()
     console = pipe_aware_console()
@@ -53,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         best = f"{info.best_metric[0]} {number(info.best_metric[1])}" if info.best_metric else "-"
         date = info.started.replace("T", " ")[:19]
         rows.append([info.id, info.game, info.oracle, str(info.iterations), str(info.population_size), best,
-                     date, info.closed or "open (resumable)"])
+                     date, _status(info)])
     columns = [("id", "left"), ("game", "left"), ("oracle", "left"), ("iterations", "right"),
                ("population", "right"), ("best metric", "right"), ("date", "left"), ("status", "left")]
     print_table(console, f"{len(infos)} session{'s' if len(infos) != 1 else ''} in {where}", columns, rows,

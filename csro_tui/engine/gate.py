@@ -42,7 +42,7 @@ from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
 from csro_tui.engine.evaluator import CANDIDATE, Evaluator, derive_seed
 from csro_tui.evaluation.population_metrics import population_metrics
 from csro_tui.records import Bot, Decision, MatchJob, PolicyRecord, Preview, Proposal, ValidationResult
-from csro_tui.sandbox.clock import describe_timing, timing_of
+from csro_tui.sandbox.clock import describe_printed, describe_timing, timing_of
 from csro_tui.sandbox.failures import PolicyFailure
 from csro_tui.sessions.events import Event, ProposalCreated, ProposalDecided, ProposalPreviewed, ProposalValidated
 from csro_tui.sessions.review import review_request
@@ -104,17 +104,18 @@ class Gate:
         smoke: dict[str, float] = {}
         smoke_stderr: dict[str, float] = {}
         outcomes = self.evaluator.run(jobs)
-        timing = _candidate_timing(outcomes)
+        timing, printed = _candidate_timing(outcomes)
         for member, outcome in zip(opponents, outcomes):
             # Against itself, any failure is the candidate's.
             failure = _candidate_failure(outcome.failure) if population else outcome.failure
             if failure is not None:
-                return ValidationResult(valid=False, failure=failure, smoke=smoke, smoke_episodes=episodes, timing=timing)
+                return ValidationResult(valid=False, failure=failure, smoke=smoke, smoke_episodes=episodes, timing=timing,
+                                        printed=printed)
             if outcome.failure is None and population:
                 smoke[member.id] = float(outcome.mean)
                 smoke_stderr[member.id] = sampled_stderr(outcome)
         return ValidationResult(valid=True, smoke=smoke, smoke_episodes=episodes, smoke_stderr=smoke_stderr,
-                                timing=timing)
+                                timing=timing, printed=printed)
 
     def preview(
         self,
@@ -412,10 +413,12 @@ def _last_rejection(state: "SessionState", iteration: int) -> str:
     return ""
 
 
-def _candidate_timing(outcomes) -> str:
-    """The candidate's call timing in its smoke run, as one line ('' if not measured).
-    Its host served every smoke match, so the match with the most calls holds all of them."""
-    return describe_timing(timing_of(outcomes))
+def _candidate_timing(outcomes) -> tuple[str, str]:
+    """The candidate's call timing in its smoke run and what it printed there,
+    each as one line ('' if not measured, or nothing printed).  Its host served
+    every smoke match, so the match with the most calls holds all of them."""
+    measured = timing_of(outcomes)
+    return describe_timing(measured), describe_printed(measured)
 
 
 class Gated(Enum):

@@ -22,7 +22,7 @@ from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
 from csro_tui.oracles.options import LLM_FILE_SETTINGS
-from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS, make_oracle
+from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS, game_refusal, make_oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
@@ -75,7 +75,8 @@ def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evalu
         from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
         spec = get_game(config.game)
-    if oracle is None:
+    if oracle is None:  # made by name: its declared needs are checked against the game first
+        check_oracle_serves(config.oracle, spec)
         oracle = make_oracle(config.oracle, oracle_options(config))
     if evaluator is None:
         from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson, rich
@@ -106,6 +107,13 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
         if name not in known:
             raise UnknownName(f"{config.game} has no seed policy {name!r}{did_you_mean(name, known)}; "
                               f"seeds: {', '.join(known) or 'none'}, listed by `csro games {spec.name}`")
+
+
+def check_oracle_serves(oracle: str, spec: Any) -> None:
+    """An oracle that cannot serve the game (its declared needs) fails here, before a session is recorded."""
+    refusal = game_refusal(oracle, spec)
+    if refusal:
+        raise ConfigError(refusal)
 
 
 def new_engine(

@@ -33,7 +33,7 @@ from csro_tui.errors import CsroError
 from csro_tui.evaluation.exact import game_tables, mixture_policy_of_tables, tabularize
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.oracles.base import OracleContext, repeated_rejection_note
-from csro_tui.oracles.registry import OracleExhausted
+from csro_tui.oracles.registry import OracleExhausted, game_refusal
 from csro_tui.oracles.render import DecisionPoint, SeatTable, decision_points, render_decision_tables
 from csro_tui.records import PolicyRecord, Proposal
 from csro_tui.same_code import normalized_code
@@ -346,11 +346,10 @@ def exact_best_response(
 
 
 def _require_exact(spec: "GameSpec") -> None:
-    if not getattr(spec, "exact", False):
-        raise CsroError(
-            f"the best-response oracle needs a game with exact evaluation "
-            f"(Kuhn or Leduc poker); {spec.name} has none"
-        )
+    """The oracle's declared need (its `game_needs` in oracles/registry.py), for callers that bypass the registry's check."""
+    refusal = game_refusal(BestResponseOracle.name, spec)
+    if refusal:
+        raise CsroError(refusal)
 
 
 class BestResponseOracle:

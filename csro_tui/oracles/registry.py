@@ -5,8 +5,9 @@ A factory takes the oracle's configuration (a mapping: the run's
 `Oracle`.  Modules are imported only when their oracle is made, so an
 oracle with heavy or optional dependencies costs nothing until used.
 To add an oracle, add one entry to `ORACLES`: its factory, what a run must
-give it (`needs`: "model" an LLM, "file" a policy file, "nothing") and whether
-it reads the reviewer's rejection reasons; the CLI and the TUI ask these
+give it (`needs`: "model" an LLM, "file" a policy file, "nothing"), whether
+it reads the reviewer's rejection reasons and what the game must offer
+(`game_needs`, GameSpec capabilities such as `exact`); the CLI and the TUI ask these
 instead of guessing from the name.
 """
 
@@ -33,10 +34,13 @@ class OracleEntry:
     needs: Needs = "nothing"
     # It puts the reviewer's rejection reasons into its next attempt (the LLM prompts).
     reads_reasons: bool = False
+    # What the game must offer, as GameSpec capabilities (attributes that must be true):
+    # checked before a session is recorded (`game_refusal`).
+    game_needs: tuple[str, ...] = ()
 
 
 ORACLES: dict[str, OracleEntry] = {
-    "best-response": OracleEntry("csro_tui.oracles.best_response:make_best_response_oracle"),
+    "best-response": OracleEntry("csro_tui.oracles.best_response:make_best_response_oracle", game_needs=("exact",)),
     "seed": OracleEntry("csro_tui.oracles.seed:make_seed_oracle"),
     "human": OracleEntry("csro_tui.oracles.human:make_human_oracle", needs="file"),
     "llm": OracleEntry("csro_tui.oracles.llm.zero_shot:make_zero_shot_oracle", needs="model", reads_reasons=True),
@@ -45,6 +49,9 @@ ORACLES: dict[str, OracleEntry] = {
     # The same evolutionary search with offline AST mutations (no LLM).
     "evolve": OracleEntry("csro_tui.oracles.evolve.search:make_ast_evolve_oracle"),
 }
+
+# GameSpec capabilities in words, for `game_refusal`.
+_CAPABILITY_WORDS = {"exact": "exact evaluation"}
 
 # Errors by which an oracle says it has nothing more to propose; the engine
 # ends the run normally instead of counting a failed attempt.
@@ -87,6 +94,22 @@ def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
 # The options the offline oracles read (the LLM and evolve oracles check
 # their own); `csro run` refuses any other --oracle-option for them.
 OFFLINE_ORACLE_OPTIONS = {"best-response": (), "seed": ("episodes",), "human": ("path",)}
+
+
+def game_refusal(name: str, spec: Any) -> str | None:
+    """Why oracle `name` cannot serve the game `spec`, in one line with what to
+    use instead; None when it can.  Checked before a session is recorded."""
+    entry = ORACLES.get(name)
+    missing = [need for need in (entry.game_needs if entry else ()) if not getattr(spec, need, False)]
+    if not missing:
+        return None
+    from csro_tui.games.registry import list_games  # start-up time: importing it loads open_spiel, pyspiel
+
+    wanted = " and ".join(_CAPABILITY_WORDS.get(need, need) for need in missing)
+    games = [game.name for game in list_games() if all(getattr(game, need, False) for need in missing)]
+    others = [other for other, each in ORACLES.items() if other != name and not set(each.game_needs) & set(missing)]
+    return (f"the {name} oracle needs a game with {wanted} ({', '.join(games) or 'none installed'}); "
+            f"{spec.name} has none: use another oracle ({', '.join(others)})")
 
 
 def make_oracle(name: str, config: Mapping[str, Any] | None = None) -> Oracle:

@@ -45,6 +45,8 @@ import signal
 import threading
 import time
 
+from csro_tui.text import one_line
+
 # Seconds between the watchdog's looks at busy hosts: limits are seconds, so
 # 50 ms is precise enough, and each look costs the parent's CPU (at 20 ms
 # the looks were ~7% of the referee's CPU in the code-vs-code bench).
@@ -108,13 +110,18 @@ class ProgressPage:
 
 
 class CallTiming:
-    """How long a policy's calls took (as its host measured them)."""
+    """How long a policy's calls took (as its host measured them), and what it
+    printed: `printed_bytes` in all and the first characters (`printed_head`,
+    raw policy text), output the host discards."""
 
-    __slots__ = ("act_calls", "act_seconds", "act_max", "init_calls", "init_seconds", "init_max")
+    __slots__ = ("act_calls", "act_seconds", "act_max", "init_calls", "init_seconds", "init_max",
+                 "printed_bytes", "printed_head")
 
-    def __init__(self, act_calls=0, act_seconds=0.0, act_max=0.0, init_calls=0, init_seconds=0.0, init_max=0.0):
+    def __init__(self, act_calls=0, act_seconds=0.0, act_max=0.0, init_calls=0, init_seconds=0.0, init_max=0.0,
+                 printed_bytes=0, printed_head=""):
         self.act_calls, self.act_seconds, self.act_max = int(act_calls), float(act_seconds), float(act_max)
         self.init_calls, self.init_seconds, self.init_max = int(init_calls), float(init_seconds), float(init_max)
+        self.printed_bytes, self.printed_head = int(printed_bytes), str(printed_head)
 
     @property
     def act_mean(self) -> float:
@@ -129,6 +136,7 @@ class CallTiming:
             self.act_calls + other.act_calls, self.act_seconds + other.act_seconds, max(self.act_max, other.act_max),
             self.init_calls + other.init_calls, self.init_seconds + other.init_seconds,
             max(self.init_max, other.init_max),
+            self.printed_bytes + other.printed_bytes, self.printed_head or other.printed_head,
         )
 
     def to_dict(self) -> dict:
@@ -409,4 +417,24 @@ def timing_of(results) -> dict | None:
     chosen = dict(max(timings, key=lambda t: t.get("act_calls", 0)))
     chosen["act_max"] = max(t.get("act_max", 0.0) for t in timings)
     chosen["init_max"] = max(t.get("init_max", 0.0) for t in timings)
+    printed = max(timings, key=lambda t: t.get("printed_bytes", 0))
+    chosen["printed_bytes"], chosen["printed_head"] = printed.get("printed_bytes", 0), printed.get("printed_head", "")
     return chosen
+
+
+PRINTED_LINES_SHOWN = 3  # first lines of a policy's printed output quoted by describe_printed
+PRINTED_LINE_CHARS = 100
+
+
+def describe_printed(timing: dict | None) -> str:
+    """What a policy printed, in words ('' when nothing): how much, that it is
+    discarded, and its first lines quoted, cleaned of escape sequences
+    (`printed 2,000,000 bytes, discarded (policies' output is not kept); it began: "a" / "b"`)."""
+    measured = CallTiming.from_dict(timing) if timing else None
+    if measured is None or measured.printed_bytes <= 0:
+        return ""
+    lines = [one_line(line, PRINTED_LINE_CHARS) for line in measured.printed_head.splitlines()]
+    lines = [line for line in lines if line][:PRINTED_LINES_SHOWN]
+    began = ("; it began: " + " / ".join(f'"{line}"' for line in lines)) if lines else ""
+    return (f"printed {measured.printed_bytes:,} bytes to stdout/stderr, discarded "
+            f"(a policy's printed output is not kept){began}")

@@ -20,19 +20,28 @@ EXIT_AFTER_FAILURE = 3  # the host's exit code after it has reported a failure
 
 
 class _OutputTail:
-    """A stand-in for sys.stdout/sys.stderr that keeps only a bounded tail."""
+    """A stand-in for sys.stdout/sys.stderr that keeps only a bounded tail (for
+    failure reports), the first `head_limit` characters, and how many bytes
+    (UTF-8) were printed in all: the parent says that output is discarded."""
 
     encoding = "utf-8"
     errors = "replace"
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, head_limit: int = 0) -> None:
         self._limit = max(limit, 0)
         self._parts: list[str] = []
         self._size = 0
+        self._head_limit = max(head_limit, 0)
+        self.head = ""
+        self.printed = 0  # bytes, UTF-8
 
     def write(self, text):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        # isascii is O(1) on CPython's compact strings: no copy for the common case.
+        self.printed += len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+        if len(self.head) < self._head_limit:
+            self.head += text[: self._head_limit - len(self.head)]
         if self._limit:
             piece = text[-self._limit :]
             self._parts.append(piece)

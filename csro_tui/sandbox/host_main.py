@@ -226,6 +226,7 @@ class _Host:
         self.channel = channel
         self.guard = guard
         self.output = output
+        self.reported_printed = 0  # output.printed as the last reply reported it
         self.timer = timer
         self.progress = timer.progress
         self.layers = layers
@@ -727,10 +728,23 @@ class _Host:
                          "message": f"sandbox protocol error: {type(error).__name__}: {error}",
                          "traceback": "", "output": ""}
             reply = _with_refusal(reply, op)
+            if self.output.printed != self.reported_printed:  # one comparison a request; nothing when silent
+                reply = _with_printed(reply, self)
             self.progress.tick()  # the request is done: its reply follows
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
+
+
+def _with_printed(reply: dict, host: "_Host") -> dict:
+    """The reply with `printed: [bytes printed so far, the first characters]`
+    when the policy printed anything since the last reply said so (its output
+    goes nowhere else: the parent tells the person it was discarded)."""
+    output = host.output
+    if output.printed != host.reported_printed:
+        host.reported_printed = output.printed
+        reply["printed"] = [output.printed, output.head]
+    return reply
 
 
 def _with_refusal(reply: dict, op) -> dict:
@@ -792,7 +806,7 @@ def main() -> None:
         del reserve
     except Exception as error:
         _setup_failed(channel, error, seq)
-    reply = _with_refusal(host.load(seq, config["source"]), "load")
+    reply = _with_printed(_with_refusal(host.load(seq, config["source"]), "load"), host)
     host.progress.tick()
     channel.send(reply)
     if not reply["ok"]:
@@ -848,7 +862,7 @@ def _load_limits(config: dict, guard: _Guard, timer: _CallTimer, ctypes, drop, p
     if drop and os.geteuid() == 0:
         host_kernel.drop_privileges(int(drop[0]), int(drop[1]))
         host_kernel.set_parent_death_signal(ctypes, parent)
-    output = _OutputTail(int(config.get("output_tail_chars", 2000)))
+    output = _OutputTail(int(config.get("output_tail_chars", 2000)), int(config.get("output_head_chars", 0)))
     sys.stdout = sys.stderr = output
     timer.set_limits(float(limits.get("call_seconds", 1.0)), float(limits.get("call_grace_seconds", 2.0)))
     guard.recursion_cap = int(config.get("recursion_limit", guard.recursion_cap))

@@ -113,6 +113,9 @@ _MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "out of memory", "Out 
 HOST_BASE_MB = 128
 _TEXT_LIMIT = 20_000  # longest message or traceback accepted from the child
 _LAST_LINE_LIMIT = 200  # longest line of the host's log quoted in a failure summary
+# How much of a policy's printed output its host keeps from the start, for
+# the review to show (the count of bytes printed is kept whatever the size).
+PRINTED_HEAD_CHARS = 600
 
 
 @dataclass(frozen=True)
@@ -400,6 +403,10 @@ class PolicyHost:
         self._page: ProgressPage | None = None
         self._clock: HostClock | None = None
         self._timing: CallTiming | None = None  # the page's last figures, once it is closed
+        # What the policy printed (to nowhere: the host discards it), as its replies report it:
+        # bytes in all and the first PRINTED_HEAD_CHARS characters, untrusted.
+        self.printed_bytes = 0
+        self.printed_head = ""
         self._prestarted: StartedProcess | None = None  # adopted from a pool, not launched yet
         # episode id -> {observation key -> (last list object, the child's copy)}
         self._episodes: dict[int, dict[str, tuple[list, list]]] = {}
@@ -518,6 +525,7 @@ class PolicyHost:
             "preimport": preimport,
             "recursion_limit": self.limits.recursion_limit,
             "output_tail_chars": self.limits.output_tail_chars,
+            "output_head_chars": PRINTED_HEAD_CHARS,
             "limits": {
                 "call_seconds": self.limits.move_timeout,
                 "call_grace_seconds": self.limits.call_grace,
@@ -787,10 +795,12 @@ class PolicyHost:
         return finish
 
     def timing(self) -> CallTiming | None:
-        """How long the policy's calls took so far, as its host measured them."""
-        if self._page is not None:
-            return self._page.timing()
-        return self._timing
+        """How long the policy's calls took so far, as its host measured them,
+        and what it printed (discarded)."""
+        timing = self._page.timing() if self._page is not None else self._timing
+        if timing is not None:
+            timing.printed_bytes, timing.printed_head = self.printed_bytes, self.printed_head
+        return timing
 
     @property
     def time_used(self) -> tuple[float, int]:
@@ -878,9 +888,20 @@ class PolicyHost:
         seq = self._seq if expected_seq is None else expected_seq
         if not isinstance(reply, dict) or reply.get("seq") != seq or not isinstance(reply.get("ok"), bool):
             self._fail(FailureCategory.MALFORMED, f"host sent a reply out of protocol while {what}")
+        if "printed" in reply:
+            self._note_printed(reply["printed"])
         if not reply["ok"]:
             self._fail(*self._child_failure(reply))
         return reply
+
+    def _note_printed(self, printed) -> None:
+        """Keep a reply's `printed: [bytes, first characters]`, checked: a count
+        that never goes down, a head no longer than asked for."""
+        if not (type(printed) is list and len(printed) == 2 and type(printed[0]) is int
+                and self.printed_bytes <= printed[0] < 1 << 62 and type(printed[1]) is str
+                and len(printed[1]) <= PRINTED_HEAD_CHARS):
+            self._fail(FailureCategory.MALFORMED, "host sent a report of printed output out of protocol")
+        self.printed_bytes, self.printed_head = printed
 
     def _write(self, data: bytes) -> None:
         fd = self._process.stdin.fileno()

@@ -136,7 +136,7 @@ class ProposalValidated(Event):
     proposal_id: str
     # On the wire its fields sit beside proposal_id, as in every version-1 log; an invalid
     # proposal with the same code as a known policy carries `duplicate_of` here, valid ones
-    # in their preview. `timing` and `smoke_stderr` were added later: older logs read them as empty.
+    # in their preview. `timing`, `smoke_stderr` and `printed` were added later: older logs read them as empty.
     validation: ValidationResult
 
 
@@ -336,9 +336,10 @@ def _to_json(value: Any) -> Any:
 
 
 # The fields of a ValidationResult as a version-1 proposal_validated line has them (flat), in
-# that order; `timing` and `smoke_stderr` came later and are optional when read.
+# that order; `timing`, `smoke_stderr` and `printed` came later and are optional when read.
 _VALIDATION_KEYS = (
     "valid", "issues", "smoke", "smoke_episodes", "failure", "timing", "duplicate_of", "duplicate_reason", "smoke_stderr",
+    "printed",
 )
 
 
@@ -356,6 +357,7 @@ def _validation_from_json(record: dict[str, Any]) -> ValidationResult:
         smoke_episodes=int(record.get("smoke_episodes") or 0),
         smoke_stderr={k: float(v) for k, v in (record.get("smoke_stderr") or {}).items() if v is not None},
         timing=str(record.get("timing") or ""),
+        printed=str(record.get("printed") or ""),
         duplicate_of=record.get("duplicate_of"),
         duplicate_reason=record.get("duplicate_reason") or "",
     )

@@ -304,6 +304,16 @@ class SessionState:
         return sum(1 for number, it in self.iterations.items() if number >= 1 and it.finished)
 
     @property
+    def oracle_finished_iteration(self) -> IterationState | None:
+        """The last iteration when it finished with the oracle having nothing more
+        (no proposal, no failed attempt: the oracle's "finished" ends it empty)."""
+        numbered = [it for number, it in self.iterations.items() if number >= 1]
+        last = max(numbered, key=lambda it: it.number) if numbered else None
+        if last is not None and last.finished and not last.proposals and not last.oracle_failures:
+            return last
+        return None
+
+    @property
     def open_iteration(self) -> IterationState | None:
         """The iteration started but not finished (a stop or crash interrupted it)."""
         unfinished = [it for it in self.iterations.values() if not it.finished]
@@ -332,7 +342,10 @@ class SessionState:
             oracle=started.oracle if started else "",
             solver=started.solver if started else "",
             started=started.ts if started else "",
-            iterations=self.completed_iterations,
+            # What a person counts: the empty iteration in which the oracle said it had
+            # nothing more is not one (completed_iterations, which resume and replay use, counts it).
+            iterations=self.completed_iterations - (self.oracle_finished_iteration is not None),
+            oracle_finished=self.oracle_finished_iteration is not None,
             population_size=len(self.population),
             best_metric=best_metric(self.metrics),
             closed=self.closed.reason if self.closed else None,

@@ -302,7 +302,8 @@ class SessionInfo:
     oracle: str = ""
     solver: str = ""
     started: str = ""
-    iterations: int = 0
+    iterations: int = 0  # iterations that proposed (or tried to): not the oracle's empty last one
+    oracle_finished: bool = False  # the session ended with the oracle having nothing more to propose
     population_size: int = 0
     best_metric: tuple[str, float] | None = None  # (name, value)
     closed: str | None = None  # close reason, None if it never closed

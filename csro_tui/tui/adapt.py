@@ -218,6 +218,8 @@ def review_info(review: Any) -> ReviewInfo:
     if validation.timing:
         # "slow: ..." when act is far slower than the contract expects (clock.slow_act_note)
         lines.append(("warning: " if "slow: " in validation.timing else "ok: ") + f"timing: {validation.timing}")
+    if validation.printed:
+        lines.append(f"warning: {validation.printed}")
     preview = review.preview
     failure = None
     if not validation.valid:

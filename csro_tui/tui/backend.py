@@ -16,7 +16,7 @@ from csro_tui.engine import new_engine, resume_engine
 from csro_tui.numbers import counted, duration, fixed, rate_text
 from csro_tui.oracles.base import oracle_llm
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
-from csro_tui.oracles.registry import oracle_names, oracles_needing
+from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needing
 from csro_tui.records import Bot
 from csro_tui.sessions.events import GamePlayed
 from csro_tui.sessions.state import fold
@@ -76,6 +76,12 @@ class Backend:
         from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
         return get_game(name)
+
+    @staticmethod
+    def oracle_refusals(spec: Any) -> dict[str, str]:
+        """Oracle name -> why it cannot serve the game `spec` (its declared needs), for those that cannot."""
+        refusals = {name: game_refusal(name, spec) for name in oracle_names()}
+        return {name: refusal for name, refusal in refusals.items() if refusal}
 
     @staticmethod
     def seed_names(game: str) -> list[str]:
@@ -173,7 +179,8 @@ def session_summary(info: Any, *, status: bool = True) -> str:
     if info.error:
         return f"unreadable: {info.error}"
 
-    parts = [info.game, info.oracle, info.solver, counted(info.iterations, "iteration"), counted(info.population_size, "policy", "policies")]
+    iterations = counted(info.iterations, "iteration") + (", then the oracle finished" if info.oracle_finished else "")
+    parts = [info.game, info.oracle, info.solver, iterations, counted(info.population_size, "policy", "policies")]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
     if status:

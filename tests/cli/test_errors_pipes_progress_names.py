@@ -144,7 +144,7 @@ def test_no_sessions_says_where_it_looked_and_how_to_look_elsewhere(tmp_path, ca
     assert main(["sessions"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"no sessions under {tmp_path / 'sessions'}")
-    assert "--sessions-dir DIR or CSRO_SESSIONS_DIR" in out and "sessions in sessions" not in out
+    assert "--sessions-dir DIR, CSRO_SESSIONS_DIR or sessions_dir in csro.toml" in out and "sessions in sessions" not in out
 
 
 def test_a_terminal_table_never_wraps_an_id():

@@ -260,3 +260,22 @@ def test_eval_shows_the_policys_timing(capsys):
     code, out, _err = run_cli(capsys, "eval", "seed:frequency_counter", "--game", SMALL_RRPS, "--episodes", "2",
                               "--workers", "1")
     assert code == 0 and "timing: act: " in out and "per call on average" in out
+
+
+def test_eval_says_what_the_policy_printed_and_that_it_is_discarded(capsys, tmp_path):
+    """Issue 29 item 11: printed output is counted in the host and reported,
+    with its first line cleaned of escape sequences."""
+    path = tmp_path / "loud.py"
+    path.write_text(
+        "class Policy:\n    def __init__(self, player, game):\n        print('\\x1b[2Jhi there')\n\n"
+        "    def act(self, obs):\n        print('y' * 999)\n        return 0\n"
+    )
+    code, out, _err = run_cli(capsys, "eval", str(path), "--game", SMALL_RRPS, "--episodes", "2", "--workers", "1")
+    assert code == 0
+    said = " ".join(out.split())
+    assert "bytes to stdout/stderr, discarded" in said and '"hi there"' in said, out
+    assert "\x1b" not in out
+    report = eval_json(capsys, str(path), "--game", SMALL_RRPS, "--episodes", "2", "--workers", "1")
+    assert report["timing"]["printed_bytes"] >= 1000 * 10, report["timing"]
+    quiet = eval_json(capsys, "seed:frequency_counter", "--game", SMALL_RRPS, "--episodes", "2")
+    assert quiet["timing"]["printed_bytes"] == 0

@@ -207,3 +207,96 @@ def test_a_run_killed_mid_iteration_resumes_with_every_accepted_policy(tmp_path)
     assert after.closed.reason == "completed" and after.missing_payoffs() == []
     for member in after.population:
         assert (root / session / "policies" / f"{member.id}.py").read_text() == member.source
+
+
+@pytest.mark.parametrize("game", ["rrps(num_repetitions=10)", "goofspiel(num_cards=3)"])
+def test_best_response_on_a_sampled_game_is_refused_before_a_session_is_recorded(game, tmp_path, capsys):
+    """Its GameSpec is not exact: one line says so and what to use instead, and
+    no session is recorded (it used to fail three attempts, then close with an error)."""
+    code = main(["run", "--game", game, "--oracle", "best-response", "--iterations", "1",
+                 "--session-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code != 0
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert "the best-response oracle needs a game with exact evaluation (kuhn_poker, leduc_poker)" in line, err
+    assert "use another oracle (" in line and "evolve" in line, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_every_command_that_reads_sessions_takes_sessions_dir_from_the_one_layering(tmp_path, monkeypatch, capsys):
+    """sessions_dir in csro.toml was honoured by `csro run` only: `sessions`,
+    `replay`, `export`, `repair` and the TUI's list read ./sessions.  Now all of
+    them layer defaults < csro.toml < CSRO_SESSIONS_DIR < --sessions-dir."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CSRO_SESSIONS_DIR", raising=False)
+    monkeypatch.delenv("CSRO_CONFIG", raising=False)
+    (tmp_path / "csro.toml").write_text('sessions_dir = "from_file"\n')
+    assert main(["run", "--game", "kuhn_poker", "--oracle", "best-response", "--iterations", "1"]) == 0
+    session = only_session(tmp_path / "from_file")
+    capsys.readouterr()
+    assert main(["sessions"]) == 0
+    assert session in capsys.readouterr().out
+    assert main(["replay", session, "--verify"]) == 0
+    assert main(["export", session, "--out", str(tmp_path / "exported")]) == 0
+    assert (tmp_path / "exported").is_dir()
+    assert main(["repair", session]) == 0
+    # The environment beats the file, the flag beats the environment.
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.setenv("CSRO_SESSIONS_DIR", str(tmp_path / "elsewhere"))
+    capsys.readouterr()
+    assert main(["sessions"]) == 0
+    assert session not in capsys.readouterr().out
+    assert main(["sessions", "--sessions-dir", str(tmp_path / "from_file")]) == 0
+    assert session in capsys.readouterr().out
+
+
+def test_the_tui_lists_sessions_from_the_same_layering(tmp_path, monkeypatch):
+    """`csro` (the TUI) opens its session list where csro.toml says, below CSRO_SESSIONS_DIR."""
+    import csro_tui.tui.app as tui_app
+
+    opened = []
+
+    class Recorder:
+        return_code = 0
+
+        def __init__(self, options, *, session, sessions_dir, show_start):
+            opened.append(str(sessions_dir))
+
+        def run(self):
+            pass
+
+    monkeypatch.setattr(tui_app, "CsroApp", Recorder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CSRO_SESSIONS_DIR", raising=False)
+    monkeypatch.delenv("CSRO_CONFIG", raising=False)
+    (tmp_path / "csro.toml").write_text('sessions_dir = "from_file"\n')
+    assert main([]) == 0
+    monkeypatch.setenv("CSRO_SESSIONS_DIR", "from_env")
+    assert main([]) == 0
+    assert main(["--sessions-dir", "from_flag"]) == 0
+    assert opened == ["from_file", "from_env", "from_flag"]
+
+
+def test_the_oracles_empty_last_iteration_is_not_counted_in_the_session_list(tmp_path, capsys):
+    """Kuhn's best response reaches an exact equilibrium, and then the oracle
+    finishes in an iteration of its own that proposes nothing: the list says
+    '7 iterations, then the oracle finished', not 8 (resume and replay still
+    count the recorded iteration)."""
+    from csro_tui.tui.backend import session_summary
+
+    code = main(["run", "--game", "kuhn_poker", "--oracle", "best-response", "--iterations", "20",
+                 "--review", "auto", "--session-dir", str(tmp_path)])
+    assert code == 0
+    session = only_session(tmp_path)
+    state = fold(SessionStore(tmp_path).read(session).events)
+    last = max(state.iterations)
+    assert not state.iterations[last].proposals and state.completed_iterations == last  # the empty one is recorded
+    (info,) = SessionStore(tmp_path).list_sessions()
+    assert info.iterations == last - 1 and info.oracle_finished
+    assert f"{last - 1} iterations, then the oracle finished" in session_summary(info)
+    capsys.readouterr()
+    assert main(["sessions", "--sessions-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith(session[:20]))
+    assert row.split()[3] == str(last - 1), row  # id, game, oracle, iterations
+    assert "completed: the oracle finished" in " ".join(out.split())

@@ -325,3 +325,42 @@ def test_validation_in_an_exact_game_shows_the_timing_of_tabularising():
     # A fresh source (a comment makes its hash new): asked through its sandbox, not a cache.
     validation = gate.validate("exact", seeds["card_rules"] + "\n# timing test\n", population)
     assert validation.valid and validation.timing.startswith("act: "), validation.timing
+
+
+# Prints 2 MB over the smoke run, its first line with an escape sequence that would retitle a terminal.
+PRINTING_SOURCE = (
+    "class Policy:\n    def __init__(self, player, game):\n        self.n = 0\n"
+    "        print('hello \\x1b]2;pwned\\x07from', player)\n\n"
+    "    def act(self, obs):\n        self.n += 1\n        print('x' * 70_000)\n        return 0\n"
+)
+
+
+def test_validation_says_what_the_candidate_printed_and_that_it_is_discarded():
+    """Issue 29 item 11: a policy's print output was dropped without a word.
+    The smoke run counts it in the candidate's host; the review line says how
+    much, that it is discarded, and quotes the first lines cleaned of escape
+    sequences.  A silent policy gets no such line."""
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.oracles.base import PolicyRecord
+    from csro_tui.tui.adapt import review_info
+
+    spec = get_game("rrps(num_repetitions=30)")
+    seeds = spec.seed_policies()
+    population = [PolicyRecord("p0", "beat_last", seeds["beat_last"], "seed")]
+    gate = Gate(GameEvaluator(spec, workers=1), GateSettings(seed=1))
+    silent = gate.validate("silent", seeds["frequency_counter"], population)
+    assert silent.valid and silent.printed == ""
+    loud = gate.validate("loud", PRINTING_SOURCE, population)
+    assert loud.valid, loud.summary()
+    # 30 acts per episode, smoke episodes of the candidate's seat: at least 2 MB in all.
+    figure = int(loud.printed.split("printed ", 1)[1].split(" bytes", 1)[0].replace(",", ""))
+    assert figure >= 2_000_000, loud.printed
+    assert "discarded" in loud.printed and '"hello from 0"' in loud.printed, loud.printed
+    assert "\x1b" not in loud.printed and "pwned" not in loud.printed
+
+    from csro_tui.reviewers import ReviewRequest
+
+    request = ReviewRequest(proposal_id="p1", proposal=Proposal(source=PRINTING_SOURCE, oracle="test", name="loud"),
+                            iteration=1, attempt=1, validation=loud, preview=None)
+    info = review_info(request)
+    assert f"warning: {loud.printed}" in info.validation

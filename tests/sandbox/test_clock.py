@@ -32,7 +32,7 @@ def test_the_budgets_are_run_options_that_reach_the_evaluator(tmp_path):
     from csro_tui.engine.setup import _parts
 
     path = tmp_path / "csro.toml"
-    path.write_text("game = 'rrps(num_repetitions=10)'\nmove_budget = 0.05\nepisode_memory_mb = 8\n")
+    path.write_text("game = 'rrps(num_repetitions=10)'\noracle = 'seed'\nmove_budget = 0.05\nepisode_memory_mb = 8\n")
     config = load_run_config({"budget_reserve": "3"}, config_file=path, env={})
     assert (config.move_budget, config.budget_reserve, config.episode_memory_mb) == (0.05, 3.0, 8)
     _spec, _oracle, evaluator = _parts(config, None, None, None)

@@ -891,3 +891,40 @@ def test_module_load_and_init_share_a_budget(rlimits_mode):
     assert caught.value.category is FailureCategory.TIMEOUT
     assert "ran out of the time budget for loading the module and Policy.__init__" in caught.value.message
     assert elapsed < 4.0  # 21 loads x 0.4 s = 8.4 s if nothing stopped it
+
+
+def test_the_host_counts_what_the_policy_printed_and_keeps_its_first_characters(rlimits_mode):
+    """Issue 29 item 11: printed output goes nowhere, but the host counts its
+    bytes (UTF-8) and keeps the first PRINTED_HEAD_CHARS characters, reported
+    with the replies; a silent policy's replies carry nothing."""
+    from csro_tui.sandbox.sandbox import PRINTED_HEAD_CHARS
+
+    printing = ("class Policy:\n    def __init__(self, player, game):\n        print('é' * 10)\n\n"
+                "    def act(self, obs):\n        print('z' * 1000)\n        return obs['legal_actions'][0]\n")
+    with make_host(printing) as host:
+        host.new_episodes([(e, 0, e) for e in range(3)])
+        assert host.printed_bytes == 3 * 21  # 'é' is two bytes, print adds the newline
+        for _ in range(5):
+            host.act([(e, {"legal_actions": LEGAL}) for e in range(3)])
+    timing = host.timing()
+    assert timing.printed_bytes == 3 * 21 + 15 * 1001
+    assert timing.printed_head.startswith("é" * 10 + "\n") and len(timing.printed_head) == PRINTED_HEAD_CHARS
+    with make_host("random_policy.py") as host:
+        host.new_episodes([(0, 0, 0)])
+        host.act([(0, {"legal_actions": LEGAL})])
+    assert host.timing().printed_bytes == 0 and host.timing().printed_head == ""
+
+
+@pytest.mark.parametrize("report", [[10, "x" * 601], [-1, ""], ["10", ""], [10], [True, ""], [10, None]])
+def test_a_report_of_printed_output_out_of_protocol_fails_the_host(report):
+    host = PolicyHost("class Policy: pass\n", {})
+    with pytest.raises(PolicyFailure) as caught:
+        host._note_printed(report)
+    assert caught.value.category is FailureCategory.MALFORMED
+
+
+def test_a_report_of_printed_output_may_not_go_down():
+    host = PolicyHost("class Policy: pass\n", {})
+    host._note_printed([100, "a"])
+    with pytest.raises(PolicyFailure):
+        host._note_printed([99, "a"])

@@ -75,6 +75,16 @@ def test_a_validation_is_written_flat_as_version_1_wrote_it_plus_its_smoke_stder
     assert event.validation.smoke == old["smoke"] and event.validation.smoke_stderr == {}
     written = to_record(event)
     assert written["v"] == 1
-    # the keys added since (all optional when read): smoke_stderr here, timing by the clock branch
-    assert set(written) == set(old) | {"smoke_stderr", "timing"}
+    # the keys added since (all optional when read): smoke_stderr here, timing by the clock branch,
+    # printed (what the candidate printed, discarded) by issue 29's item 11
+    assert set(written) == set(old) | {"smoke_stderr", "timing", "printed"}
     assert {k: written[k] for k in old} == old
+
+
+def test_what_a_candidate_printed_is_recorded_with_its_validation_and_read_back():
+    from csro_tui.records import ValidationResult
+    from csro_tui.sessions.events import ProposalValidated, from_record, to_record
+
+    line = "printed 12 bytes to stdout/stderr, discarded (a policy's printed output is not kept)"
+    event = ProposalValidated(proposal_id="i1.1", validation=ValidationResult(valid=True, printed=line))
+    assert from_record(to_record(event)).validation.printed == line

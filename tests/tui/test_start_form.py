@@ -52,12 +52,36 @@ async def test_game_string_with_parameters_is_checked_as_typed():
         seed = app.screen.seed_names[0]
         app.screen.query_one("#seed-policies", Input).value = seed
         app.screen.query_one("#iterations", Input).value = "3"
+        app.screen.query_one("#oracle", Select).value = "seed"  # best-response cannot serve rrps (the next test)
         await pilot.pause()
         await pilot.press("ctrl+n")
         await pilot.pause()
     assert app.results == [
-        LaunchOptions(game="rrps(num_repetitions=100)", oracle="best-response", iterations=3, seed_policies=[seed])
+        LaunchOptions(game="rrps(num_repetitions=100)", oracle="seed", iterations=3, seed_policies=[seed])
     ]
+
+
+async def test_an_oracle_that_cannot_serve_the_game_is_refused_under_its_field():
+    """The best-response oracle needs an exact game (its declared needs): on a
+    sampled one the form says so under the oracle, with what to use instead,
+    and does not start (it used to fail three attempts, then close)."""
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the default game checked")
+        assert _error(app, "#oracle-error") == "" and not app.screen.query_one("#oracle-error").display
+        await _type(pilot, app, "game", "goofspiel(num_cards=3)")
+        said = " ".join(_error(app, "#oracle-error").split())
+        assert "needs a game with exact evaluation (kuhn_poker, leduc_poker)" in said, said
+        assert "use another oracle (" in said and app.screen.query_one("#oracle-error").display
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.results == [] and any("The oracle:" in n for n in notifications(app))
+        app.screen.query_one("#oracle", Select).value = "seed"
+        await pilot.pause()
+        assert _error(app, "#oracle-error") == ""
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert [(r.game, r.oracle) for r in app.results] == [("goofspiel(num_cards=3)", "seed")]
 
 
 async def test_the_human_oracle_asks_for_its_file(tmp_path):

@@ -75,6 +75,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         self.on_choice = on_choice
         self._ready = False
         self.game_error: str | None = None  # the registry's reason, while the game string is wrong
+        self.oracle_refusals: dict[str, str] = {}  # oracle -> why it cannot serve the game last checked
         self.checked_game: str | None = None  # the last game string checked (valid or not)
         self.seed_names: list[str] = []
         self._listed_narrow: bool | None = None  # how the sessions list was last laid out
@@ -145,6 +146,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                 yield Static("", id="game-error", classes="field-error")
                 yield Label("Oracle", classes="field-label")
                 yield _select(self.choices.oracles, d.oracle, "oracle")
+                yield Static("", id="oracle-error", classes="field-error")
                 with Vertical(id="llm-fields"):
                     yield Label("LLM base URL (empty: OpenAI)", classes="field-label")
                     yield Input(d.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="base-url", compact=True)
@@ -220,19 +222,23 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
     @work(thread=True, exclusive=True, group="check-game")
     def check_game(self, text: str) -> None:
         """The registry parses the string (an OpenSpiel load for other games): off the event loop."""
+        refusals: dict[str, str] = {}
         try:
-            _backend().game_spec(text)
+            spec = _backend().game_spec(text)
             names = _backend().seed_names(text)
+            refusals = _backend().oracle_refusals(spec)
             error = None
         except Exception as failure:  # noqa: BLE001 - UnknownGameError, or OpenSpiel's own
             names, error = [], one_line(failure, 400)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._game_checked, text, error, names)
+            self.app.call_from_thread(self._game_checked, text, error, names, refusals)
 
-    def _game_checked(self, text: str, error: str | None, names: list[str]) -> None:
+    def _game_checked(self, text: str, error: str | None, names: list[str], refusals: dict[str, str]) -> None:
         if text != self.query_one("#game", Input).value:
             return  # typed on since
         self.checked_game, self.game_error = text, error
+        self.oracle_refusals = refusals
+        self._show_oracle_error()
         self.seed_names = names
         message = self.query_one("#game-error", Static)
         message.update(f"✗ {error}" if error else "")
@@ -277,7 +283,19 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         elif event.select.id == "model-list" and event.value is not Select.BLANK:
             self.query_one("#model", Input).value = str(event.value)
 
+    def _oracle_refusal(self) -> str | None:
+        """Why the chosen oracle cannot serve the game last checked (its declared needs), or None."""
+        oracle = self.query_one("#oracle", Select).value
+        return self.oracle_refusals.get(str(oracle)) if oracle is not Select.BLANK else None
+
+    def _show_oracle_error(self) -> None:
+        refusal = self._oracle_refusal()
+        message = self.query_one("#oracle-error", Static)
+        message.update(f"✗ {refusal}" if refusal else "")
+        message.display = refusal is not None
+
     def _toggle_oracle_fields(self) -> None:
+        self._show_oracle_error()
         oracle = self.query_one("#oracle", Select).value
         self.query_one("#llm-fields").display = oracle in self.choices.llm_oracles
         human = oracle in self.choices.file_oracles
@@ -327,6 +345,10 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return None
         if self.game_error and self.checked_game == self.query_one("#game", Input).value:
             self.notify(f"The game: {self.game_error}", severity="error")
+            return None
+        refusal = self._oracle_refusal() if self.checked_game == self.query_one("#game", Input).value else None
+        if refusal:
+            self.notify(f"The oracle: {refusal}", severity="error")
             return None
         values = {}
         for name in ("oracle", "solver", "eval-backend"):

@@ -32,7 +32,7 @@ PAGES = ["README.md"] + [
     f"docs/{name}.md"
     for name in (
         "workbench", "oracles", "games", "policies", "sessions",
-        "configuration", "experiments", "sandbox", "performance",
+        "configuration", "experiments", "behaviour", "sandbox", "performance",
     )
 ]
 
@@ -50,6 +50,7 @@ EXCEPTIONS = {
     r"pip install": "network installs (the ray and bench extras)",
     r"ray start|--backend ray": "needs a Ray cluster (tests/evaluation/test_ray_backend.py, with .ci/run's Ray head)",
     r"^\.venv/bin/python -m bench": "benchmarks take minutes (bench/README.md)",
+    r"oracles-sweep\.toml": "the paper-shaped sweep takes minutes (its output is shown)",
 }
 
 

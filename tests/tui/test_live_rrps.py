@@ -9,6 +9,7 @@ and the app starts it anew, under Textual's stderr.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from multiprocessing import resource_tracker
@@ -37,8 +38,12 @@ BENCHMARK_EPISODES = "6"
 
 def _fresh_resource_tracker() -> None:
     tracker = resource_tracker._resource_tracker  # noqa: SLF001
-    if tracker._fd is not None:  # noqa: SLF001 - running: stop it, the next pool starts a new one
-        tracker._stop()  # noqa: SLF001
+    if tracker._fd is not None:  # noqa: SLF001 - running: let it go, the next pool starts a new one
+        # Not tracker._stop(): it waits for the tracker to exit, which it does only once every
+        # process holding its pipe has ended, and a pool another test in this worker left idle
+        # holds it (seen under xdist after the zygote merge). Closing our end is enough.
+        os.close(tracker._fd)  # noqa: SLF001
+        tracker._fd, tracker._pid = None, None  # noqa: SLF001
 
 
 def population(app) -> list[str]:

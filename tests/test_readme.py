@@ -174,6 +174,7 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "'.[ray]'" in ci_text and "'.[ray]'" in ci_paragraph
     assert "ray start --head" in ci_text and "Ray head" in ci_paragraph
     assert "local-llm.sh start" in ci_text and "scripts/local-llm.sh" in ci_paragraph
+    assert "lint-imports" in ci_text and "lint-imports" in ci_paragraph
 
 
 def test_the_main_job_prints_what_the_readme_shows(tmp_path):

@@ -11,6 +11,7 @@ missing and resumes what was stopped or crashed.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any
 
@@ -90,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_sweep(sweep, sessions_dir, workers=args.workers, backend=args.backend,
                        ray_address=args.ray_address, on_progress=progress, on_finished=finished)
+    if result.interrupted:
+        # Every session has stopped; another Ctrl-C (people press it twice) must not
+        # cut the summary and the resume hint that follow.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     _summary(console, result, sessions_dir)
     if result.interrupted:
         print(f"stopped: every session is resumable; run `csro sweep {args.file}"

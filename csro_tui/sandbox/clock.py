@@ -66,6 +66,19 @@ SLOT_INIT_MAX = 6  # float64
 KIND_LOAD, KIND_INIT, KIND_ACT, KIND_END = "load", "init", "act", "end"
 
 
+
+def kill_host_process(process) -> None:
+    """SIGKILL a host's process group (not reaped yet: the owner reaps it).
+    The group catches bwrap and everything under it; the pid itself in case the
+    policy left the group (os.setsid is not audited)."""
+    if process is None or process.returncode is not None:
+        return
+    for kill, target in ((os.killpg, process.pid), (os.kill, process.pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
 class ProgressPage:
     """The shared page: a memfd the host inherits (`fd`) and maps at start-up."""
 
@@ -301,14 +314,7 @@ class HostClock:
     def kill(self, reason: str) -> None:
         """SIGKILL the host's process group (the owner reaps it)."""
         self.verdict = reason
-        process = self.process
-        if process is None or process.returncode is not None:
-            return
-        for kill, target in ((os.killpg, process.pid), (os.kill, process.pid)):
-            try:
-                kill(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        kill_host_process(self.process)
 
 
 def _call_label(kind: str, episode) -> str:

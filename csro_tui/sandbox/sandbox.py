@@ -57,6 +57,7 @@ from typing import Callable
 
 from csro_tui.errors import ConfigError
 from csro_tui.sandbox.clock import (
+    kill_host_process,
     KIND_ACT,
     KIND_END,
     KIND_INIT,
@@ -332,24 +333,12 @@ def _prepare_message(mode: str, drop_to: list | None) -> dict:
     }
 
 
-def _signal_kill(process: subprocess.Popen | None) -> None:
-    """SIGKILL a host's process group (not reaped yet)."""
-    if process is None or process.returncode is not None:
-        return
-    # The group catches bwrap and everything under it; the pid itself in
-    # case the policy left the group (os.setsid is not audited).
-    for kill, target in ((os.killpg, process.pid), (os.kill, process.pid)):
-        try:
-            kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
 
 def _kill_process(process: subprocess.Popen | None) -> None:
     """SIGKILL a host's process group, reap it and close its pipes."""
     if process is None or process.returncode is not None:
         return
-    _signal_kill(process)
+    kill_host_process(process)
     process.wait()
     for stream in (process.stdin, process.stdout):
         try:
@@ -780,7 +769,7 @@ class PolicyHost:
         if self._prestarted is not None:
             self._prestarted.discard()
             self._prestarted = None
-        _signal_kill(self._process)
+        kill_host_process(self._process)
         self._stop_clock()
         process, temp_dir = self._process, self._temp_dir
         # The process is `finish`'s now: a later `close` (or `__del__`) here must not reap it

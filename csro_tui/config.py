@@ -74,6 +74,9 @@ class RunConfig:
     # Oracle attempts per iteration: after this many rejections the
     # iteration ends without a new policy and the run moves on.
     max_attempts: int = 3
+    # 1: one population whose members play both seats (the CSRO paper); 2: one
+    # population per seat, as OpenSpiel's psro_v2 (issue 23; docs/ARCHITECTURE.md).
+    populations: int = 1
     workers: int | None = None  # evaluation processes; None: the evaluator decides
     # Where sampled matches are played: "local" (processes on this machine) or
     # "ray" (actors on the Ray cluster at ray_address; "" = $RAY_ADDRESS or a
@@ -128,6 +131,8 @@ class RunConfig:
             raise ConfigError(f"iterations must be >= 0, not {self.iterations}")
         if self.max_attempts < 1:
             raise ConfigError(f"max_attempts must be >= 1, not {self.max_attempts}")
+        if self.populations not in (1, 2):
+            raise ConfigError(f"populations must be 1 or 2, not {self.populations}")
         for name in ("episodes", "smoke_episodes", "preview_episodes", "workers"):
             value = getattr(self, name)
             if value is not None and value < 1:

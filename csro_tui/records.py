@@ -36,6 +36,9 @@ class PolicyRecord:
     origin: str  # oracle name, "seed" or "human"
     parent: str | None = None
     iteration: int = 0
+    # The seat this member plays with two populations (0 or 1); None: one
+    # population, the member plays both seats.
+    seat: int | None = None
 
 
 @dataclass
@@ -216,10 +219,13 @@ class Bot:
 
 @dataclass(frozen=True)
 class MatchJob:
-    """One matchup to evaluate: a's return against b, seats swapped."""
+    """One matchup to evaluate: a's return against b, seats swapped (or a in one seat)."""
 
     a: PolicyRecord
     b: PolicyRecord | Bot
     seed: int
     episodes: int = 0  # sampled matches; exact ones ignore it
     exact: bool = False
+    # None: every episode is played in both seats and the returns averaged; 0 or 1:
+    # a plays only this seat and b the other (two populations: seat-fixed episodes).
+    seat: int | None = None

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 class OracleContext:
     spec: "GameSpec"
     iteration: int
+    # The members a proposal must best-respond to, and their meta-strategy.  With one
+    # population: the population.  With two: the other seat's population and mixture.
     population: list[PolicyRecord]
     meta_strategy: list[float]  # aligned with `population`
     # Earlier attempts rejected by the reviewer in this session, newest last,
@@ -41,6 +43,11 @@ class OracleContext:
     play_candidate: Callable[[str, list[tuple[PolicyRecord, int]], int], list[Any]] | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     seed: int = 0
+    # Two populations: the seat the proposal will play (0 or 1), and that seat's own
+    # members (parents to derive from, duplicates to avoid).  None / empty: one
+    # population, the proposal plays both seats and `population` is its own.
+    seat: int | None = None
+    own_population: list[PolicyRecord] = field(default_factory=list)
     # Set, together with `cancel`, when a person asks the oracle to stop calling the LLM and
     # propose the best candidate it has so far (oracles without such a loop ignore it).
     finish: threading.Event = field(default_factory=threading.Event)

@@ -50,6 +50,8 @@ class Proposal:
     name: str
     parent: str | None = None  # id of the population member it was derived from
     rationale: str = ""
+    # Two populations: the seat it is proposed for (0 or 1); None: one population.
+    seat: int | None = None
     # One dict per LLM call: messages, raw response, usage, latency, cost.
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
 

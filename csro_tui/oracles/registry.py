@@ -37,6 +37,9 @@ class OracleEntry:
     # What the game must offer, as GameSpec capabilities (attributes that must be true):
     # checked before a session is recorded (`game_refusal`).
     game_needs: tuple[str, ...] = ()
+    # It can propose for one seat against the other seat's mixture (OracleContext.seat):
+    # `--populations 2` is refused, before a session is recorded, for one that cannot.
+    two_populations: bool = True
 
 
 ORACLES: dict[str, OracleEntry] = {

@@ -234,6 +234,16 @@ class SessionState:
     def ids(self) -> list[str]:
         return [member.id for member in self.population]
 
+    @property
+    def populations(self) -> int:
+        """1: one population playing both seats; 2: one population per seat (issue 23)."""
+        return int(self.config.get("populations", 1) or 1)
+
+    def seat_members(self, seat: int | None) -> list[PolicyRecord]:
+        """The members of one seat's population (two populations), in joining order;
+        None: the whole population."""
+        return [member for member in self.population if seat is None or member.seat == seat]
+
     def member(self, policy_id: str) -> PolicyRecord | None:
         return next((m for m in self.population if m.id == policy_id), None)
 

@@ -117,12 +117,17 @@ def _estimated_steps(spec, jobs: Sequence[MatchJob]) -> int:
 
 
 def _episodes(job: MatchJob) -> int:
-    return 2 * ((job.episodes + 1) // 2)
+    return job.played_episodes
 
 
 def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:
     from csro_tui.evaluation.exact import exact_payoff  # start-up time: importing it loads open_spiel
 
+    seat_fixed = [job for job in jobs if job.seat is not None]
+    if seat_fixed:
+        # exact_payoff averages the seats; the engine computes exact seat-fixed entries itself.
+        raise ValueError("evaluate_matchups computes exact payoffs averaged over seats only; "
+                         f"{len(seat_fixed)} job(s) ask for a seat")
     results = []
     for done, job in enumerate(jobs, start=1):
         results.append(exact_payoff(spec, job.a, job.b, limits=limits))
@@ -143,7 +148,7 @@ def _failed_participants(job: MatchJob, failure) -> list:
 
 
 def _unplayed(job: MatchJob, failure) -> MatchResult:
-    return MatchResult(a=job.a.name, b=job.b.name, mean=0.0, stderr=0.0, episodes=0, failure=failure)
+    return MatchResult(a=job.a.name, b=job.b.name, mean=0.0, stderr=0.0, episodes=0, failure=failure, seat=job.seat)
 
 
 def _cap_failure(limits: Any):

@@ -237,3 +237,75 @@ def test_sampled_seat_fixed_means_converge_to_the_exact_per_seat_payoff(game, a_
     # The seat-swapped match of the same pair averages the two seats.
     swapped = play_match(spec, a, b, episodes=episodes, seed=43)
     assert abs(swapped.mean - (exact[0] + exact[1]) / 2) < 3 * swapped.stderr
+
+
+# ---------------------------------------------------------------- the engine's evaluator and the process pool
+
+
+def _rrps_members():
+    from csro_tui.games.registry import get_game
+    from csro_tui.records import PolicyRecord
+
+    spec = get_game("rrps(num_repetitions=12)")
+    seeds = spec.seed_policies()
+    row = PolicyRecord(id="seed-0:frequency_counter", name="f", source=seeds["frequency_counter"], origin="seed", seat=0)
+    col = PolicyRecord(id="seed-1:uniform_random", name="u", source=seeds["uniform_random"], origin="seed", seat=1)
+    return spec, row, col
+
+
+def _summary(result):
+    return (result.a, result.b, result.mean, result.stderr, result.returns, result.seeds, result.seat, result.failure)
+
+
+def test_the_engines_evaluator_plays_each_seat_as_its_own_job_and_remembers_it(monkeypatch):
+    from csro_tui.engine.evaluator import GameEvaluator
+    from csro_tui.evaluation import runner
+    from csro_tui.records import Bot
+    from csro_tui.records import MatchJob as EngineJob
+
+    spec, row, col = _rrps_members()
+    jobs = [
+        EngineJob(row, col, 4, 9, seat=0),
+        EngineJob(row, col, 4, 9, seat=1),
+        EngineJob(row, col, 4, 9),
+        EngineJob(col, Bot("copybot"), 4, 5, seat=1),  # a benchmark bot as b, a member in its seat
+    ]
+    evaluator = GameEvaluator(spec, workers=1)
+    try:
+        results = evaluator.run(jobs)
+        direct = [
+            play_match(spec, CodePolicy(job.a.id, job.a.source),
+                       BotPolicy(job.b.name) if isinstance(job.b, Bot) else CodePolicy(job.b.id, job.b.source),
+                       episodes=job.episodes, seed=job.seed, seat=job.seat)
+            for job in jobs
+        ]
+        assert [_summary(r) for r in results] == [_summary(r) for r in direct]
+        assert [r.seat for r in results] == [0, 1, None, 1] and [r.episodes for r in results] == [9, 9, 10, 5]
+        assert len({tuple(r.returns) for r in results[:3]}) == 3  # the seat is part of the job
+        assert evaluator._run_one(jobs[1]).returns == results[1].returns  # the path outside the runner too
+        played = []
+        real = runner.evaluate_matchups
+        monkeypatch.setattr(runner, "evaluate_matchups", lambda *args, **kwargs: played.append(args[1]) or real(*args, **kwargs))
+        again = evaluator.run(jobs + [EngineJob(row, col, 4, 10, seat=0)])
+        assert len(played) == 1 and [job.seat for job in played[0]] == [0]  # only the new seed was played
+        assert [_summary(r) for r in again[:4]] == [_summary(r) for r in results]
+    finally:
+        evaluator.close()
+
+
+def test_the_process_pool_gives_seat_fixed_results_as_one_process():
+    from csro_tui.evaluation.runner import RefereePool, evaluate_matchups, plan_chunks
+
+    spec, row, col = _rrps_members()
+    a, b = CodePolicy(row.id, row.source), CodePolicy(col.id, col.source)
+    jobs = [MatchJob(a, b, 5, 20, 0), MatchJob(a, b, 5, 20, 1), MatchJob(b, BotPolicy("copybot"), 3, 21, 0),
+            MatchJob(BotPolicy("pibot"), a, 3, 22, 1)]
+    alone = evaluate_matchups(spec, jobs, workers=1)
+    pool = RefereePool(spec, 2)
+    try:
+        pooled = pool.run(jobs, plan_chunks(jobs, 2), None, None)
+    finally:
+        pool.close()
+    assert [r.failure for r in alone] == [None] * 4
+    assert [_summary(r) for r in pooled] == [_summary(r) for r in alone]
+    assert [r.seat for r in pooled] == [0, 1, 0, 1]

@@ -19,7 +19,8 @@ class MatchResult:
 
     For a sampled match `returns[i]` is a's return in episode i and `seeds[i]`
     the seed that episode was played from; `stderr` is the standard error of
-    `mean`, over seat-swapped pairs, or over episodes when seat-fixed.  An exact result has `exact=True`, `stderr=0` and no episodes.
+    `mean`, over seat-swapped pairs, or over episodes when seat-fixed.  An
+    exact result has `exact=True`, `stderr=0` and no episodes.
     When `failure` is set a code policy failed: the numbers cover only the
     episodes finished before that and must not be used as a payoff.
     """

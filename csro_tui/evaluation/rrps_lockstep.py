@@ -12,8 +12,9 @@ its seat's newest move and the opponent's as two columns, the scores as a
 third, the round and the legal actions once.
 
 Everything else is the general `Lockstep`'s: the same episode ids, seats and
-seeds (seat-swapped pairs or seat-fixed episodes, `sampling.episode_plan`), the same per-episode referee generator for sampling returned
-distributions (sampled in the same order: hosts in lockstep order), the
+seeds (seat-swapped pairs or seat-fixed episodes, `sampling.episode_plan`),
+the same per-episode referee generator for sampling returned distributions
+(sampled in the same order: hosts in lockstep order), the
 same failure, time-limit and end-of-episode handling.  OpenSpiel stays the
 referee of record: tests play the same matches through both and compare
 returns and every throw.  Bots need a state to step on, so any lockstep

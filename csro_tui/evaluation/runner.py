@@ -100,24 +100,20 @@ def plan_chunks(jobs: Sequence[MatchJob], workers: int) -> list[list[int]]:
     """Job indices per chunk: at least `workers` chunks when there are enough
     jobs, none above MAX_LOCKSTEP_EPISODES episodes unless one job is, and
     balanced by episode count (largest jobs placed first)."""
-    total = sum(_episodes(job) for job in jobs)
+    total = sum(job.played_episodes for job in jobs)
     count = max(min(workers, len(jobs)), -(-total // MAX_LOCKSTEP_EPISODES))
     chunks: list[list[int]] = [[] for _ in range(count)]
     loads = [0] * count
-    for index in sorted(range(len(jobs)), key=lambda i: -_episodes(jobs[i])):
+    for index in sorted(range(len(jobs)), key=lambda i: -jobs[i].played_episodes):
         lightest = loads.index(min(loads))
         chunks[lightest].append(index)
-        loads[lightest] += _episodes(jobs[index])
+        loads[lightest] += jobs[index].played_episodes
     return [sorted(chunk) for chunk in chunks if chunk]
 
 
 def _estimated_steps(spec, jobs: Sequence[MatchJob]) -> int:
     """Upper bound on the moves to play: episodes times the longest game."""
-    return sum(_episodes(job) for job in jobs) * max(1, spec.load().max_game_length())
-
-
-def _episodes(job: MatchJob) -> int:
-    return job.played_episodes
+    return sum(job.played_episodes for job in jobs) * max(1, spec.load().max_game_length())
 
 
 def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:

@@ -8,6 +8,7 @@ on the real Kuhn and Leduc specs, with the real sandbox.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -309,3 +310,36 @@ def test_the_process_pool_gives_seat_fixed_results_as_one_process():
     assert [r.failure for r in alone] == [None] * 4
     assert [_summary(r) for r in pooled] == [_summary(r) for r in alone]
     assert [r.seat for r in pooled] == [0, 1, 0, 1]
+
+
+def test_progress_counts_seat_fixed_episodes_and_reaches_every_match():
+    seen = []
+    play_matches(
+        kuhn(), [MatchJob(CARDS, UNIFORM, 3, 1, 0), MatchJob(UNIFORM, CARDS, 5, 2, 1), MatchJob(CARDS, PASSIVE, 3, 3)],
+        host_factory=FakeHost, progress=lambda done, total: seen.append((done, total)),
+    )
+    assert seen[-1] == (3.0, 3) and all(total == 3 for _, total in seen)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_a_stop_abandons_a_seat_fixed_evaluation():
+    from csro_tui.engine.evaluator import GameEvaluator
+    from csro_tui.errors import EvaluationInterrupted
+    from csro_tui.records import MatchJob as EngineJob
+
+    spec, row, col = _rrps_members()
+    evaluator = GameEvaluator(spec, workers=1)
+    evaluator.cancel = threading.Event()
+    reports = []
+
+    def stop_at_first_report(done, total):
+        reports.append(done)
+        evaluator.cancel.set()
+
+    evaluator.on_progress = stop_at_first_report
+    try:
+        with pytest.raises(EvaluationInterrupted):
+            evaluator.run([EngineJob(row, col, 4, 1, seat=1), EngineJob(col, row, 4, 1, seat=0)])
+    finally:
+        evaluator.close()
+    assert len(reports) == 1 and evaluator._results == {}  # nothing remembered from the abandoned batch

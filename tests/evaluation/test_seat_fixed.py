@@ -19,8 +19,7 @@ from csro_tui.evaluation.results import MatchResult
 from csro_tui.evaluation.sampling import episode_seeds, seat_fixed_episode_seeds
 from csro_tui.sandbox.failures import FailureCategory
 
-from tests.evaluation.referee_doubles import FakeHost, kuhn, rrps
-from tests.evaluation.test_referee import AGGRESSIVE, PASSIVE, RANDOM, UNIFORM, code
+from tests.evaluation.referee_doubles import AGGRESSIVE, PASSIVE, RANDOM, UNIFORM, FakeHost, code, kuhn, rrps
 
 
 @pytest.fixture(autouse=True)

@@ -67,9 +67,9 @@ def test_episode_seeds_are_per_episode_and_apart_from_the_seat_swapped_ones():
     swapped = play_match(rrps(), RANDOM, UNIFORM, episodes=4, seed=5, host_factory=FakeHost)
     assert not set(result.seeds) & set(swapped.seeds)
     assert set(swapped.seeds) == set(episode_seeds(5, 2))
-    # The participants' own seeds are not the seat-swapped ones either.
-    host_a = FakeHost.instances[0]
-    assert len({seed for _, _, seed in host_a.episodes}) == 4
+    # The participants' own seeds are not the seat-swapped ones either (hosts: fixed a, b; swapped a, b).
+    own_seeds = [{seed for _, _, seed in host.episodes} for host in FakeHost.instances]
+    assert len(own_seeds[0]) == 4 and not (own_seeds[0] | own_seeds[1]) & (own_seeds[2] | own_seeds[3])
 
 
 def test_a_seat_fixed_job_is_deterministic_and_its_seat_and_seed_matter():

@@ -93,7 +93,7 @@ class GameEvaluator:
     keeps everything in this process.
 
     Sampled results are deterministic given their job (the participants'
-    code, seed and episodes), so successful ones are remembered: the same
+    code, seed, episodes and seat), so successful ones are remembered: the same
     job asked again (a candidate's benchmark preview and, once it is
     accepted, the member's benchmark use the same seeds) is not played twice.
     """
@@ -158,7 +158,10 @@ class GameEvaluator:
             from csro_tui.evaluation.runner import MatchJob as RunnerJob, evaluate_matchups
 
             batch = [
-                RunnerJob(self._participant(jobs[i].a), self._participant(jobs[i].b), jobs[i].episodes, jobs[i].seed)
+                RunnerJob(
+                    self._participant(jobs[i].a), self._participant(jobs[i].b), jobs[i].episodes, jobs[i].seed,
+                    jobs[i].seat,
+                )
                 for i in to_play
             ]
             played = evaluate_matchups(
@@ -221,7 +224,7 @@ class GameEvaluator:
         a, b = self._participant(job.a), self._participant(job.b)
         if job.exact:
             return exact_payoff(self.spec, a, b, limits=self.limits, host_factory=self._host_factory())
-        return play_match(self.spec, a, b, episodes=job.episodes, seed=job.seed, limits=self.limits)
+        return play_match(self.spec, a, b, episodes=job.episodes, seed=job.seed, limits=self.limits, seat=job.seat)
 
     def bots(self) -> list[str]:
         return [bot.name for bot in self.spec.benchmark()]
@@ -285,6 +288,6 @@ def _side_name(side: PolicyRecord | Bot) -> str:
 
 
 def _result_key(job: MatchJob) -> tuple:
-    """What a sampled result depends on: the code (not the names), seed, episodes."""
+    """What a sampled result depends on: the code (not the names), seed, episodes, seat."""
     b = ("bot", job.b.name) if isinstance(job.b, Bot) else ("code", job.b.source)
-    return (job.a.source, b, job.seed, job.episodes)
+    return (job.a.source, b, job.seed, job.episodes, job.seat)

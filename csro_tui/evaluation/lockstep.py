@@ -21,7 +21,7 @@ import pyspiel
 
 from csro_tui.evaluation.participants import CodePolicy, find_bot
 from csro_tui.evaluation.results import MatchResult
-from csro_tui.evaluation.sampling import episode_seeds, episode_streams, sample, sample_chance
+from csro_tui.evaluation.sampling import episode_plan, sample, sample_chance
 from csro_tui.games.base import GameSpec
 from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 
@@ -59,10 +59,10 @@ class _Match:
         self.job = job
         self.bots = bots  # per role (a, b): BenchmarkBot or None
         self.hosts = hosts  # per role (a, b): _SharedHost or None
-        self.pairs = (job.episodes + 1) // 2
-        self.seeds = episode_seeds(job.seed, self.pairs)
-        self.returns: list[float | None] = [None] * (2 * self.pairs)
-        self.remaining = 2 * self.pairs
+        # Every episode in play order: its seed, a's seat and the seeds it draws from.
+        self.plan = episode_plan(job.seed, job.episodes, job.seat)
+        self.returns: list[float | None] = [None] * len(self.plan)
+        self.remaining = len(self.plan)
         self.failure: PolicyFailure | None = None
         self.result: MatchResult | None = None
 
@@ -130,26 +130,26 @@ class Lockstep:
         game = self.spec.load()
         next_id = 0
         for match in self.matches:
-            for pair, pair_seed in enumerate(match.seeds):
-                referee_seed, *role_seeds = episode_streams(pair_seed)
-                for seat_of_a in (0, 1):
-                    views, agents, hosts = [None, None], [None, None], [None, None]
-                    for role in (0, 1):
-                        seat = seat_of_a if role == 0 else 1 - seat_of_a
-                        host = match.hosts[role]
-                        if host is not None:
-                            views[seat] = self.spec.new_view(seat)
-                            hosts[seat] = host
-                            host.new.append((next_id, seat, role_seeds[role]))
-                        else:
-                            agents[seat] = match.bots[role].make(seat, role_seeds[role])
-                    self.live.append(
-                        _Episode(
-                            next_id, match, 2 * pair + seat_of_a, game.new_initial_state(),
-                            random.Random(referee_seed), seat_of_a, views, agents, hosts,
-                        )
+            for index, planned in enumerate(match.plan):
+                seat_of_a = planned.seat_of_a
+                role_seeds = (planned.a_seed, planned.b_seed)
+                views, agents, hosts = [None, None], [None, None], [None, None]
+                for role in (0, 1):
+                    seat = seat_of_a if role == 0 else 1 - seat_of_a
+                    host = match.hosts[role]
+                    if host is not None:
+                        views[seat] = self.spec.new_view(seat)
+                        hosts[seat] = host
+                        host.new.append((next_id, seat, role_seeds[role]))
+                    else:
+                        agents[seat] = match.bots[role].make(seat, role_seeds[role])
+                self.live.append(
+                    _Episode(
+                        next_id, match, index, game.new_initial_state(),
+                        random.Random(planned.referee_seed), seat_of_a, views, agents, hosts,
                     )
-                    next_id += 1
+                )
+                next_id += 1
         self._start_hosts()
 
     def _start_hosts(self) -> None:
@@ -421,7 +421,7 @@ class Lockstep:
             moved = min(1.0, episode.state.move_number() / self.max_length)
             partial[episode.match.index] = partial.get(episode.match.index, 0.0) + moved
         for match in self.matches:
-            episodes = 2 * match.pairs
+            episodes = len(match.plan)
             if match.over:
                 done += 1.0
             else:
@@ -494,16 +494,18 @@ def _result(match: _Match) -> MatchResult:
     returns = match.returns
     played = [index for index, value in enumerate(returns) if value is not None]
     played_returns = [float(returns[index]) for index in played]
+    seat = match.job.seat
     return MatchResult(
         a=match.job.a.name,
         b=match.job.b.name,
         mean=float(np.mean(played_returns)) if played_returns else 0.0,
-        stderr=paired_stderr(returns),
+        stderr=paired_stderr(returns) if seat is None else episode_stderr(played_returns),
         episodes=len(played),
-        # Episode 2k and 2k+1 share seed k (a in seat 0, then in seat 1).
-        seeds=[match.seeds[index // 2] for index in played],
+        # Seat-swapped: episodes 2k and 2k+1 share seed k (a in seat 0, then in seat 1).
+        seeds=[match.plan[index].seed for index in played],
         returns=played_returns,
         failure=match.failure,
+        seat=seat,
     )
 
 
@@ -524,6 +526,14 @@ def paired_stderr(returns: list[float | None]) -> float:
     if len(played) >= 2:
         return float(np.std(played, ddof=1) / math.sqrt(len(played)))
     return 0.0
+
+
+def episode_stderr(returns: list[float]) -> float:
+    """Standard error of the mean of independent episodes (a seat-fixed match:
+    every episode has its own seed, so each is a sample); 0 below two."""
+    if len(returns) < 2:
+        return 0.0
+    return float(np.std(returns, ddof=1) / math.sqrt(len(returns)))
 
 
 def default_host_factory():

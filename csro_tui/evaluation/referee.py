@@ -23,6 +23,12 @@ an episode uses (chance, sampling of returned distributions, the policies'
 and bots' own seeds) derives from its recorded seed, so identical seeds give
 identical results.
 
+Seat-fixed matches (`MatchJob.seat` 0 or 1, for two populations): `a` plays
+only that seat and `b` the other, every episode from a seed of its own
+(`sampling.episode_plan`); the result is a's return in that seat, its
+standard error over episodes (there are no pairs), `episodes` exactly as
+asked.  Failures, time limits, waves and progress are the same.
+
 Memory.  A host plays at most `limits.episodes_per_host()` episodes at once
 (what its memory limit holds at `episode_memory_mb` each), so the limit a
 policy's author reads holds per episode.  `play_matches` plays larger sets of
@@ -75,12 +81,27 @@ DEFAULT_MATCH_SECONDS = 600.0
 
 @dataclass(frozen=True)
 class MatchJob:
-    """One matchup: a against b, `episodes` episodes from `seed` (sampled games)."""
+    """One matchup: a against b, `episodes` episodes from `seed` (sampled games).
+
+    The referee's job, over participants; the engine's is `records.MatchJob`
+    (over population records, with `exact`), and `seat` means the same in
+    both: None, seats swapped and averaged; 0 or 1, a plays only that seat.
+    """
 
     a: Participant
     b: Participant
     episodes: int = 0
     seed: int = 0
+    seat: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.seat not in (None, 0, 1):
+            raise ValueError(f"a match's seat is 0, 1 or None (both, swapped), not {self.seat!r}")
+
+    @property
+    def played_episodes(self) -> int:
+        """Episodes it plays: seat-swapped matches round up to whole pairs."""
+        return self.episodes if self.seat is not None else 2 * ((self.episodes + 1) // 2)
 
 
 def play_match(
@@ -94,8 +115,10 @@ def play_match(
     progress: Progress | None = None,
     match_seconds: float | None = None,
     host_factory: HostFactory | None = None,
+    seat: int | None = None,
 ) -> MatchResult:
-    """Play `episodes` episodes of a against b, seats swapped; a's view of it.
+    """Play `episodes` episodes of a against b, seats swapped (or a in `seat`
+    only, b in the other); a's view of it.
 
     A code policy failure ends the match and is returned in
     `MatchResult.failure` (never raised); so is overrunning the per-match
@@ -103,7 +126,7 @@ def play_match(
     """
     return play_matches(
         spec,
-        [MatchJob(a, b, episodes, seed)],
+        [MatchJob(a, b, episodes, seed, seat)],
         limits=limits,
         progress=progress,
         match_seconds=match_seconds,
@@ -183,7 +206,7 @@ def plan_waves(jobs: Sequence[MatchJob], per_host: int) -> list[list[int]]:
     waves: list[list[int]] = []
     held: dict = {}
     for index, job in enumerate(jobs):
-        episodes = 2 * ((job.episodes + 1) // 2)
+        episodes = job.played_episodes
         code = {p for p in (job.a, job.b) if isinstance(p, CodePolicy)}
         if waves and any(held.get(p, 0) + episodes * ((job.a == p) + (job.b == p)) > per_host for p in code):
             waves.append([])

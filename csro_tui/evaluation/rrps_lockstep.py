@@ -12,8 +12,9 @@ its seat's newest move and the opponent's as two columns, the scores as a
 third, the round and the legal actions once.
 
 Everything else is the general `Lockstep`'s: the same episode ids, seats and
-seeds, the same per-episode referee generator for sampling returned
-distributions (sampled in the same order: hosts in lockstep order), the
+seeds (seat-swapped pairs or seat-fixed episodes, `sampling.episode_plan`),
+the same per-episode referee generator for sampling returned distributions
+(sampled in the same order: hosts in lockstep order), the
 same failure, time-limit and end-of-episode handling.  OpenSpiel stays the
 referee of record: tests play the same matches through both and compare
 returns and every throw.  Bots need a state to step on, so any lockstep
@@ -29,7 +30,7 @@ import numpy as np
 
 from csro_tui.evaluation.lockstep import Lockstep, _fewer_gc_passes
 from csro_tui.evaluation.participants import CodePolicy
-from csro_tui.evaluation.sampling import episode_streams, sample
+from csro_tui.evaluation.sampling import sample
 from csro_tui.sandbox.failures import PolicyFailure
 
 # The observation's keys in RRPSView's order; legal actions never change.
@@ -84,20 +85,20 @@ class RRPSLockstep(Lockstep):
         seats_of: dict = {host: ([], []) for host in self.hosts.values()}
         row = 0
         for match in self.matches:
-            for pair, pair_seed in enumerate(match.seeds):
-                referee_seed, *role_seeds = episode_streams(pair_seed)
-                for seat_of_a in (0, 1):
-                    for role in (0, 1):
-                        seat = seat_of_a if role == 0 else 1 - seat_of_a
-                        host = match.hosts[role]
-                        host.new.append((row, seat, role_seeds[role]))
-                        seats_of[host][0].append(row)
-                        seats_of[host][1].append(seat)
-                    self.row_match.append(match)
-                    self.row_index.append(2 * pair + seat_of_a)
-                    self.row_seat_of_a.append(seat_of_a)
-                    self.rngs.append(random.Random(referee_seed))
-                    row += 1
+            for index, planned in enumerate(match.plan):
+                seat_of_a = planned.seat_of_a
+                role_seeds = (planned.a_seed, planned.b_seed)
+                for role in (0, 1):
+                    seat = seat_of_a if role == 0 else 1 - seat_of_a
+                    host = match.hosts[role]
+                    host.new.append((row, seat, role_seeds[role]))
+                    seats_of[host][0].append(row)
+                    seats_of[host][1].append(seat)
+                self.row_match.append(match)
+                self.row_index.append(index)
+                self.row_seat_of_a.append(seat_of_a)
+                self.rngs.append(random.Random(planned.referee_seed))
+                row += 1
         self.history = np.zeros((self.throws, row, 2), dtype=np.int8)
         self.score0 = np.zeros(row, dtype=np.int64)
         self.plans = {host: _Plan(*seats_of[host]) for host in self.hosts.values()}

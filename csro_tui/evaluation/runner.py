@@ -100,29 +100,30 @@ def plan_chunks(jobs: Sequence[MatchJob], workers: int) -> list[list[int]]:
     """Job indices per chunk: at least `workers` chunks when there are enough
     jobs, none above MAX_LOCKSTEP_EPISODES episodes unless one job is, and
     balanced by episode count (largest jobs placed first)."""
-    total = sum(_episodes(job) for job in jobs)
+    total = sum(job.played_episodes for job in jobs)
     count = max(min(workers, len(jobs)), -(-total // MAX_LOCKSTEP_EPISODES))
     chunks: list[list[int]] = [[] for _ in range(count)]
     loads = [0] * count
-    for index in sorted(range(len(jobs)), key=lambda i: -_episodes(jobs[i])):
+    for index in sorted(range(len(jobs)), key=lambda i: -jobs[i].played_episodes):
         lightest = loads.index(min(loads))
         chunks[lightest].append(index)
-        loads[lightest] += _episodes(jobs[index])
+        loads[lightest] += jobs[index].played_episodes
     return [sorted(chunk) for chunk in chunks if chunk]
 
 
 def _estimated_steps(spec, jobs: Sequence[MatchJob]) -> int:
     """Upper bound on the moves to play: episodes times the longest game."""
-    return sum(_episodes(job) for job in jobs) * max(1, spec.load().max_game_length())
-
-
-def _episodes(job: MatchJob) -> int:
-    return 2 * ((job.episodes + 1) // 2)
+    return sum(job.played_episodes for job in jobs) * max(1, spec.load().max_game_length())
 
 
 def _evaluate_exactly(spec, jobs, progress, limits) -> list[MatchResult]:
     from csro_tui.evaluation.exact import exact_payoff  # start-up time: importing it loads open_spiel
 
+    seat_fixed = [job for job in jobs if job.seat is not None]
+    if seat_fixed:
+        # exact_payoff averages the seats; the engine computes exact seat-fixed entries itself.
+        raise ValueError("evaluate_matchups computes exact payoffs averaged over seats only; "
+                         f"{len(seat_fixed)} job(s) ask for a seat")
     results = []
     for done, job in enumerate(jobs, start=1):
         results.append(exact_payoff(spec, job.a, job.b, limits=limits))
@@ -143,7 +144,7 @@ def _failed_participants(job: MatchJob, failure) -> list:
 
 
 def _unplayed(job: MatchJob, failure) -> MatchResult:
-    return MatchResult(a=job.a.name, b=job.b.name, mean=0.0, stderr=0.0, episodes=0, failure=failure)
+    return MatchResult(a=job.a.name, b=job.b.name, mean=0.0, stderr=0.0, episodes=0, failure=failure, seat=job.seat)
 
 
 def _cap_failure(limits: Any):

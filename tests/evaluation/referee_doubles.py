@@ -1,12 +1,14 @@
 """Referee doubles: a host that runs trusted test code in-process (PolicyHost's
 methods, no sandbox) and game specs over raw OpenSpiel games with OpenSpiel's
-RRPS bots. Shared by the referee's and the exact evaluator's tests."""
+RRPS bots, and small code policies. Shared by the referee's, the seat-fixed and the
+exact evaluator's tests."""
 
 from __future__ import annotations
 
 
 import pyspiel
 
+from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.sandbox.sandbox import PolicyHost
 
@@ -138,3 +140,25 @@ def rrps(throws=20, bots=("randbot", "rotatebot")):
 
 def kuhn(**kwargs):
     return DoubleSpec("kuhn_poker", "kuhn_poker", exact=True, **kwargs)
+
+
+# ---------------------------------------------------------------- small code policies (trusted test code)
+
+
+def code(name, act_body, init_body="pass"):
+    source = (
+        "import random\n"
+        "class Policy:\n"
+        "    def __init__(self, player, game):\n"
+        f"        self.rng = random.Random(game['seed'])\n        self.player = player\n        {init_body}\n"
+        "    def act(self, obs):\n"
+        f"        {act_body}\n"
+    )
+    return CodePolicy(name, source)
+
+
+ROCK = code("rock", "return 0")
+RANDOM = code("random", "return self.rng.choice(obs['legal_actions'])")
+UNIFORM = code("uniform", "return {a: 1.0 for a in obs['legal_actions']}")
+PASSIVE = code("passive", "return min(obs['legal_actions'])")  # Kuhn: always check/fold
+AGGRESSIVE = code("aggressive", "return max(obs['legal_actions'])")  # Kuhn: always bet/call

@@ -142,6 +142,24 @@ def test_a_cross_table_is_identical_on_both_backends_and_reports_progress(ray_ad
     assert [s.done for s in first_call] == sorted(s.done for s in first_call)
 
 
+def test_seat_fixed_jobs_give_the_same_results_on_ray_as_locally(ray_address):
+    # Two populations: every job plays a in one seat only (a code policy and a bot as b).
+    from csro_tui.evaluation.ray_backend import RayRefereePool
+    from csro_tui.evaluation.runner import evaluate_matchups
+
+    spec = _spec()
+    jobs = [dataclasses.replace(job, seat=number % 2) for number, job in enumerate(_jobs(spec, episodes=3))]
+    pool = RayRefereePool(spec, 2, address=ray_address)
+    try:
+        on_ray = [result.to_dict() for result in evaluate_matchups(spec, jobs, pool=pool, limits=_roomy_limits())]
+    finally:
+        pool.close()
+    local = _local(spec, jobs)
+    assert [result["seat"] for result in local] == [number % 2 for number in range(len(jobs))]
+    assert all(result["episodes"] == 3 for result in local)
+    assert on_ray == local
+
+
 def test_a_worker_killed_mid_evaluation_loses_and_duplicates_nothing(ray_address):
     from csro_tui.evaluation.ray_backend import RayRefereePool
     from csro_tui.evaluation.runner import evaluate_matchups

@@ -21,28 +21,9 @@ from csro_tui.evaluation.results import MatchResult
 from csro_tui.sandbox.failures import FailureCategory
 from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
 
-from tests.evaluation.referee_doubles import FakeHost, kuhn, rrps
+from tests.evaluation.referee_doubles import AGGRESSIVE, PASSIVE, RANDOM, ROCK, UNIFORM, FakeHost, code, kuhn, rrps
 
 # ---------------------------------------------------------------- doubles: tests/evaluation/referee_doubles.py
-
-
-def code(name, act_body, init_body="pass"):
-    source = (
-        "import random\n"
-        "class Policy:\n"
-        "    def __init__(self, player, game):\n"
-        f"        self.rng = random.Random(game['seed'])\n        self.player = player\n        {init_body}\n"
-        "    def act(self, obs):\n"
-        f"        {act_body}\n"
-    )
-    return CodePolicy(name, source)
-
-
-ROCK = code("rock", "return 0")
-RANDOM = code("random", "return self.rng.choice(obs['legal_actions'])")
-UNIFORM = code("uniform", "return {a: 1.0 for a in obs['legal_actions']}")
-PASSIVE = code("passive", "return min(obs['legal_actions'])")  # Kuhn: always check/fold
-AGGRESSIVE = code("aggressive", "return max(obs['legal_actions'])")  # Kuhn: always bet/call
 
 
 @pytest.fixture(autouse=True)

@@ -252,3 +252,32 @@ def test_progress_reaches_every_match():
     assert seen[-1] == (2.0, 2)
     assert all(total == 2 for _, total in seen)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_seat_fixed_matches_play_as_openspiel_on_the_fast_path(monkeypatch):
+    # Seat-fixed jobs (two populations) beside a seat-swapped one, FREQUENCY's host in both
+    # seats across jobs; an odd episode count is played as asked.
+    jobs = [
+        MatchJob(FREQUENCY, MARKOV, 3, 61, 0),
+        MatchJob(MIXED, FREQUENCY, 4, 62, 1),
+        MatchJob(MARKOV, EVERYTHING, 2, 63),
+        MatchJob(EVERYTHING, MUTATOR, 2, 64, 1),
+    ]
+    fast, fast_throws, slow, slow_throws = play_both(jobs, monkeypatch)
+    assert [summary(r) for r in fast] == [summary(r) for r in slow]
+    assert [(r.seat, r.episodes, r.failure) for r in fast] == [(0, 3, None), (1, 4, None), (None, 2, None), (1, 2, None)]
+    assert fast_throws == slow_throws and len(fast_throws) == 11
+    # a's return is its own seat's score: seat 0's in job 0, seat 1's in job 1.
+    for (match, episode), throws in fast_throws.items():
+        seat = jobs[match].seat
+        if seat is not None:
+            score0 = sum(int(rrps_lockstep.SCORE[first, second]) for first, second in throws)
+            assert fast[match].returns[episode] == (score0 if seat == 0 else -score0)
+
+
+def test_a_seat_fixed_failure_ends_only_its_matches_as_in_openspiel(monkeypatch):
+    jobs = [MatchJob(MARKOV, CRASHES_LATE, 2, 71, 1), MatchJob(FREQUENCY, MARKOV, 3, 72, 1)]
+    fast, _, slow, _ = play_both(jobs, monkeypatch)
+    assert [summary(r) for r in fast] == [summary(r) for r in slow]
+    assert fast[0].failure.policy == "crashes_late" and fast[0].episodes == 0
+    assert fast[1].failure is None and fast[1].episodes == 3

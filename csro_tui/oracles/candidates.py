@@ -82,6 +82,19 @@ def ranked_members(context: OracleContext) -> list[tuple[PolicyRecord, float]]:
     return [(context.population[i], float(weights[i])) for i in order]
 
 
+def ranked_own_members(context: OracleContext) -> list[tuple[PolicyRecord, float]]:
+    """The members a proposal may derive from, heaviest first: with one population the
+    population (`ranked_members`); with two the seat's own members by its own meta-strategy,
+    or newest first with weight 0 when the engine gives no weights for them."""
+    if context.seat is None:
+        return ranked_members(context)
+    own = context.own_population
+    if len(context.own_meta_strategy) == len(own) and own:
+        order = sorted(range(len(own)), key=lambda i: (-context.own_meta_strategy[i], i))
+        return [(own[i], float(context.own_meta_strategy[i])) for i in order]
+    return [(member, 0.0) for member in reversed(own)]
+
+
 def member_weights(context: OracleContext) -> dict[str, float]:
     """Policy id -> meta-strategy weight."""
     return {m.id: float(w) for m, w in zip(context.population, context.meta_strategy)}

@@ -169,10 +169,11 @@ def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]],
         lines.append(f"- ({left} more situations not shown)")
     how = "in each information state" if detailed else "averaged over the betting histories that lead to each situation"
     if seat is not None:
-        seats = f"it always plays {seat_words(spec, seat)}"
+        head = (f"The opponent you face plays the meta-strategy mixture, always in {seat_words(spec, seat)}. "
+                f"Its action probabilities {how}:")
     else:
         seats = "seat 0 acts first; the opponent sits in either seat" if detailed else "both seats together"
-    head = f"The opponent you face plays the meta-strategy mixture. Its action probabilities {how} ({seats}):"
+        head = f"The opponent you face plays the meta-strategy mixture. Its action probabilities {how} ({seats}):"
     return head + "\n" + "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ from csro_tui.evaluation.exact import policy_values, tabularize
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.games.kuhn import KuhnSpec
 from csro_tui.games.rrps import RRPSSpec
+from csro_tui.errors import CsroError
 from csro_tui.oracles.base import OracleContext
 from csro_tui.oracles.evolve.search import EvolutionOracle, EvolutionSettings
 from csro_tui.oracles.evolve.ast_mutation import ASTMutation
@@ -435,3 +436,29 @@ def test_prompts_stay_within_the_budget_with_two_populations(llm_server):
     request = llm_server.chat_requests[0]
     assert messages_tokens(request["messages"]) <= DEFAULT_PROMPT_BUDGET_TOKENS
     assert "left out" in user_text(request) and "You play seat 1" in user_text(request)
+
+
+def test_without_the_engines_seat_preview_the_seed_oracle_refuses_a_seat():
+    context = kuhn_context(0)
+    context.preview = None  # its own fallback plays seats swapped: not the seat's game
+    with pytest.raises(CsroError, match="needs the engine's preview to rank seeds for a seat"):
+        make_oracle("seed").propose(context)
+
+
+def test_evolve_reevaluates_a_seats_finalists_only_through_the_engines_play_candidate():
+    from types import SimpleNamespace
+
+    from csro_tui.oracles.evolve.fitness import Fitness
+
+    context = rrps_context(1)
+    assert not Fitness(context, reevaluation_episodes=10).reevaluates  # the referee fallback swaps seats
+    asked = []
+
+    def play_candidate(source, members, episodes):
+        asked.append(([m.id for m, _seed in members], episodes))
+        return [SimpleNamespace(mean=0.5, failure=None) for _ in members]
+
+    context.play_candidate = play_candidate
+    fitness = Fitness(context, reevaluation_episodes=10)
+    assert fitness.reevaluates and fitness.reevaluate(RRPS_CONSTANT.format(move=1)) == pytest.approx(0.5)
+    assert asked == [(["seed-0:rock_or_paper"], 10)]  # the other seat's members

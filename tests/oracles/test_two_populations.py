@@ -384,7 +384,7 @@ def test_refine_feeds_back_the_seats_payoffs_and_stops_at_the_seats_value(llm_se
 
     assert proposal.seat == seat and proposal.name == f"refine-2-s{seat}"
     assert len(llm_server.chat_requests) == 2  # the second attempt cleared -0.6 (not 0)
-    assert "threshold -0.600 (the seat's meta-game value)" in proposal.rationale
+    assert "threshold -0.600 (the seat's meta-game value -0.600 + 0)" in proposal.rationale
     assert "Stopped: threshold -0.600 reached" in proposal.rationale
     refine_prompt = user_text(llm_server.chat_requests[1])
     assert f"You play seat {seat}" in refine_prompt
@@ -462,3 +462,12 @@ def test_evolve_reevaluates_a_seats_finalists_only_through_the_engines_play_cand
     fitness = Fitness(context, reevaluation_episodes=10)
     assert fitness.reevaluates and fitness.reevaluate(RRPS_CONSTANT.format(move=1)) == pytest.approx(0.5)
     assert asked == [(["seed-0:rock_or_paper"], 10)]  # the other seat's members
+
+
+def test_refines_bar_is_the_seats_value_plus_the_threshold_as_the_auto_reviewers():
+    oracle = make_oracle("llm-refine", {"model": "m", "base_url": "http://127.0.0.1:9/v1", "threshold": 0.1})
+    assert oracle.threshold_for(kuhn_context(0, seat_value=-1 / 18)) == pytest.approx(0.1 - 1 / 18)
+    assert oracle.threshold_for(kuhn_context(1)) == pytest.approx(0.1)  # no value given: the threshold alone
+    one_population = kuhn_context(0, seat_value=None)
+    one_population.seat = None
+    assert oracle.threshold_for(one_population) == pytest.approx(0.1)

@@ -33,9 +33,10 @@ whole chain).
 With two populations (`OracleContext.seat`) it refines a policy for that
 seat against the other seat's mixture: the prompts name the seat, the
 `member` root is the seat's own heaviest member (`own_meta_strategy`; the
-newest when the engine gives no weights), and the threshold, unless set,
-is the gate's bar for the seat (`OracleContext.seat_value`, its meta-game
-value: Kuhn's seat 0 is worth -1/18, so 0 would be out of reach there).
+newest when the engine gives no weights), and the bar an attempt must beat
+is, as in the auto reviewer, the seat's meta-game value plus `threshold`
+(`OracleContext.seat_value`: Kuhn's seat 0 is worth -1/18, so 0 would be out
+of reach there).
 
 Cost: 1 to `budget` calls per proposal (a reply without valid code counts as
 an attempt), plus summary calls with `opponent_format = "summary"`.
@@ -117,7 +118,7 @@ class RefineOracle:
         self,
         backend: LLMBackend,
         *,
-        threshold: float | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
         budget: int = DEFAULT_BUDGET,
         start: str = "zero-shot",
         prompts: PromptSettings | None = None,
@@ -127,7 +128,6 @@ class RefineOracle:
         if start not in STARTS:
             raise ConfigError(f"llm-refine oracle: start must be one of {', '.join(STARTS)}, not {start!r}")
         self.backend = backend
-        # None: the gate's own bar (0 with one population, the seat's meta-game value with two).
         self.threshold = threshold
         self.budget = budget
         self.start = start
@@ -142,13 +142,11 @@ class RefineOracle:
         return LLMUse(self.backend, self.budget)
 
     def threshold_for(self, context: OracleContext) -> float:
-        """The payoff an attempt must beat: the `threshold` option, else the gate's bar for the
-        proposal (the seat's meta-game value with two populations, when the engine gives it)."""
-        if self.threshold is not None:
-            return self.threshold
+        """The payoff an attempt must beat, as the auto reviewer's bar: `threshold`, plus the
+        seat's meta-game value with two populations (when the engine gives it)."""
         if context.seat is not None and context.seat_value is not None:
-            return float(context.seat_value)
-        return DEFAULT_THRESHOLD
+            return self.threshold + float(context.seat_value)
+        return self.threshold
 
     def propose(self, context: OracleContext) -> Proposal:
         threshold = self.threshold_for(context)
@@ -321,8 +319,8 @@ class RefineOracle:
         bar = ""
         if context.seat is not None:
             start += f", for {context.seat_words()} against the other seat's meta-strategy"
-            if self.threshold is None and context.seat_value is not None:
-                bar = " (the seat's meta-game value)"
+            if context.seat_value is not None:
+                bar = f" (the seat's meta-game value {context.seat_value:+.3f} + {self.threshold:g})"
         lines = [
             f"Linear refinement from {start}: threshold {threshold:+.3f}{bar}, "
             f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}"
@@ -338,8 +336,7 @@ class RefineOracle:
 def make_refine_oracle(config: Mapping[str, Any] | None = None) -> RefineOracle:
     """Registry factory for `llm-refine`: threshold, budget, start, prompt and LLM options."""
     options = OptionReader("llm-refine", config)
-    # Not given: the gate's bar (0 with one population; the seat's meta-game value with two).
-    threshold = options.number("threshold", None)  # type: ignore[arg-type]
+    threshold = options.number("threshold", DEFAULT_THRESHOLD)
     budget = options.integer("budget", DEFAULT_BUDGET, minimum=1)
     start = options.choice("start", "zero-shot", STARTS)
     prompts = read_prompt_settings(options)

@@ -471,3 +471,9 @@ def test_refines_bar_is_the_seats_value_plus_the_threshold_as_the_auto_reviewers
     one_population = kuhn_context(0, seat_value=None)
     one_population.seat = None
     assert oracle.threshold_for(one_population) == pytest.approx(0.1)
+
+
+def test_refines_rationale_shows_a_seat_value_of_zero_without_a_sign_flip(llm_server):
+    llm_server.script(fenced(KUHN_KING_ONLY))
+    proposal = make_oracle("llm-refine", options(llm_server, budget=1)).propose(kuhn_context(1, seat_value=-0.0))
+    assert "(the seat's meta-game value +0.000 + 0)" in proposal.rationale

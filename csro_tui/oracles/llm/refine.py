@@ -320,7 +320,8 @@ class RefineOracle:
         if context.seat is not None:
             start += f", for {context.seat_words()} against the other seat's meta-strategy"
             if context.seat_value is not None:
-                bar = f" (the seat's meta-game value {context.seat_value:+.3f} + {self.threshold:g})"
+                value = context.seat_value + 0.0  # seat 1's negated 0.0 would read "-0.000"
+                bar = f" (the seat's meta-game value {value:+.3f} + {self.threshold:g})"
         lines = [
             f"Linear refinement from {start}: threshold {threshold:+.3f}{bar}, "
             f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}"

@@ -59,7 +59,6 @@ class OracleContext:
     # propose the best candidate it has so far (oracles without such a loop ignore it).
     finish: threading.Event = field(default_factory=threading.Event)
 
-
     @property
     def own_members(self) -> list[PolicyRecord]:
         """The members a proposal joins (parents to derive from, code not to repeat): the

@@ -5,7 +5,8 @@
   same code is evaluated once per proposal;
 - `preview_score`, `failure_text`, `score_text`: a preview as a number or a line;
 - `ranked_members`, `member_weights`, `member_names`: the population by
-  meta-strategy weight, as searches and prompts want it;
+  meta-strategy weight, as searches and prompts want it; `ranked_own_members`:
+  the members a proposal may derive from (its seat's, with two populations);
 - `NoUsableCandidate`: a search spent its budget without a policy to propose;
   `attach_calls` gives an error the LLM calls made before it (recorded by the engine).
 """

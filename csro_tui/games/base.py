@@ -206,6 +206,9 @@ class GameSpec:
     # show what the mixture does (simultaneous-move games; oracles/llm/mixture.py).
     # Exact games describe the mixture from its tables instead; others say nothing.
     mixture_probes: Sequence[MixtureProbe] = ()
+    # Each seat's part in the rules' words, for the LLM prompt of a two-population
+    # run ("you play seat 1 (second to act)"); empty: the seat number says it all.
+    seat_roles: Sequence[str] = ()
     # Episodes per opponent of a sampled behaviour profile (csro_tui/profiles/):
     # short games need many to show frequencies; a long repeated match a few.
     profile_episodes: int = 200

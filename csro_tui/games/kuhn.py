@@ -64,6 +64,7 @@ class KuhnSpec(GameSpec):
     rules_text = RULES_TEXT
     observation_text = OBSERVATION_TEXT
     exact = True
+    seat_roles = ("first to act", "second to act")
     default_episodes = 2000  # sampled fallback; exact evaluation needs none
     seed_dir = "kuhn_poker"
 

@@ -89,6 +89,7 @@ class LeducSpec(GameSpec):
     rules_text = RULES_TEXT
     observation_text = OBSERVATION_TEXT
     exact = True
+    seat_roles = ("first to act in each round", "second to act in each round")
     default_episodes = 2000  # sampled fallback; exact evaluation needs none
     seed_dir = "leduc_poker"
 

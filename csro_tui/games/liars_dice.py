@@ -274,6 +274,7 @@ class LiarsDiceSpec(GameSpec):
     title = "Liar's Dice"
     observation_text = OBSERVATION_TEXT
     exact = False
+    seat_roles = ("first to bid", "second to bid")
     default_episodes = 1000  # one bid war per episode: short; returns are +-1
     # A 10-episode preview of a +-1 game has a noise margin near 0.6: honest's +0.3 against
     # bluffer was rejected; with 200 it is accepted (csro run --oracle seed).

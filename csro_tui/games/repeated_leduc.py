@@ -169,6 +169,7 @@ class RepeatedLeducSpec(GameSpec):
     title = "Repeated Leduc poker"
     observation_text = OBSERVATION_TEXT
     exact = False
+    seat_roles = ("first to act in every hand", "second to act in every hand")
     default_episodes = 20
     profile_episodes = 40  # per probe
     seed_dir = "repeated_leduc"

@@ -48,9 +48,47 @@ class OracleContext:
     # population, the proposal plays both seats and `population` is its own.
     seat: int | None = None
     own_population: list[PolicyRecord] = field(default_factory=list)
+    # Two populations, optional (the engine fills them when it can): the seat's own
+    # meta-strategy (aligned with `own_population`; empty: not given), and the seat's
+    # current meta-game value, the gate's bar for a proposal in this seat (seat 0: the
+    # meta-game's value, seat 1: its negation; None: not given, or one population,
+    # whose antisymmetric meta-game is worth 0).
+    own_meta_strategy: list[float] = field(default_factory=list)
+    seat_value: float | None = None
     # Set, together with `cancel`, when a person asks the oracle to stop calling the LLM and
     # propose the best candidate it has so far (oracles without such a loop ignore it).
     finish: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def own_members(self) -> list[PolicyRecord]:
+        """The members a proposal joins (parents to derive from, code not to repeat): the
+        seat's own population with two populations, the population with one."""
+        return self.own_population if self.seat is not None else self.population
+
+    def seat_rejections(self) -> list[tuple[Proposal, str]]:
+        """The rejections that concern this proposal: with two populations those of proposals
+        for the same seat (code rejected for the other seat may suit this one); all with one."""
+        if self.seat is None:
+            return list(self.rejections)
+        return [(proposal, reason) for proposal, reason in self.rejections if proposal.seat == self.seat]
+
+    def seat_words(self) -> str:
+        """The seat in words for text ("seat 1 (second to act)"); "" with one population."""
+        return seat_words(self.spec, self.seat)
+
+    def proposal_name(self, base: str) -> str:
+        """A proposal's display name: `base` ("llm-3"), with the seat appended with two
+        populations ("llm-3-s1"), so the two proposals of one iteration read apart."""
+        return base if self.seat is None else f"{base}-s{self.seat}"
+
+
+def seat_words(spec: "GameSpec", seat: int | None) -> str:
+    """"seat 1 (second to act)": the seat number, with the game's own words for that seat's
+    part where the spec has them (`GameSpec.seat_roles`); "" for no seat."""
+    if seat is None:
+        return ""
+    roles = tuple(getattr(spec, "seat_roles", ()) or ())
+    return f"seat {seat} ({roles[seat]})" if seat < len(roles) and roles[seat] else f"seat {seat}"
 
 
 class Oracle(Protocol):
@@ -82,7 +120,7 @@ def repeated_rejection_note(context: OracleContext, source: str) -> str:
     it comes again ("" when it was not), so a person does not wait for the reason to be heeded."""
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
-    reasons = [reason for proposal, reason in context.rejections if proposal.source == source]
+    reasons = [reason for proposal, reason in context.seat_rejections() if proposal.source == source]
     if not reasons:
         return ""
     times = "once" if len(reasons) == 1 else f"{len(reasons)} times"

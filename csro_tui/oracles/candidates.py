@@ -5,7 +5,8 @@
   same code is evaluated once per proposal;
 - `preview_score`, `failure_text`, `score_text`: a preview as a number or a line;
 - `ranked_members`, `member_weights`, `member_names`: the population by
-  meta-strategy weight, as searches and prompts want it;
+  meta-strategy weight, as searches and prompts want it; `ranked_own_members`:
+  the members a proposal may derive from (its seat's, with two populations);
 - `NoUsableCandidate`: a search spent its budget without a policy to propose;
   `attach_calls` gives an error the LLM calls made before it (recorded by the engine).
 """
@@ -80,6 +81,19 @@ def ranked_members(context: OracleContext) -> list[tuple[PolicyRecord, float]]:
     weights = list(context.meta_strategy) + [0.0] * (len(context.population) - len(context.meta_strategy))
     order = sorted(range(len(context.population)), key=lambda i: (-weights[i], i))
     return [(context.population[i], float(weights[i])) for i in order]
+
+
+def ranked_own_members(context: OracleContext) -> list[tuple[PolicyRecord, float]]:
+    """The members a proposal may derive from, heaviest first: with one population the
+    population (`ranked_members`); with two the seat's own members by its own meta-strategy,
+    or newest first with weight 0 when the engine gives no weights for them."""
+    if context.seat is None:
+        return ranked_members(context)
+    own = context.own_population
+    if len(context.own_meta_strategy) == len(own) and own:
+        order = sorted(range(len(own)), key=lambda i: (-context.own_meta_strategy[i], i))
+        return [(own[i], float(context.own_meta_strategy[i])) for i in order]
+    return [(member, 0.0) for member in reversed(own)]
 
 
 def member_weights(context: OracleContext) -> dict[str, float]:

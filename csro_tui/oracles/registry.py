@@ -96,7 +96,7 @@ def oracle_factory(name: str) -> Callable[[Mapping[str, Any] | None], Oracle]:
 
 # The options the offline oracles read (the LLM and evolve oracles check
 # their own); `csro run` refuses any other --oracle-option for them.
-OFFLINE_ORACLE_OPTIONS = {"best-response": (), "seed": ("episodes",), "human": ("path",)}
+OFFLINE_ORACLE_OPTIONS = {"best-response": (), "seed": ("episodes",), "human": ("path", "path_seat0", "path_seat1")}
 
 
 def game_refusal(name: str, spec: Any) -> str | None:

@@ -10,6 +10,11 @@ seed is. When every seed is in the population or was rejected, there is
 nothing left to propose: `propose` raises `SeedsExhausted` (an `OracleExhausted`) rather than
 proposing a duplicate, which would only add a copy of an existing row to
 the meta-game.  The engine reports it as the oracle having finished.
+
+With two populations (`OracleContext.seat`) it proposes for that seat: the
+best seed not yet in the seat's own population, ranked against the other
+seat's mixture (the engine's preview plays it in that seat), skipping seeds
+rejected for that seat.  A seed may join both populations.
 """
 
 from __future__ import annotations
@@ -54,17 +59,18 @@ class SeedOracle:
         remaining = {
             name: source
             for name, source in sorted(seeds.items())
-            if not _in_population(name, source, context.population)
+            if not _in_population(name, source, context.own_members)
         }
+        population = "the population" if context.seat is None else f"the population of {context.seat_words()}"
         if not remaining:
             raise SeedsExhausted(
-                f"all {len(seeds)} seed policies of {context.spec.name} are in the population"
+                f"all {len(seeds)} seed policies of {context.spec.name} are in {population}"
             )
-        rejected = {proposal.source.strip() for proposal, _ in context.rejections}
+        rejected = {proposal.source.strip() for proposal, _ in context.seat_rejections()}
         untried = {name: source for name, source in remaining.items() if source.strip() not in rejected}
         if not untried:
             raise SeedsExhausted(
-                f"every seed policy of {context.spec.name} not in the population was rejected earlier "
+                f"every seed policy of {context.spec.name} not in {population} was rejected earlier "
                 f"({', '.join(remaining)})"
             )
         remaining = untried
@@ -78,6 +84,7 @@ class SeedOracle:
                     f"The population is empty: first seed policy by name, {name} "
                     f"({len(remaining) - 1} other seeds remain)."
                 ),
+                seat=context.seat,
             )
         scores = []
         for name, source in remaining.items():
@@ -94,7 +101,8 @@ class SeedOracle:
             source=remaining[best.name],
             oracle=self.name,
             name=best.name,
-            rationale=_rationale(best, scores),
+            rationale=_rationale(best, scores, context.seat_words()),
+            seat=context.seat,
         )
 
     def _score(self, context: OracleContext, name: str, source: str) -> SeedScore:
@@ -106,9 +114,13 @@ class SeedOracle:
         return SeedScore(name, self._play_against_meta_strategy(context, name, source))
 
     def _play_against_meta_strategy(self, context: OracleContext, name: str, source: str) -> float:
-        """Sampled payoff against the meta-strategy, through the referee."""
+        """Sampled payoff against the meta-strategy, through the referee (seats swapped: one population)."""
         from csro_tui.evaluation.referee import play_match  # start-up time: importing it loads numpy, pyspiel
 
+        if context.seat is not None:
+            # Seat-fixed matches are the engine's (its preview plays the seat); this fallback
+            # plays seats swapped, which would rank seeds for the wrong game.
+            raise CsroError("the seed oracle needs the engine's preview to rank seeds for a seat")
         candidate = CodePolicy(name, source)
         expected = 0.0
         for member, weight in zip(context.population, _normalised(context.meta_strategy)):
@@ -141,7 +153,7 @@ def _normalised(weights: Sequence[float]) -> list[float]:
     return [max(w, 0.0) / total for w in weights] if total > 0 else [0.0] * len(weights)
 
 
-def _rationale(best: SeedScore, scores: Sequence[SeedScore]) -> str:
+def _rationale(best: SeedScore, scores: Sequence[SeedScore], seat: str = "") -> str:
     def describe(score: SeedScore) -> str:
         if score.expected_payoff is None:
             return f"{score.name} (failed: {score.note})"
@@ -152,7 +164,8 @@ def _rationale(best: SeedScore, scores: Sequence[SeedScore]) -> str:
         key=lambda s: (s.expected_payoff is None, -(s.expected_payoff or 0.0), s.name),
     )
     text = (
-        f"Best remaining seed against the meta-strategy: {best.name}, "
+        (f"For {seat}, against the other seat's meta-strategy. " if seat else "")
+        + f"Best remaining seed against the meta-strategy: {best.name}, "
         f"expected payoff {best.expected_payoff:+.4f}."
     )
     if others:

@@ -9,7 +9,10 @@ the referee (`csro_tui.evaluation`, still in the sandbox), against the
 members with positive weight; with the engine, as one batch through its
 evaluator (`context.play_candidate`), so on its backend, local or Ray.
 Exact games (Kuhn, Leduc) preview exactly and
-are not re-evaluated.
+are not re-evaluated.  With two populations the preview and `play_candidate`
+are the engine's for the proposal's seat (the candidate in that seat, the
+other seat's members against it); without `play_candidate` a seat's
+finalists are not re-evaluated.
 """
 
 from __future__ import annotations
@@ -55,6 +58,10 @@ class Fitness:
     def reevaluates(self) -> bool:
         """Whether `reevaluate` measures anything (sampled games with a game to play)."""
         spec = self.context.spec
+        if self.context.seat is not None and self.context.play_candidate is None:
+            # Seat-fixed matches come from the engine (`play_candidate` plays the seat); the
+            # referee fallback below plays seats swapped, another game than the seat's.
+            return False
         return self.reevaluation_episodes > 0 and not getattr(spec, "exact", True) and hasattr(spec, "load")
 
     def reevaluate(self, source: str) -> float | None:

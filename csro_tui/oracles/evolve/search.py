@@ -17,6 +17,13 @@ One proposal is one search against the current meta-strategy:
    becomes the proposal; its parent is the population member its lineage
    starts from, if any.
 
+With two populations (`OracleContext.seat`) the search is for one seat: its
+seeds are that seat's own members (`own_population`), the game's seeds and
+the best programs of that seat's earlier searches; fitness is the payoff in
+that seat against the other seat's mixture (the engine's preview and
+`play_candidate` play the seat); members and rejections of that seat are
+what the proposal must not repeat.
+
 Fitness is the expected payoff against the meta-strategy (`fitness.py`);
 the grid's features are in `features.py`.  With the AST operator the whole
 search is deterministic given the engine's seed for the iteration (and the
@@ -126,8 +133,9 @@ class EvolutionOracle:
         self.settings = settings or EvolutionSettings()
         self.settings.check(name)
         self.name = name
-        # The best programs of earlier searches, seeds of the next one.
-        self._carried: list[tuple[str, str]] = []  # (label, source)
+        # The best programs of earlier searches, seeds of the next one, by seat (None: one
+        # population): a program evolved for one seat is no seed for the other.
+        self._carried: dict[int | None, list[tuple[str, str]]] = {}  # seat -> [(label, source)]
         self.last_search: SearchSummary | None = None
         self.last_database: ProgramDatabase | None = None  # the last search's programs, for inspection
 
@@ -158,7 +166,7 @@ class EvolutionOracle:
         champion, finalists = self._promote(database, context, fitness)
         if champion is None:
             raise attach_calls(self._nothing_new(log), log.calls)
-        self._carried = [(p.id, p.source) for p in database.best(settings.carry_over)]
+        self._carried[context.seat] = [(p.id, p.source) for p in database.best(settings.carry_over)]
         lineage = database.lineage(champion)
         root = lineage[0]
         seeds = [p for p in database.programs.values() if p.generation == 0]
@@ -176,9 +184,10 @@ class EvolutionOracle:
         return Proposal(
             source=self._annotated(champion, lineage),
             oracle=self.name,
-            name=f"{self.name}-{context.iteration}",
+            name=context.proposal_name(f"{self.name}-{context.iteration}"),
             parent=root.member_id,
             rationale=self._rationale(database, context, champion, lineage, finalists, log),
+            seat=context.seat,
             llm_calls=log.calls,
         )
 
@@ -206,7 +215,7 @@ class EvolutionOracle:
         self, database: ProgramDatabase, context: OracleContext, fitness: Fitness, member_ids: list[str], log: SearchLog
     ) -> None:
         sources: list[tuple[str, str, str, str | None]] = []  # (id, origin, source, member id)
-        for member in context.population:
+        for member in context.own_members:  # parents: the seat's own members with two populations
             sources.append((f"member:{member.id}", f"population member {member.name} ({member.id})", member.source, member.id))
         if self.settings.game_seeds:
             try:
@@ -215,7 +224,7 @@ class EvolutionOracle:
                 seeds = {}
             for seed_name, source in sorted(seeds.items()):
                 sources.append((f"seed:{seed_name}", f"seed {seed_name}", source, None))
-        for label, source in self._carried:
+        for label, source in self._carried.get(context.seat, []):
             sources.append((f"earlier:{label}", f"best of an earlier search ({label})", source, None))
         for program_id, origin, source, member_id in sources:
             if context.cancel.is_set() and not context.finish.is_set():  # finishing early still seeds: no LLM
@@ -303,8 +312,8 @@ class EvolutionOracle:
 
         Members are not new, and code the reviewer rejected is not proposed again.
         """
-        known = {code_key(m.source) for m in context.population}
-        known |= {code_key(proposal.source) for proposal, _ in context.rejections}
+        known = {code_key(m.source) for m in context.own_members}
+        known |= {code_key(proposal.source) for proposal, _ in context.seat_rejections()}
         new = [p for p in database.best(len(database)) if code_key(p.source) not in known]
         finalists = new[: self.settings.finalists]
         if not finalists:
@@ -345,7 +354,8 @@ class EvolutionOracle:
         seeds = [p for p in database.programs.values() if p.generation == 0]
         best_seed = max(seeds, key=lambda p: (p.fitness, -p.serial))
         lines = [
-            f"Evolutionary search ({operator}): {log.asked} children asked for in {log.generations} generations "
+            (f"For {context.seat_words()}, against the other seat's meta-strategy. " if context.seat is not None else "")
+            + f"Evolutionary search ({operator}): {log.asked} children asked for in {log.generations} generations "
             f"over {settings.islands} island{'s' if settings.islands > 1 else ''}; {log.evaluated} evaluated, "
             f"{len(log.failures)} failed, {log.duplicates} duplicates; {len(database)} programs, "
             f"elites per island {database.occupancy()}, {database.migrations} migrations."

@@ -52,6 +52,7 @@ def preview_feedback(
     spec: Any = None,
     weights: Mapping[str, float] | None = None,
     threshold: float | None = None,
+    seat: int | None = None,
 ) -> EvaluationFeedback:
     """What the model is told about a preview.
 
@@ -59,9 +60,10 @@ def preview_feedback(
     on the fix (`hints.failure_hint`); a copy of a known policy said
     plainly; the opponents it loses to, heaviest first; and, with a
     `threshold`, whether it is an improvement by the gate's rule
-    (`Preview.shortfall`) - then `notes`.
+    (`Preview.shortfall`) - then `notes`.  `seat`: the one seat the preview played the
+    candidate in (two populations), None for seats swapped.
     """
-    feedback = EvaluationFeedback.from_preview(preview, names)
+    feedback = EvaluationFeedback.from_preview(preview, names, seat)
     lines: list[str] = []
     if feedback.failure:
         hint = failure_hint(f"{feedback.failure}\n{feedback.traceback or ''}", spec)
@@ -202,8 +204,14 @@ def _summarise(
 
 
 def mixture_text(context: OracleContext, describer: MixtureDescriber) -> str:
-    """How the opponent mixture plays, for the prompt ("" when the game has no such description)."""
-    return describer.describe(context.spec, context.population, context.meta_strategy)
+    """How the opponent mixture plays, for the prompt ("" when the game has no such description);
+    with two populations in the other seat only, the one the opponents play."""
+    return describer.describe(context.spec, context.population, context.meta_strategy, opponent_seat(context))
+
+
+def opponent_seat(context: OracleContext) -> int | None:
+    """The seat the opponents play: the other seat with two populations, None (both) with one."""
+    return None if context.seat is None else 1 - context.seat
 
 
 def prompt_sizes(calls: Sequence[Mapping[str, Any]]) -> str:
@@ -217,5 +225,6 @@ def prompt_sizes(calls: Sequence[Mapping[str, Any]]) -> str:
 
 
 def rejection_pairs(context: OracleContext) -> list[tuple[Any, str]]:
-    """The reviewer's rejections, newest last, as the prompt builders take them."""
-    return [(proposal, reason) for proposal, reason in context.rejections]
+    """The reviewer's rejections that concern this proposal (its seat's, with two populations),
+    newest last, as the prompt builders take them."""
+    return context.seat_rejections()

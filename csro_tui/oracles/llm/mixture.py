@@ -17,6 +17,11 @@ of them does.  This says it directly:
   the mixture: its action, the best action's gain, and the cost per hand
   once weighted by how often it gets there.
 
+With two populations the opponents play one seat only (`seat` below: the
+seat the mixture plays, the other seat's members): the exact description
+lists only the situations that seat meets, the probes put the member in that
+seat, and a candidate's losses count only its own seat's situations.
+
 Member code only ever runs in the sandbox: tables come from the exact
 evaluator's tabulariser (sandboxed, cached by source), probes from a
 `PolicyHost` of the member.  A member that fails here is described as such,
@@ -31,6 +36,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from csro_tui.evaluation.participants import CodePolicy
+from csro_tui.oracles.base import seat_words
 from csro_tui.oracles.render import decision_points
 from csro_tui.records import PolicyRecord
 
@@ -46,33 +52,41 @@ _CACHE_SIZE = 64
 
 
 class MixtureDescriber:
-    """`describe(spec, members, weights)` -> prompt text (cached; thread-safe)."""
+    """`describe(spec, members, weights, seat)` -> prompt text (cached; thread-safe).
+
+    `seat`: the seat the mixture plays (two populations: the opponents' seat); None: one
+    population, the mixture plays both seats."""
 
     def __init__(self, limits: Any = None) -> None:
         self.limits = limits
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def losses(self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float], source: str) -> str:
-        """`situation_losses` for a candidate ("" where unavailable; never raises)."""
+    def losses(
+        self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float], source: str,
+        seat: int | None = None,
+    ) -> str:
+        """`situation_losses` for a candidate playing `seat` (None: both) ("" where unavailable; never raises)."""
         weighted = [(m, float(w)) for m, w in zip(members, weights) if w > 0]
         if not weighted or not getattr(spec, "exact", False) or not hasattr(spec, "load"):
             return ""
         try:
-            return situation_losses(spec, source, weighted, limits=self.limits)
+            return situation_losses(spec, source, weighted, limits=self.limits, seat=seat)
         except Exception:  # noqa: BLE001 - optional detail; the payoffs are still fed back
             return ""
 
-    def describe(self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float]) -> str:
+    def describe(
+        self, spec: Any, members: Sequence[PolicyRecord], weights: Sequence[float], seat: int | None = None
+    ) -> str:
         weighted = [(m, float(w)) for m, w in zip(members, weights) if w > 0]
         if not weighted:
             return ""
-        key = _key(spec, weighted)
+        key = _key(spec, weighted, seat)
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
         try:
-            text = describe_mixture(spec, weighted, limits=self.limits)
+            text = describe_mixture(spec, weighted, limits=self.limits, seat=seat)
         except Exception as error:  # noqa: BLE001 - a description is optional; the prompt still works
             text = f"(The mixture could not be described: {type(error).__name__}.)"
         with self._lock:
@@ -82,20 +96,23 @@ class MixtureDescriber:
         return text
 
 
-def _key(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]]) -> str:
-    digest = hashlib.sha256(str(getattr(spec, "name", spec)).encode())
+def _key(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], seat: int | None) -> str:
+    digest = hashlib.sha256(f"{getattr(spec, 'name', spec)}\x1f{seat}".encode())
     for member, weight in weighted:
         digest.update(member.source.encode("utf-8"))
         digest.update(f"{weight:.6f}".encode())
     return digest.hexdigest()
 
 
-def describe_mixture(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], *, limits: Any = None) -> str:
-    """Text for the prompt's mixture section ("" when there is nothing to say for this game)."""
+def describe_mixture(
+    spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], *, limits: Any = None, seat: int | None = None
+) -> str:
+    """Text for the prompt's mixture section ("" when there is nothing to say for this game);
+    `seat`: the one seat the mixture plays (two populations), None for both."""
     if getattr(spec, "exact", False) and hasattr(spec, "load"):
-        return _exact_situations(spec, weighted, limits)
+        return _exact_situations(spec, weighted, limits, seat)
     if getattr(spec, "mixture_probes", ()) and hasattr(spec, "load"):
-        return _probes(spec, weighted, limits)
+        return _probes(spec, weighted, limits, seat)
     return ""
 
 
@@ -117,7 +134,7 @@ def _every_state_fits(rows: int) -> bool:
     return rows <= 2 * MAX_SITUATION_LINES // 3
 
 
-def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
+def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any, seat: int | None) -> str:
     # start-up time: importing it loads numpy, open_spiel, pyspiel
     from csro_tui.evaluation.exact import game_tables, mixture_policy
 
@@ -129,6 +146,8 @@ def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]],
     rows: list[tuple[int, dict, list[tuple[int, float]]]] = []
     for row, state in enumerate(tables.template.states):
         player = int(tables.row_player[row])
+        if seat is not None and player != seat:
+            continue  # two populations: the opponents never meet the other seat's situations
         obs = spec.new_view(player).observe(state)
         probabilities = mixed.action_probability_array[row]
         rows.append((player, obs, [(a, float(probabilities[a])) for a in obs["legal_actions"]]))
@@ -149,8 +168,12 @@ def _exact_situations(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]],
     if left > 0:
         lines.append(f"- ({left} more situations not shown)")
     how = "in each information state" if detailed else "averaged over the betting histories that lead to each situation"
-    seats = "seat 0 acts first; the opponent sits in either seat" if detailed else "both seats together"
-    head = f"The opponent you face plays the meta-strategy mixture. Its action probabilities {how} ({seats}):"
+    if seat is not None:
+        head = (f"The opponent you face plays the meta-strategy mixture, always in {seat_words(spec, seat)}. "
+                f"Its action probabilities {how}:")
+    else:
+        seats = "seat 0 acts first; the opponent sits in either seat" if detailed else "both seats together"
+        head = f"The opponent you face plays the meta-strategy mixture. Its action probabilities {how} ({seats}):"
     return head + "\n" + "\n".join(lines)
 
 
@@ -173,21 +196,25 @@ def _situation(player: int, obs: dict, detailed: bool) -> str:
 
 
 # --------------------------------------------------------------------- probes (simultaneous-move games)
-def _probes(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any) -> str:
+def _probes(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: Any, seat: int | None = None) -> str:
     ranked = sorted(weighted, key=lambda item: -item[1])[:MAX_PROBED]
     names = spec.action_names()
     letters = {action: name[:1].upper() or "?" for action, name in enumerate(names)}  # MIXED: "?"
     legend = ", ".join(f"{letters[action]} {name}" for action, name in enumerate(names))
+    where = ""
+    if seat is not None:
+        where = f" (they play {seat_words(spec, seat)}, you {seat_words(spec, 1 - seat)})"
     lines = [
         "How the weighted opponents answer simple probes: their first "
-        f"{PROBE_THROWS} throws ({legend}, ? a random mix) when you play the probe:"
+        f"{PROBE_THROWS} throws ({legend}, ? a random mix) when you play the probe{where}:"
     ]
     for member, weight in ranked:
         lines.append(f"- {member.name} (id {member.id}, weight {weight:.3f}):")
         for probe in spec.mixture_probes:
             label = probe.label
             try:
-                moves = probe_answers(spec, member.source, probe.move, PROBE_THROWS, limits=limits)
+                moves = probe_answers(spec, member.source, probe.move, PROBE_THROWS, limits=limits,
+                                      seat=1 if seat is None else seat)
                 lines.append(f"  against {label}: {' '.join(letters.get(m, '?') for m in moves)}")
             except Exception as error:  # noqa: BLE001 - a failing member is described, not fatal
                 lines.append(f"  against {label}: failed ({type(error).__name__})")
@@ -197,8 +224,11 @@ def _probes(spec: Any, weighted: Sequence[tuple[PolicyRecord, float]], limits: A
     return "\n".join(lines)
 
 
-def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: Any = None, seed: int = 0) -> list[int]:
-    """The member's moves (seat 1) over `throws` throws of a real episode against `probe(t)` (seat 0).
+def probe_answers(
+    spec: Any, source: str, probe: Any, throws: int, *, limits: Any = None, seed: int = 0, seat: int = 1
+) -> list[int]:
+    """The member's moves (in `seat`, 1 unless given) over `throws` throws of a real episode
+    against `probe(t)` (the other seat).
 
     A member that answers with a distribution is shown its likeliest move
     when that has at least `MIXED_BELOW`, else `MIXED` (-1, shown as "?").
@@ -209,11 +239,11 @@ def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: An
     if limits is not None:
         kwargs["limits"] = limits
     state = spec.load().new_initial_state()
-    view = spec.new_view(1)
+    view = spec.new_view(seat)
     moves: list[int] = []
     with PolicyHost(source, spec.game_info(), **kwargs) as host:
         host.start()
-        host.new_episodes([(0, 1, seed)])
+        host.new_episodes([(0, seat, seed)])
         for throw in range(throws):
             if state.is_terminal():
                 break
@@ -225,7 +255,7 @@ def probe_answers(spec: Any, source: str, probe: Any, throws: int, *, limits: An
             else:
                 move = int(answer)
                 moves.append(move)
-            state.apply_actions([int(probe(throw)), move])
+            state.apply_actions([move, int(probe(throw))] if seat == 0 else [int(probe(throw)), move])
         host.end_episodes([0])
     return moves
 
@@ -242,8 +272,12 @@ def situation_losses(
     weighted: Sequence[tuple[PolicyRecord, float]],
     *,
     limits: Any = None,
+    seat: int | None = None,
 ) -> str:
     """Where a candidate gives value away against the mixture (exact games), as prompt lines.
+
+    `seat`: the candidate's one seat (two populations: the mixture plays the other);
+    None: both seats, each played half the time.
 
     For each situation (what the candidate observes) the mixture's action
     values come from the exact best response to it, the candidate's own
@@ -260,8 +294,8 @@ def situation_losses(
     from csro_tui.oracles.best_response import exact_best_response, meta_strategy_policy
 
     game = spec.load()
-    seats = range(game.num_players())
-    points = {seat: decision_points(spec, seat) for seat in seats}
+    seats = list(range(game.num_players())) if seat is None else [seat]
+    points = {each: decision_points(spec, each) for each in range(game.num_players())}
     total = sum(w for _, w in weighted)
     mixture = meta_strategy_policy(spec, [m for m, _ in weighted], [w / total for _, w in weighted])
     response = exact_best_response(spec, mixture, points)
@@ -269,6 +303,8 @@ def situation_losses(
     names = spec.action_names()
     found: dict[tuple[int, Any], list] = {}  # (seat, key) -> [cost per hand, gap, line parts]
     for seat_table in response.seats:
+        if seat_table.seat not in seats:
+            continue
         reach = _reach(game, seat_table.seat, table, mixture)
         for point in points[seat_table.seat]:
             values = seat_table.action_values.get(point.key)
@@ -282,7 +318,7 @@ def situation_losses(
             if gap <= _GAIN_TOLERANCE or how_often <= 0:
                 continue
             entry = found.setdefault((seat_table.seat, point.key), [0.0, gap, None])
-            # Seats are played equally often: a seat's loss counts half per hand.
+            # Seats swapped, each is played half the time: a seat's loss counts half per hand (one seat: in full).
             entry[0] += gap * how_often / len(seats)
             if entry[2] is None:
                 shown = ", ".join(f"{names[a]} {float(mine.get(a, 0.0)):.2f}" for a in sorted(values) if mine.get(a, 0.0) > 0)

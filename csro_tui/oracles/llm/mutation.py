@@ -52,7 +52,8 @@ def child_from_reply(parent_source: str, reply: str) -> MutationResult:
 
 def rejection_notes(context: OracleContext, count: int) -> str:
     """The reviewer's latest reasons for rejecting proposals, as a note (the mutate prompt has no code for them)."""
-    reasons = [reason.strip() for _, reason in context.rejections if reason and reason.strip()][-count:] if count else []
+    rejections = context.seat_rejections()  # with two populations, this seat's
+    reasons = [reason.strip() for _, reason in rejections if reason and reason.strip()][-count:] if count else []
     if not reasons:
         return ""
     return "The reviewer rejected earlier proposals for these reasons; avoid them:\n" + "\n".join(f"- {r}" for r in reasons)
@@ -91,9 +92,11 @@ class LLMMutation:
                 expected_payoff=parent.fitness,
                 per_opponent={names.get(k, k): v for k, v in parent.per_member.items()},
                 notes=rejection_notes(context, self.prompts.max_rejections),
+                seat=context.seat,
             ),
             budget_tokens=self.prompts.budget_tokens,
             options=self.prompts.context_options(context.spec),
+            seat=context.seat,
         )
         try:
             call = self.backend.complete(messages, purpose="mutate", cancel=context.cancel)

@@ -15,6 +15,11 @@ opponents are ranked by meta-strategy weight, limited to the top k, the
 lowest-weight dropped first, then the rest switched to summaries; dropped
 ones come back as summaries where room remains, and the prompt says how
 many were left out.
+
+With two populations the builders take the seat the policy will play
+(`seat`): the task names it (`$seat`, in the rules' words where the game
+has them, `GameSpec.seat_roles`) and the feedback says payoffs are that
+seat's returns; the opponents and the mixture given are the other seat's.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from csro_tui.errors import ConfigError
+from csro_tui.oracles.base import seat_words
 from csro_tui.oracles.llm.client import estimate_tokens
 from csro_tui.sandbox.contract import POLICY_CONTRACT
 
@@ -85,10 +91,14 @@ class EvaluationFeedback:
     failure: str | None = None  # one line, e.g. "crash: ZeroDivisionError: division by zero"
     traceback: str | None = None
     notes: str = ""
+    seat: int | None = None  # two populations: the seat the payoffs were played in
 
     @classmethod
-    def from_preview(cls, preview: Any, names: Mapping[str, str] | None = None) -> "EvaluationFeedback":
-        """From an engine `Preview`; `names` maps policy ids to readable labels."""
+    def from_preview(
+        cls, preview: Any, names: Mapping[str, str] | None = None, seat: int | None = None
+    ) -> "EvaluationFeedback":
+        """From an engine `Preview`; `names` maps policy ids to readable labels; `seat` the one seat
+        the candidate played (two populations), None for seats swapped."""
         names = names or {}
         per_member = getattr(preview, "per_member", {}) or {}
         failure = getattr(preview, "failure", None)
@@ -106,6 +116,7 @@ class EvaluationFeedback:
             },
             failure=failure_line,
             traceback=traceback,
+            seat=seat,
         )
 
     def render(self, max_traceback_chars: int = 3000) -> str:
@@ -121,7 +132,8 @@ class EvaluationFeedback:
         if self.expected_payoff is not None:
             lines.append(f"Expected payoff against the meta-strategy: {self.expected_payoff:+.3f}")
         if self.per_opponent:
-            lines.append("Mean payoff against each opponent (your return per episode, seats averaged):")
+            how = "seats averaged" if self.seat is None else f"in seat {self.seat}"
+            lines.append(f"Mean payoff against each opponent (your return per episode, {how}):")
             lines += [f"- {label}: {value:+.3f}" for label, value in self.per_opponent.items()]
         if self.notes:
             lines.append(self.notes)
@@ -284,16 +296,19 @@ class PromptLibrary:
         *,
         options: ContextOptions | None = None,
         mixture: str = "",
+        seat: int | None = None,
     ) -> list[dict[str, str]]:
         """Ask for a new policy that beats the weighted opponents (zero-shot best response).
 
-        `mixture` describes how the opponent mixture plays (`mixture.MixtureDescriber`).
+        `mixture` describes how the opponent mixture plays (`mixture.MixtureDescriber`);
+        `seat` is the seat the policy will play (two populations), None for both.
         """
         options = options or ContextOptions()
         fields = {
             "feedback": _feedback_text(feedback, options) or "None yet: this is the first proposal.",
             "rejections": self._rejections_text(rejections, options),
             "mixture": mixture.strip(),
+            "seat": seat_note(spec, seat, BOTH_SEATS_NOTE),
         }
         return self._with_opponents("best_response", spec, fields, opponents, budget_tokens, options)
 
@@ -308,14 +323,17 @@ class PromptLibrary:
         *,
         options: ContextOptions | None = None,
         mixture: str = "",
+        seat: int | None = None,
     ) -> list[dict[str, str]]:
-        """Ask to improve `source` given how it fared (payoffs, failures, tracebacks)."""
+        """Ask to improve `source` given how it fared (payoffs, failures, tracebacks); `seat` as
+        in `best_response_messages`."""
         options = options or ContextOptions()
         fields = {
             "source": fence_code(source),
             "feedback": _feedback_text(feedback, options) or "No evaluation results.",
             "rejections": self._rejections_text(rejections, options),
             "mixture": mixture.strip(),
+            "seat": seat_note(spec, seat),
         }
         return self._with_opponents("refine", spec, fields, opponents, budget_tokens, options)
 
@@ -330,8 +348,10 @@ class PromptLibrary:
         feedback: EvaluationFeedback | str | None = None,
         budget_tokens: int | None = None,
         options: ContextOptions | None = None,
+        seat: int | None = None,
     ) -> list[dict[str, str]]:
-        """Ask for SEARCH/REPLACE edits to a parent (a full rewrite is allowed).
+        """Ask for SEARCH/REPLACE edits to a parent (a full rewrite is allowed); `seat` as in
+        `best_response_messages`.
 
         Inspirations are shown best score first, at most `max_inspirations`,
         the lowest-scoring dropped first when over budget.
@@ -344,6 +364,7 @@ class PromptLibrary:
             "parent_score": _score_text(parent_score),
             "score_name": score_name,
             "feedback": _feedback_text(feedback, options),
+            "seat": seat_note(spec, seat),
         }
         system = self.system_message(spec)
 
@@ -510,6 +531,20 @@ def _opponent_text(number: int, brief: OpponentBrief, mode: str) -> str:
 
 
 # --------------------------------------------------------------------- helpers
+# The best-response task's seat sentence with one population (policies play both seats).
+BOTH_SEATS_NOTE = "Every matchup is played in both seats and averaged, so your policy must play either seat."
+
+
+def seat_note(spec: Any, seat: int | None, both_seats: str = "") -> str:
+    """The task's sentence on seats: with two populations the seat the policy plays and the one
+    its opponents play; with one, `both_seats` ("" leaves the template's line out)."""
+    if seat is None:
+        return both_seats
+    return (f"You play {seat_words(spec, seat)} in every game, never the other seat: the opponents below "
+            f"are the other population and always play {seat_words(spec, 1 - seat)}. Write the policy for "
+            f"{seat_words(spec, seat)}; your payoff is your return there.")
+
+
 def fence_code(source: str, language: str = "python") -> str:
     """`source` in a Markdown fence longer than any backtick run inside it."""
     longest = max((len(run) for run in re.findall(r"`+", source)), default=0)

@@ -30,6 +30,14 @@ its parent is the population member the chain started from (None for a
 zero-shot root, which is not a population member; the rationale shows the
 whole chain).
 
+With two populations (`OracleContext.seat`) it refines a policy for that
+seat against the other seat's mixture: the prompts name the seat, the
+`member` root is the seat's own heaviest member (`own_meta_strategy`; the
+newest when the engine gives no weights), and the bar an attempt must beat
+is, as in the auto reviewer, the seat's meta-game value plus `threshold`
+(`OracleContext.seat_value`: Kuhn's seat 0 is worth -1/18, so 0 would be out
+of reach there).
+
 Cost: 1 to `budget` calls per proposal (a reply without valid code counts as
 an attempt), plus summary calls with `opponent_format = "summary"`.
 """
@@ -53,7 +61,7 @@ from csro_tui.oracles.candidates import (
     member_names,
     member_weights,
     preview_score,
-    ranked_members,
+    ranked_own_members,
     score_text,
 )
 from csro_tui.oracles.llm.backend import make_backend, read_llm_settings
@@ -133,7 +141,15 @@ class RefineOracle:
         """The oracle contract's declaration: this oracle calls `backend`, `budget` calls a proposal."""
         return LLMUse(self.backend, self.budget)
 
+    def threshold_for(self, context: OracleContext) -> float:
+        """The payoff an attempt must beat, as the auto reviewer's bar: `threshold`, plus the
+        seat's meta-game value with two populations (when the engine gives it)."""
+        if context.seat is not None and context.seat_value is not None:
+            return self.threshold + float(context.seat_value)
+        return self.threshold
+
     def propose(self, context: OracleContext) -> Proposal:
+        threshold = self.threshold_for(context)
         preview = SerialPreview(context)
         briefs, calls = opponent_briefs(context, self.backend, self.library, self.prompts, self.summaries)
         mixture = mixture_text(context, self.mixture)
@@ -153,8 +169,8 @@ class RefineOracle:
                 chosen = root if example is None else None
         stop = ""
         while True:
-            if chosen is not None and self._clears(chosen):
-                stop = f"threshold {self.threshold:+.3f} reached"
+            if chosen is not None and self._clears(chosen, threshold):
+                stop = f"threshold {threshold:+.3f} reached"
                 break
             if context.finish.is_set():
                 stop = "finished early on request"
@@ -167,7 +183,9 @@ class RefineOracle:
                 break
             basis = self._basis(attempts, best)
             last = attempts[-1] if attempts else None
-            messages = self._messages(context, briefs, basis, mixture, unchanged=last is not None and last.unchanged)
+            messages = self._messages(
+                context, briefs, basis, threshold, mixture, unchanged=last is not None and last.unchanged
+            )
             if last is not None and last.source is None and not last.unchanged:
                 # The last reply held no usable code: say why, in the same conversation.
                 messages = follow_up(messages, last.reply, RETRY_MESSAGE.format(reason=last.reason))
@@ -193,10 +211,12 @@ class RefineOracle:
             if attempt.source is not None:
                 self._score(attempt, preview)
             attempts.append(attempt)
-            if attempt.score is not None and (best is None or self._rank(attempt) > self._rank(best)):
+            if attempt.score is not None and (best is None or self._rank(attempt, threshold) > self._rank(best, threshold)):
                 attempt.kept = True
                 best = attempt
-            if attempt.score is not None and (chosen is None or self._rank(attempt) > self._rank(chosen)):
+            if attempt.score is not None and (
+                chosen is None or self._rank(attempt, threshold) > self._rank(chosen, threshold)
+            ):
                 chosen = attempt
         if chosen is None:
             chain = "; ".join(a.describe() for a in attempts) or "no attempt"
@@ -206,9 +226,10 @@ class RefineOracle:
         return Proposal(
             source=chosen.source or "",
             oracle=self.name,
-            name=f"refine-{context.iteration}",
+            name=context.proposal_name(f"refine-{context.iteration}"),
             parent=root_member.id if root_member is not None else None,
-            rationale=self._rationale(attempts, chosen, stop, calls, root_member),
+            rationale=self._rationale(attempts, chosen, stop, calls, root_member, threshold, context),
+            seat=context.seat,
             llm_calls=calls,
         )
 
@@ -216,9 +237,9 @@ class RefineOracle:
         return self.library.example_policy(context.spec) if self.start == "example" else None
 
     def _root_member(self, context: OracleContext) -> PolicyRecord | None:
-        if self.start != "member" or not context.population:
+        if self.start != "member" or not context.own_members:
             return None
-        return ranked_members(context)[0][0]
+        return ranked_own_members(context)[0][0]
 
     @staticmethod
     def _score(attempt: Attempt, preview: SerialPreview) -> None:
@@ -228,15 +249,17 @@ class RefineOracle:
         if attempt.score is None:
             attempt.reason = failure_text(attempt.preview)
 
-    def _clears(self, attempt: Attempt) -> bool:
+    @staticmethod
+    def _clears(attempt: Attempt, threshold: float) -> bool:
         """The gate's rule: it ran, repeats nothing known, and beats the threshold by the noise margin."""
         return attempt.preview is not None and attempt.score is not None \
-            and attempt.preview.shortfall(self.threshold) is None
+            and attempt.preview.shortfall(threshold) is None
 
-    def _rank(self, attempt: Attempt) -> tuple[bool, bool, float]:
+    def _rank(self, attempt: Attempt, threshold: float) -> tuple[bool, bool, float]:
         """Better attempts sort higher: clearing the gate, then not a copy, then payoff."""
         duplicate = attempt.preview is not None and attempt.preview.duplicate_of is not None
-        return (self._clears(attempt), not duplicate, attempt.score if attempt.score is not None else float("-inf"))
+        return (self._clears(attempt, threshold), not duplicate,
+                attempt.score if attempt.score is not None else float("-inf"))
 
     @staticmethod
     def _basis(attempts: list[Attempt], best: Attempt | None) -> Attempt | None:
@@ -247,24 +270,27 @@ class RefineOracle:
         return best
 
     def _messages(
-        self, context: OracleContext, briefs: list, basis: Attempt | None, mixture: str = "", *, unchanged: bool = False
+        self, context: OracleContext, briefs: list, basis: Attempt | None, threshold: float, mixture: str = "", *,
+        unchanged: bool = False,
     ) -> list[dict[str, str]]:
         options = self.prompts.context_options(context.spec)
         rejections = rejection_pairs(context)
         if basis is None:
             return self.library.best_response_messages(
                 context.spec, briefs, rejections=rejections, budget_tokens=self.prompts.budget_tokens,
-                options=options, mixture=mixture,
+                options=options, mixture=mixture, seat=context.seat,
             )
         assert basis.source is not None and basis.preview is not None
         losses = ""
-        if basis.score is not None and basis.preview.shortfall(self.threshold) is not None:
-            losses = self.mixture.losses(context.spec, context.population, context.meta_strategy, basis.source)
+        if basis.score is not None and basis.preview.shortfall(threshold) is not None:
+            losses = self.mixture.losses(
+                context.spec, context.population, context.meta_strategy, basis.source, seat=context.seat
+            )
         if unchanged:
             losses = (UNCHANGED_NOTE + "\n" + losses).strip()
         feedback = preview_feedback(
             basis.preview, member_names(context), losses, spec=context.spec, weights=member_weights(context),
-            threshold=self.threshold if basis.score is not None else None,
+            threshold=threshold if basis.score is not None else None, seat=context.seat,
         )
         return self.library.refine_messages(
             context.spec,
@@ -275,6 +301,7 @@ class RefineOracle:
             self.prompts.budget_tokens,
             options=options,
             mixture=mixture,
+            seat=context.seat,
         )
 
     def _rationale(
@@ -284,11 +311,19 @@ class RefineOracle:
         stop: str,
         calls: list[dict[str, Any]],
         root_member: PolicyRecord | None,
+        threshold: float,
+        context: OracleContext,
     ) -> str:
         start = (f"population member {root_member.name} ({root_member.id})" if root_member
                  else "the game's example policy" if self.start == "example" else "a zero-shot best response")
+        bar = ""
+        if context.seat is not None:
+            start += f", for {context.seat_words()} against the other seat's meta-strategy"
+            if context.seat_value is not None:
+                value = context.seat_value + 0.0  # seat 1's negated 0.0 would read "-0.000"
+                bar = f" (the seat's meta-game value {value:+.3f} + {self.threshold:g})"
         lines = [
-            f"Linear refinement from {start}: threshold {self.threshold:+.3f}, "
+            f"Linear refinement from {start}: threshold {threshold:+.3f}{bar}, "
             f"{len(calls)} LLM call{'s' if len(calls) != 1 else ''} (budget {self.budget}"
             + (f"; {prompt_sizes(calls)}" if prompt_sizes(calls) else "") + f"). Stopped: {stop}.",
             "Chain (expected payoff against the meta-strategy):",

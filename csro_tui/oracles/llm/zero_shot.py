@@ -129,6 +129,7 @@ class ZeroShotOracle:
             budget_tokens=self.prompts.budget_tokens,
             options=self.prompts.context_options(context.spec),
             mixture=mixture_text(context, self.mixture),
+            seat=context.seat,
         )
         preview = SerialPreview(context) if context.preview is not None else None
         candidates = [
@@ -180,7 +181,7 @@ class ZeroShotOracle:
             result = preview(request.source)
             score = preview_score(result)
             feedback = preview_feedback(
-                result, member_names(context), spec=context.spec, weights=member_weights(context)
+                result, member_names(context), spec=context.spec, weights=member_weights(context), seat=context.seat
             ).render()
             if score is not None:
                 candidate.source, candidate.reply, candidate.score = request.source, request.reply, score
@@ -216,17 +217,21 @@ class ZeroShotOracle:
         return Proposal(
             source=best.source or "",
             oracle=self.name,
-            name=f"llm-{context.iteration}",
+            name=context.proposal_name(f"llm-{context.iteration}"),
             parent=None,
-            rationale=self._rationale(best, candidates, calls, previewed),
+            rationale=self._rationale(best, candidates, calls, previewed, context.seat_words()),
+            seat=context.seat,
             llm_calls=calls,
         )
 
-    def _rationale(self, best: Candidate, candidates: list[Candidate], calls: list[dict[str, Any]], previewed: bool) -> str:
+    def _rationale(
+        self, best: Candidate, candidates: list[Candidate], calls: list[dict[str, Any]], previewed: bool, seat: str = ""
+    ) -> str:
         code_calls = sum(len(c.calls) for c in candidates)
         summaries = len(calls) - code_calls
         lines = [
-            f"Zero-shot best response: {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}, "
+            "Zero-shot best response" + (f" for {seat}, against the other seat's meta-strategy" if seat else "")
+            + f": {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}, "
             f"{code_calls} of {self.budget} budgeted calls used"
             + (f", plus {summaries} summary call{'s' if summaries > 1 else ''}" if summaries else "")
             + (f"; {prompt_sizes(calls)}" if prompt_sizes(calls) else "")

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from csro_tui.profiles.model import EXACT, Profile
+from csro_tui.profiles.model import EXACT, Profile, merged_by_name
 
 NOISE_K = 2.0
 # Sampled situations are compared only where both policies were seen this often.
@@ -77,7 +77,9 @@ def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
     else:
         raise ValueError("exact profiles of different games cannot be compared")
     total, weighted = 0.0, 0.0
-    found = []
+    # Differences by situation name: states a player cannot tell apart (Leduc's suits)
+    # are one situation, listed once with its states' reach and moves summed up.
+    by_name: dict[str, list] = {}  # name -> [weight x tv, weight, largest tv, rows of a, rows of b]
     for index, (row, other) in enumerate(pairs):
         if other is None:
             continue
@@ -90,14 +92,24 @@ def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
         tv = _tv(row.distribution, other.distribution)
         total += weight
         weighted += weight * tv
-        if tv > EXACT_TOLERANCE:
-            found.append((weight * tv, {
-                "situation": row.name,
-                "reach": {"a": row.weight, "b": other.weight},
-                "a": row.distribution,
-                "b": other.distribution,
-                "total_variation": tv,
-            }))
+        entry = by_name.setdefault(row.name, [0.0, 0.0, 0.0, [], []])
+        entry[0] += weight * tv
+        entry[1] += weight
+        entry[2] = max(entry[2], tv)
+        entry[3].append(row)
+        entry[4].append(other)
+    found = []
+    for name, (importance, weight, largest, rows_a, rows_b) in by_name.items():
+        if largest <= EXACT_TOLERANCE:
+            continue
+        (merged_a,), (merged_b,) = merged_by_name(rows_a), merged_by_name(rows_b)
+        found.append((importance, {
+            "situation": name,
+            "reach": {"a": merged_a.weight, "b": merged_b.weight},
+            "a": merged_a.distribution,
+            "b": merged_b.distribution,
+            "total_variation": importance / weight,
+        }))
     found.sort(key=lambda item: -item[0])
     return Comparison(weighted / total if total else 0.0, None, [entry for _, entry in found])
 

@@ -28,6 +28,32 @@ class SituationRow:
         return where if self.seat is None else f"{where} (seat {self.seat + 1})"
 
 
+def merged_by_name(rows: list[SituationRow]) -> list[SituationRow]:
+    """Rows that share a name, as one row each (first-seen order): information states a
+    player cannot tell apart (Leduc's suits, which no observation shows) are one
+    situation to a person.  Weights add up; the distribution is the reach-weighted mean
+    (the plain mean where none is reached)."""
+    groups: dict[str, list[SituationRow]] = {}
+    for row in rows:
+        groups.setdefault(row.name, []).append(row)
+    merged = []
+    for same in groups.values():
+        if len(same) == 1:
+            merged.append(same[0])
+            continue
+        weights = [row.weight for row in same]
+        if sum(weights) <= 0:
+            weights = [1.0] * len(same)
+        moves = list(dict.fromkeys(move for row in same for move in row.distribution))
+        distribution = {move: sum(w * row.distribution.get(move, 0.0) for w, row in zip(weights, same)) / sum(weights)
+                        for move in moves}
+        first = same[0]
+        merged.append(SituationRow(first.group, first.label, first.seat, distribution,
+                                   sum(row.weight for row in same), "|".join(row.key for row in same if row.key),
+                                   sum(row.opponent_reach for row in same)))
+    return merged
+
+
 @dataclass
 class ProbeRow:
     """A match against one fixed opponent (or benchmark bot), from the policy's side."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from csro_tui.profiles.distance import Comparison
-from csro_tui.profiles.model import EXACT, Profile
+from csro_tui.profiles.model import EXACT, Profile, merged_by_name
 
 MAX_DIFFERENCES_SHOWN = 12
 MAX_SITUATIONS_SHOWN = 40
@@ -87,7 +87,7 @@ def profile_lines(profile: Profile) -> list[str]:
         return [f"the policy failed while its table was built: {one_line(profile.failure, 160)}"]
     lines = []
     if profile.kind == EXACT:
-        rows = [row for row in profile.situations if row.weight > 0]
+        rows = [row for row in merged_by_name(profile.situations) if row.weight > 0]
         rows.sort(key=lambda row: (row.seat, -row.weight))
         for row in rows[:MAX_SITUATIONS_SHOWN]:
             lines.append(f"  {one_line(row.name, 70):<70} reach {row.weight:5.3f}  {distribution_text(row.distribution)}")

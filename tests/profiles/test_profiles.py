@@ -297,3 +297,29 @@ def test_leduc_words_say_once_what_is_the_same_on_every_board():
     boards = [line for line in words if "board" in line]
     assert boards and all("board " in line and "/" in line.split("board ")[1].split(":")[0] for line in boards)
     assert "pre-flop: check, check; board Q/K/J: first to act (seat 1): always checks" in words
+
+
+def test_leduc_lists_every_situation_once_though_suits_make_two_states_of_it():
+    """Leduc's two suits give two information states for each situation a player can tell
+    apart; the differences (diff, review, Compare) and the profile listing name each once,
+    with both states' reach summed."""
+    from collections import Counter
+
+    from csro_tui.profiles.model import merged_by_name
+    from csro_tui.profiles.report import profile_lines
+
+    spec = get_game("leduc_poker")
+    calls = profile_policy(spec, resolve_participant(spec, "seed:always_call"))
+    rules = profile_policy(spec, resolve_participant(spec, "seed:card_rules"))
+    assert max(Counter(row.name for row in calls.situations).values()) > 1  # the states do share names
+    for comparison in (compare(calls, rules), compare(Profile.from_dict(calls.to_record()), rules)):
+        names = [d["situation"] for d in comparison.differences]
+        assert names and len(names) == len(set(names))
+        first = next(d for d in comparison.differences if d["situation"] == "King, pre-flop: first to act (seat 1)")
+        assert first["reach"]["a"] == pytest.approx(1 / 3)  # either King: a third of the deals
+        assert first["a"] == {"check": 1.0, "bet": 0.0}
+    listed = [line.split("  reach")[0].strip() for line in profile_lines(calls) if " reach " in line]
+    assert listed and len(listed) == len(set(listed))
+    merged = merged_by_name(calls.situations)
+    assert len({row.name for row in merged}) == len(merged)
+    assert sum(row.weight for row in merged) == pytest.approx(sum(row.weight for row in calls.situations))

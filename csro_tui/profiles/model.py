@@ -82,6 +82,9 @@ class Profile:
     probes: list[ProbeRow] = field(default_factory=list)
     payoff_scale: float = 1.0  # the largest return one episode can have (distance units)
     failure: str | None = None  # exact: the table could not be built
+    # Code that never ran while profiled ({line, message} hints; profiles/coverage.py);
+    # None: not measured (exact games measure it when asked, or it could not be).
+    never_ran: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -27,7 +27,7 @@ from csro_tui.profiles.distance import (
     distance_matrix,
     effective_strategies,
 )
-from csro_tui.profiles.hints import Hint, static_hints
+from csro_tui.profiles.hints import Hint, profile_hints
 from csro_tui.profiles.model import EXACT, Profile
 from csro_tui.profiles.references import profile_seed
 
@@ -68,7 +68,7 @@ def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None =
         source_hash=profile.source_hash,
         profile=profile.to_record(),
         description=describe(profile),
-        hints=[hint.to_dict() for hint in static_hints(source)],
+        hints=[hint.to_dict() for hint in profile_hints(source, profile)],
         nearest=nearest,
     )
 
@@ -132,7 +132,7 @@ def review_behaviour(
     mine = _recorded(state, proposal_id, participant.source_hash)
     fresh = mine is None
     if mine is None:
-        mine = profile(spec, participant, seed=session_profile_seed(state))
+        mine = profile(spec, participant, seed=session_profile_seed(state), branches=True)
     ranked = sorted(((member_id, compare(mine, other)) for member_id, other in members.items()),
                     key=lambda item: item[1].distance)
     under_meta = None
@@ -151,7 +151,7 @@ def review_behaviour(
                 "distance_under_meta_strategy": under_meta,
             }
         events.append(_event(proposal_id, mine, source, nearest))
-    return ReviewBehaviour(mine, describe(mine), static_hints(source), ranked, events, under_meta)
+    return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta)
 
 
 def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) -> float | None:

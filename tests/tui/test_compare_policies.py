@@ -242,3 +242,26 @@ async def test_a_live_review_shows_the_nearest_member_and_d_compares(tmp_path):
     events = SessionStore(tmp_path).read(session).events
     profiled = {event.policy_id for event in events if event.TYPE == "behaviour_profiled"}
     assert "p0" in profiled and any(policy_id.startswith("i1.") for policy_id in profiled)
+
+
+def test_the_behaviour_line_and_compare_show_branches_that_never_ran():
+    """Issue 22's "branches that never ran": the proposal's profile measures them and the
+    review's behaviour line and the Compare screen's detail list them with their lines."""
+    from csro_tui.profiles import compute
+    from csro_tui.profiles.session import review_behaviour
+    from csro_tui.tui.screens.compare_policies import behaviour_text, review_line
+
+    compute._cache.clear()
+    dead_jack = CARD_RULE.replace('        if obs["card"] == "K":\n',
+                                  '        if obs["card"] == "A":\n            return 0\n        if obs["card"] == "K":\n')
+    ctx, recorded = context()
+    review = review_behaviour(ctx.spec, ctx.state(), "i4.1", dead_jack)
+    expected = '`obs["card"] == "A"` was never true in any information state: the code under it never ran'
+    assert [(hint.line, hint.message) for hint in review.hints] == [(7, expected)]
+    assert f"hint: line 7: {expected}" in review_line(review).plain
+    member_id, comparison = review.ranked[0]
+    detail = behaviour_text("i4.1", member_id, comparison, None, review.description, review.hints).plain
+    assert "Hints about i4.1's code (not reasons to reject)" in detail and f"line 7: {expected}" in detail
+    # Recorded with the proposal's profile, so a replay shows them without the sandbox.
+    (event,) = [e for e in review.events if e.policy_id == "i4.1"]
+    assert event.hints == [{"line": 7, "message": expected}]

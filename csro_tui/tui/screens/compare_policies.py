@@ -24,7 +24,8 @@ from csro_tui.tui.behaviour import BehaviourContext, deliver
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
-def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str]) -> Text:
+def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str],
+                   hints: list | None = None) -> Text:
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.report import comparison_lines
     from csro_tui.profiles.model import Profile
@@ -41,6 +42,10 @@ def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | No
         text.append(f"\nWhat {one_line(subject, 40)} does\n", style="bold underline")
         for sentence in description:
             text.append("  " + one_line(sentence, 300) + "\n")
+    if hints:
+        text.append(f"\nHints about {one_line(subject, 40)}'s code (not reasons to reject)\n", style="bold underline")
+        for hint in hints:
+            text.append(f"  line {hint.line}: {one_line(hint.message, 300)}\n", style="yellow")
     return text
 
 
@@ -155,7 +160,8 @@ class ComparePoliciesScreen(Screen[None]):
             return
         comparison = dict(self.review.ranked)[member_id]
         self.query_one("#compare-behaviour", Static).update(
-            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description))
+            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description,
+                           self.review.hints))
         lines = unified_diff(clean_text(self.sources.get(member_id, "")), clean_text(self.source), member_id,
                              self.subject_id)
         code = Text(f"\nCode: {one_line(member_id, 30)} → {one_line(self.subject_id, 30)}\n", style="bold underline")

@@ -245,6 +245,20 @@ def diversity_markdown(diversity: Diversity, picture: str, missing: int) -> list
 DIVERSITY_FILE = "diversity.svg"
 
 
+def export_with_diversity(state: "SessionState", out) -> list["Path"]:
+    """The session exported (`sessions.export.export_session`: policies, payoffs.csv,
+    report.md) with its behaviour diversity (`write_diversity`): `csro export` and the
+    TUI's export both write this.  Returns the files written."""
+    from pathlib import Path
+
+    # imported when used, not at the top: keeps csro's start-up fast (it loads numpy)
+    from csro_tui.sessions.export import export_session
+
+    written = export_session(state, Path(out))
+    picture = write_diversity(state, Path(out))
+    return written + ([picture] if picture else [])
+
+
 def write_diversity(state: "SessionState", out) -> "Path | None":
     """After `sessions.export.export_session`: the behaviour-distance heat map of the members
     with recorded profiles (diversity.svg) and its section appended to report.md; None when

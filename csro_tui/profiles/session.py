@@ -59,7 +59,8 @@ def _recorded(state: "SessionState", policy_id: str, source_hash: str) -> Profil
         return None
 
 
-def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None = None) -> "BehaviourProfiled":
+def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None = None,
+           model_summary: dict | None = None) -> "BehaviourProfiled":
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.sessions.events import BehaviourProfiled
 
@@ -70,7 +71,28 @@ def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None =
         description=describe(profile),
         hints=[hint.to_dict() for hint in profile_hints(source, profile)],
         nearest=nearest,
+        model_summary=model_summary,
     )
+
+
+def recorded_summary(state: "SessionState", policy_id: str, source: str) -> dict | None:
+    """The model summary the session recorded for this code ({"model", "text"}), if any:
+    the policy's own, or the one its proposal had."""
+    source_hash = CodePolicy(policy_id, source).source_hash
+    for key in (policy_id, state.policy_proposal.get(policy_id, "")):
+        event = state.profiles.get(key)
+        if event is not None and event.source_hash == source_hash and event.model_summary:
+            return event.model_summary
+    return None
+
+
+def summary_event(state: "SessionState", policy_id: str, source: str, profile: Profile,
+                  summary: dict) -> "BehaviourProfiled":
+    """The event that records a model summary beside the policy's profile (the latest
+    behaviour_profiled of a policy is the one kept, so its nearest member stays)."""
+    known = state.profiles.get(policy_id)
+    nearest = known.nearest if known is not None and known.source_hash == profile.source_hash else None
+    return _event(policy_id, profile, source, nearest, {"model": str(summary["model"]), "text": str(summary["text"])})
 
 
 def member_profiles(

@@ -487,11 +487,14 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
         finished = [e for e in episodes_of[index] if e.state.is_terminal()]
         returns: list[float | None] = [None] * len(episodes_of[index])
         thirds = np.zeros(3)
+        trends: list[float | None] = [None] * len(episodes_of[index])  # last third minus first, per episode
         falls: list[int] = []
         for position, episode in enumerate(episodes_of[index]):
             if failures[index] is None and episode.state.is_terminal():
                 returns[position] = float(episode.state.returns()[episode.seat])
-                thirds += _thirds(episode)
+                split = _thirds(episode)
+                thirds += split
+                trends[position] = float(split[2] - split[0])
                 falls.append(_last_fall(episode))
         played_returns = [r for r in returns if r is not None]
         played.rows.append(ProbeRow(
@@ -500,6 +503,7 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
             mean=float(np.mean(played_returns)) if played_returns else None,
             stderr=paired_stderr(returns) if played_returns else None,
             thirds=[float(x) for x in thirds / len(finished)] if finished and failures[index] is None else [],
+            trend_stderr=paired_stderr(trends) if played_returns else None,
             episodes=len(played_returns),
             failure=failures[index],
             stops_falling_after=max(falls) if falls else None,

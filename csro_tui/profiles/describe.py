@@ -66,7 +66,11 @@ def _describe_exact(profile: Profile) -> list[str]:
             actions.setdefault(_mix(row.distribution), []).append(row.group)
         if len(actions) == 1:
             (action,) = actions
-            body = f"always {action}" if rows[0].group else action
+            pure = max(rows[0].distribution.values(), default=0.0) >= PURE
+            if not rows[0].group:
+                body = action
+            else:  # "always" of a mix would read as a pure move
+                body = f"always {action}" if pure else f"{action}, whatever it holds"
         else:
             body = "; ".join(f"{action} with {_join(sorted(set(groups), key=groups.index))}"
                              for action, groups in actions.items())
@@ -115,6 +119,16 @@ def _split_punctuation(token: str) -> tuple[str, str]:
     return stripped, token[len(stripped):]
 
 
+def _noise_multiplier(episodes: int) -> float:
+    """How many standard errors a result must be from 0 to be said (beats, loses, improves):
+    the gate's rule (z = 2, as Student's t where the error comes from few seat-swapped
+    pairs: a profile plays few; with two pairs z = 2 would say 'beats' of noise)."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.records import Preview
+
+    return Preview(0.0, {}, pairs=episodes // 2).standard_errors()
+
+
 def _describe_sampled(profile: Profile) -> list[str]:
     sentences, beats, loses, failed = [], [], [], []
     scale = profile.payoff_scale or 1.0
@@ -122,7 +136,8 @@ def _describe_sampled(profile: Profile) -> list[str]:
         if probe.failure:
             failed.append(f"fails against {probe.name}: {probe.failure}")
             continue
-        noise = 2 * (probe.stderr or 0.0)
+        multiplier = _noise_multiplier(probe.episodes)
+        noise = multiplier * (probe.stderr or 0.0)
         if probe.mean is not None and probe.mean > noise + 1e-9:
             beats.append(probe.name)
         elif probe.mean is not None and probe.mean < -noise - 1e-9:
@@ -136,9 +151,11 @@ def _describe_sampled(profile: Profile) -> list[str]:
         if len(probe.thirds) == 3:
             first, middle, last = probe.thirds
             line += f" (thirds {first:+.3g} / {middle:+.3g} / {last:+.3g})"
-            if last - first > 0.05 * scale / 3:
+            # A change must be large (5% of the largest return) and beyond its noise.
+            beyond = max(0.05 * scale / 3, multiplier * (probe.trend_stderr or 0.0))
+            if last - first > beyond:
                 line += ", improving as the match goes on"
-            elif first - last > 0.05 * scale / 3:
+            elif first - last > beyond:
                 line += ", worse as the match goes on"
         sentences.append(line)
     summary = []

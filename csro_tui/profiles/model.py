@@ -63,6 +63,9 @@ class ProbeRow:
     mean: float | None  # mean return per episode, seats swapped; None when it failed before any
     stderr: float | None
     thirds: list[float] = field(default_factory=list)  # first, middle, last third of the match
+    # The standard error of (last third - first third) over the episodes, seats swapped in
+    # pairs as `stderr`: whether it changes as the match goes on is said only beyond it.
+    trend_stderr: float | None = None
     # Repeated games: the move after which the running total never fell again (the
     # latest over the episodes; 0: it never fell), and the moves per episode.
     stops_falling_after: int | None = None

@@ -88,7 +88,12 @@ def profile_lines(profile: Profile) -> list[str]:
     lines = []
     if profile.kind == EXACT:
         rows = [row for row in merged_by_name(profile.situations) if row.weight > 0]
-        rows.sort(key=lambda row: (row.seat, -row.weight))
+        # Seat, then most reached first; equal reach by situation, holdings in the order
+        # the game's table first shows them (Kuhn and Leduc: Jack, Queen, King).
+        holding = {}
+        for row in profile.situations:
+            holding.setdefault(row.group, len(holding))
+        rows.sort(key=lambda row: (row.seat, -round(row.weight, 9), row.label, holding[row.group]))
         for row in rows[:MAX_SITUATIONS_SHOWN]:
             lines.append(f"  {one_line(row.name, 70):<70} reach {row.weight:5.3f}  {distribution_text(row.distribution)}")
         if len(rows) > MAX_SITUATIONS_SHOWN:

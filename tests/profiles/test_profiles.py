@@ -323,3 +323,27 @@ def test_leduc_lists_every_situation_once_though_suits_make_two_states_of_it():
     merged = merged_by_name(calls.situations)
     assert len({row.name for row in merged}) == len(merged)
     assert sum(row.weight for row in merged) == pytest.approx(sum(row.weight for row in calls.situations))
+
+
+def test_words_claim_a_result_or_a_trend_only_beyond_its_noise():
+    """With two seat-swapped pairs a standard error is itself a guess: 'beats' and 'worse as
+    the match goes on' need Student's t at the gate's level (z = 2), not 2 standard errors."""
+    from csro_tui.profiles.model import PROBES, ProbeRow
+
+    def words(episodes: int, trend_stderr: float) -> str:
+        probe = ProbeRow("uniform", "uniform random throws", mean=9.0, stderr=3.0, thirds=[20.0, -4.5, -6.5],
+                         trend_stderr=trend_stderr, episodes=episodes, moves=1000)
+        return "\n".join(describe(Profile("rrps", "p", "h", PROBES, seed=0, probes=[probe], payoff_scale=1000.0)))
+
+    few = words(4, 10.0)
+    assert "beats" not in few and "worse as the match goes on" not in few
+    assert "against uniform: +9 per match (thirds +20 / -4.5 / -6.5)" in few
+    many = words(40, 0.0)
+    assert "beats uniform" in many and "worse as the match goes on" in many
+
+
+def test_a_mixed_move_everywhere_is_not_said_to_be_always_made():
+    spec = kuhn()
+    words = describe(profile_policy(spec, resolve_participant(spec, "seed:uniform")))
+    assert "first to act (seat 1): checks 50%, bets 50%, whatever it holds" in words
+    assert not any("always" in line for line in words)

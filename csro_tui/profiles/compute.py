@@ -552,6 +552,10 @@ def head_to_head(spec: "GameSpec", a: Participant, b: Participant, seed: int) ->
     from csro_tui.evaluation.referee import play_match
     from csro_tui.evaluation.sampling import derive
 
+    if a.name == b.name and isinstance(b, CodePolicy):
+        # The referee keys a match's sandbox hosts by name: a policy against itself
+        # (`csro diff seed:X seed:X`) needs two.
+        b = CodePolicy(f"{b.name} (B)", b.source)
     if spec.exact:
         result = exact_payoff(spec, a, b)
     else:

@@ -106,8 +106,9 @@ def instrument(source: str) -> Instrumented | None:
         finder.top_level(node)
     if not finder.branches:
         return Instrumented(source, [])
-    lines = source.splitlines(keepends=True)
-    encoded = [line.encode("utf-8") for line in lines]
+    # Lines as the parser counts them (\n, \r\n, \r; not str.splitlines' form feeds and
+    # separators), as bytes: ast's columns are UTF-8 byte offsets.
+    encoded = source.encode("utf-8").splitlines(keepends=True)
     # Insertions at (line, byte column); applied from the end so earlier positions hold.
     for (line, column, order), text in sorted(finder.edits, reverse=True):
         row = encoded[line - 1]
@@ -117,10 +118,23 @@ def instrument(source: str) -> Instrumented | None:
         text += "\n"
     text += _HELPER
     try:
-        compile(text, "<policy coverage>", "exec", dont_inherit=True)  # parsed and compiled only, never run
+        instrumented = ast.parse(text)
+        compile(instrumented, "<policy coverage>", "exec", dont_inherit=True)  # compiled only, never run
     except (SyntaxError, ValueError):
         return None
+    # The copy must be the policy plus the notes and nothing else: with every
+    # csro_coverage_taken_(N, condition) read as the condition, its code is the original's.
+    unwrapped = _Unwrap().visit(instrumented)
+    if ast.dump(ast.Module(unwrapped.body[: len(tree.body)], [])) != ast.dump(ast.Module(tree.body, [])):
+        return None
     return Instrumented(text, finder.branches)
+
+
+class _Unwrap(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Name) and node.func.id == TAKEN and len(node.args) == 2:
+            return self.visit(node.args[1])
+        return self.generic_visit(node)
 
 
 _LEAVING = (ast.Return, ast.Raise, ast.Break, ast.Continue)

@@ -165,3 +165,15 @@ def test_no_branch_is_said_to_have_never_run_when_the_coverage_is_incomplete():
     profile = profile_policy(kuhn, CodePolicy("static", STATIC_ACT), branches=True)
     assert profile.failure is None and profile.never_ran is None
     assert all(row.distribution.get("bet", row.distribution.get("call")) == 1.0 for row in profile.situations)
+
+
+def test_a_copy_that_would_not_be_the_policy_plus_its_notes_is_not_made():
+    """Lines are counted as the parser counts them (a form feed is no line break), and the
+    copy is checked: read without its notes, its code is the original's."""
+    with_form_feed = KUHN_WITH_DEAD_CODE.replace("    def act(self, obs):", "\x0c\n    def act(self, obs):")
+    instrumented = instrument(with_form_feed)
+    assert instrumented is not None and [b.line for b in instrumented.branches] == [7, 9, 10, 11, 14]
+    text_in_a_string = 'class Policy:\n    def act(self, obs):\n        note = "a\u2028b"\n        if obs["to_call"] > 0:\n            return 1\n        return 0\n'
+    copy = instrument(text_in_a_string)
+    assert copy is not None and 'note = "a\u2028b"' in copy.source
+    assert 'if csro_coverage_taken_(0, obs["to_call"] > 0):' in copy.source

@@ -37,7 +37,9 @@ def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | No
     against = Profile("", other, "", "")
     for line in comparison_lines(placeholder, against, comparison, head_to_head):
         style = "bold" if line.startswith(("behaviour distance", "they behave", "head to head")) else ""
-        text.append(one_line(line, 300) + "\n", style=style)
+        indent = " " * (len(line) - len(line.lstrip(" ")))  # one_line strips it; A: and B: sit under their situation
+        line = line.replace("(--json lists them all)", "(csro diff --json lists them all)")
+        text.append(indent + one_line(line, 300) + "\n", style=style)
     if head_to_head is None:
         text.append("head to head: playing…\n", style="dim")
     text.append_text(subject_text(subject, description, hints, summary))

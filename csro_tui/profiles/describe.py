@@ -75,7 +75,8 @@ def _describe_exact(profile: Profile) -> list[str]:
             body = "; ".join(f"{action} with {_join(sorted(set(groups), key=groups.index))}"
                              for action, groups in actions.items())
         entries.append([seat, label.split(" "), body, sum(row.weight for row in rows)])
-    entries = _merge_one_word_apart(entries)
+    holdings = list(dict.fromkeys(row.group for row in profile.situations))
+    entries = _merge_one_word_apart(entries, holdings)
     # The most reached situations only (Leduc has hundreds), in seat order.
     ranked = sorted(entries, key=lambda entry: -entry[3])
     kept = sorted(ranked[:MAX_EXACT_SENTENCES], key=lambda entry: (entry[0] if entry[0] is not None else -1, -entry[3]))
@@ -89,9 +90,10 @@ def _describe_exact(profile: Profile) -> list[str]:
     return sentences
 
 
-def _merge_one_word_apart(entries: list[list]) -> list[list]:
+def _merge_one_word_apart(entries: list[list], holdings: list[str] = ()) -> list[list]:
     """Situations whose names differ in one word and where the policy does the same are
-    said once, the word listed ("board J/Q/K: first to act"): position by position."""
+    said once, the word listed ("board J/Q/K: first to act"): position by position; a word
+    that names a holding (or is its initial) in the holdings' order, others as met."""
     longest = max((len(entry[1]) for entry in entries), default=0)
     for position in range(longest):
         merged: "OrderedDict[tuple, list]" = OrderedDict()
@@ -106,12 +108,22 @@ def _merge_one_word_apart(entries: list[list]) -> list[list]:
                 word, tail = _split_punctuation(tokens[position])
                 words = known[1][position][: -len(tail)] if tail else known[1][position]
                 if word not in words.split("/"):
-                    known[1] = [*known[1][:position], f"{words}/{word}{tail}", *known[1][position + 1:]]
+                    listed = sorted([*words.split("/"), word], key=lambda w: _holding_rank(w, holdings))
+                    known[1] = [*known[1][:position], "/".join(listed) + tail, *known[1][position + 1:]]
                 known[3] += weight
             else:
                 merged[key] = [seat, list(tokens), body, weight]
         entries = list(merged.values())
     return entries
+
+
+def _holding_rank(word: str, holdings: list[str]) -> int:
+    """Where `word` comes among the holdings (Jack, Queen, King: "Q" second); others last,
+    in the order met (sorted() is stable)."""
+    for index, holding in enumerate(holdings):
+        if word and holding.startswith(word):
+            return index
+    return len(holdings)
 
 
 def _split_punctuation(token: str) -> tuple[str, str]:

@@ -296,7 +296,7 @@ def test_leduc_words_say_once_what_is_the_same_on_every_board():
     words = describe(profile_policy(spec, resolve_participant(spec, "seed:always_call")))
     boards = [line for line in words if "board" in line]
     assert boards and all("board " in line and "/" in line.split("board ")[1].split(":")[0] for line in boards)
-    assert "pre-flop: check, check; board Q/K/J: first to act (seat 1): always checks" in words
+    assert "pre-flop: check, check; board J/Q/K: first to act (seat 1): always checks" in words  # boards in the holdings' order
 
 
 def test_leduc_lists_every_situation_once_though_suits_make_two_states_of_it():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from csro_tui.profiles.model import EXACT, Profile
+from csro_tui.profiles.report import figure
 
 # A move is "the" move when it has at least this probability; else the mix is said.
 PURE = 0.999
@@ -154,7 +155,7 @@ def _describe_sampled(profile: Profile) -> list[str]:
             beats.append(probe.name)
         elif probe.mean is not None and probe.mean < -noise - 1e-9:
             loses.append(probe.name)
-        line = f"against {probe.name}: {probe.mean:+.3g} per match"
+        line = f"against {probe.name}: {figure(probe.mean)} per match"
         if probe.stops_falling_after is not None and probe.moves:
             if probe.stops_falling_after == 0:
                 line += ", never losing ground"
@@ -162,7 +163,7 @@ def _describe_sampled(profile: Profile) -> list[str]:
                 line += f", losing nothing after move {probe.stops_falling_after}"
         if len(probe.thirds) == 3:
             first, middle, last = probe.thirds
-            line += f" (thirds {first:+.3g} / {middle:+.3g} / {last:+.3g})"
+            line += f" (thirds {figure(first)} / {figure(middle)} / {figure(last)})"
             # A change must be large (5% of the largest return) and beyond its noise.
             beyond = max(0.05 * scale / 3, multiplier * (probe.trend_stderr or 0.0))
             if last - first > beyond:

@@ -347,3 +347,12 @@ def test_a_mixed_move_everywhere_is_not_said_to_be_always_made():
     words = describe(profile_policy(spec, resolve_participant(spec, "seed:uniform")))
     assert "first to act (seat 1): checks 50%, bets 50%, whatever it holds" in words
     assert not any("always" in line for line in words)
+
+
+def test_match_results_read_as_whole_numbers_from_a_hundred_up():
+    from csro_tui.profiles.report import distribution_text, figure
+
+    assert [figure(-1000.0), figure(998.4), figure(-21.5), figure(0.0), figure(750.0, signed=False)] == [
+        "-1000", "+998", "-21.5", "+0", "750"]
+    assert distribution_text({"mean": -1000.0, "stderr": 750.0, "thirds": [-334.0, -333.0, -333.0]}) == (
+        "-1000 ± 750 (thirds -334 / -333 / -333)")

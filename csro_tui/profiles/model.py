@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 EXACT = "exact"  # action probabilities in every information state, from the policy's table
@@ -31,27 +32,28 @@ class SituationRow:
 def merged_by_name(rows: list[SituationRow]) -> list[SituationRow]:
     """Rows that share a name, as one row each (first-seen order): information states a
     player cannot tell apart (Leduc's suits, which no observation shows) are one
-    situation to a person.  Weights add up; the distribution is the reach-weighted mean
-    (the plain mean where none is reached)."""
+    situation to a person (`merged_row`)."""
     groups: dict[str, list[SituationRow]] = {}
     for row in rows:
         groups.setdefault(row.name, []).append(row)
-    merged = []
-    for same in groups.values():
-        if len(same) == 1:
-            merged.append(same[0])
-            continue
-        weights = [row.weight for row in same]
-        if sum(weights) <= 0:
-            weights = [1.0] * len(same)
-        moves = list(dict.fromkeys(move for row in same for move in row.distribution))
-        distribution = {move: sum(w * row.distribution.get(move, 0.0) for w, row in zip(weights, same)) / sum(weights)
-                        for move in moves}
-        first = same[0]
-        merged.append(SituationRow(first.group, first.label, first.seat, distribution,
-                                   sum(row.weight for row in same), "|".join(row.key for row in same if row.key),
-                                   sum(row.opponent_reach for row in same)))
-    return merged
+    return [merged_row(same) for same in groups.values()]
+
+
+def merged_row(same: list[SituationRow]) -> SituationRow:
+    """Rows of one situation as one: weights add up; the distribution is the
+    reach-weighted mean (the plain mean where none is reached)."""
+    if len(same) == 1:
+        return same[0]
+    weights = [row.weight for row in same]
+    if sum(weights) <= 0:
+        weights = [1.0] * len(same)
+    total = sum(weights)
+    moves = list(dict.fromkeys(move for row in same for move in row.distribution))
+    distribution = {move: sum(w * row.distribution.get(move, 0.0) for w, row in zip(weights, same)) / total
+                    for move in moves}
+    first = same[0]
+    return SituationRow(first.group, first.label, first.seat, distribution, sum(row.weight for row in same),
+                        "|".join(row.key for row in same if row.key), sum(row.opponent_reach for row in same))
 
 
 @dataclass
@@ -88,6 +90,11 @@ class Profile:
     # Code that never ran while profiled ({line, message} hints; profiles/coverage.py);
     # None: not measured (exact games measure it when asked, or it could not be).
     never_ran: list[dict[str, Any]] | None = None
+
+    @cached_property
+    def row_names(self) -> list[str]:
+        """Each situation row's name, in row order (computed once: comparisons ask often)."""
+        return [row.name for row in self.situations]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -96,7 +96,8 @@ class Instrumented:
 
 def instrument(source: str) -> Instrumented | None:
     """The policy's code with its conditions noted, or None when it cannot be
-    instrumented faithfully (it does not parse, or the result does not compile)."""
+    instrumented faithfully (it does not parse, the copy does not compile, or the
+    copy read without its notes is not the original)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):

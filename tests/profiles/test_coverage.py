@@ -177,3 +177,17 @@ def test_a_copy_that_would_not_be_the_policy_plus_its_notes_is_not_made():
     copy = instrument(text_in_a_string)
     assert copy is not None and 'note = "a\u2028b"' in copy.source
     assert 'if csro_coverage_taken_(0, obs["to_call"] > 0):' in copy.source
+
+
+def test_the_instrumented_copy_plays_exactly_as_the_policy(monkeypatch):
+    """Played profiles run the copy: same seed, same results as the plain code."""
+    spec = get_game("rrps(num_repetitions=30)")
+    source = get_game("rrps").seed_policies()["frequency_counter"]
+    measured = profile_policy(spec, CodePolicy("counter", source), seed=4)
+    assert measured.never_ran == []
+    compute._cache.clear()
+    monkeypatch.setattr(compute, "instrument", lambda _source: None)
+    plain = profile_policy(spec, CodePolicy("counter", source), seed=4)
+    assert plain.never_ran is None
+    assert [(p.name, p.mean, p.stderr, p.thirds) for p in plain.probes] == [
+        (p.name, p.mean, p.stderr, p.thirds) for p in measured.probes]

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.evaluation.participants import CodePolicy
     from csro_tui.profiles.compute import profile_policy
     from csro_tui.profiles.describe import describe
-    from csro_tui.profiles.hints import static_hints
+    from csro_tui.profiles.hints import profile_hints
     from csro_tui.profiles.references import profile_seed
     from csro_tui.profiles.report import profile_lines
     from csro_tui.text import one_line
@@ -55,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
     except InvalidPolicy:
         return EXIT_INVALID
     seed = profile_seed(named.session_seed, args.seed)
-    profile = profile_policy(spec, named.participant, seed=seed)
+    profile = profile_policy(spec, named.participant, seed=seed, branches=True)
     words = describe(profile)
     source = named.participant.source if isinstance(named.participant, CodePolicy) else ""
-    hints = static_hints(source)
+    hints = profile_hints(source, profile)
     summary = None
     if args.summary and source:
         # imported when used, not at the top: keeps csro's start-up fast

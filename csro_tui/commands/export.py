@@ -30,7 +30,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from csro_tui.sessions.export import export_session  # start-up time: importing it loads numpy
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
     log = sessions_store(args).read(args.session)
@@ -49,12 +48,10 @@ def run(args: argparse.Namespace) -> int:
         for event in computed:  # into this export's copy of the state only
             event.seq = state.step + 1
             state.apply(event)
-    written = export_session(state, Path(args.out))
     # imported when used, not at the top: keeps csro's start-up fast
-    from csro_tui.profiles.session import write_diversity
+    from csro_tui.profiles.session import export_with_diversity
 
-    diversity = write_diversity(state, Path(args.out))  # behaviour profiles sit above sessions: added here
-    written += [diversity] if diversity else []
+    written = export_with_diversity(state, Path(args.out))
     policies = sum(1 for path in written if path.parent.name == "policies")
     others = [path.name for path in written if path.parent.name != "policies"]
     print(f"exported {counted(policies, 'policy', 'policies')}, {', '.join(others)} to {Path(args.out).resolve()}")

@@ -10,7 +10,9 @@
   number of distinct strategies;
 - `describe.py`: words for a profile, no model needed;
 - `hints.py`: static hints about a policy's code (methods never called, state
-  never read, randomness not from game["seed"]).
+  never read, randomness not from game["seed"]);
+- `coverage.py`: the branches of a policy's code that never ran while it was
+  profiled (an instrumented copy, run in the sandbox, reports them).
 
 Everything here is game-agnostic: game knowledge comes from the `GameSpec`.
 """

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
+from csro_tui.profiles.coverage import WHERE, Coverage, coverage_host_factory, instrument
 from csro_tui.profiles.model import EXACT, PROBES, SAMPLED, ProbeRow, Profile, SituationRow
 
 if TYPE_CHECKING:
@@ -54,17 +55,26 @@ def profile_policy(
     limits: Any = None,
     host_factory: Callable | None = None,
     episodes: int | None = None,
+    branches: bool = False,
 ) -> Profile:
-    """`participant`'s behaviour profile (cached by game, code hash and seed)."""
+    """`participant`'s behaviour profile (cached by game, code hash and seed).  Played
+    profiles always note which of the code's branches never ran (`never_ran`); exact
+    ones only with `branches` (a second pass over the information states)."""
     kind = profile_kind(spec)
     identity = _identity(participant)
     key = (str(spec.load()), identity, None if kind == EXACT else seed, episodes)
     with _cache_lock:
-        if key in _cache:
+        cached = _cache.get(key)
+        if cached is not None:
             _cache.move_to_end(key)
-            return _cache[key]
+    if cached is not None:
+        if branches and kind == EXACT and cached.never_ran is None and not cached.failure:
+            cached.never_ran = exact_branches_never_ran(spec, participant, limits=limits, host_factory=host_factory)
+        return cached
     if kind == EXACT:
         profile = exact_profile(spec, participant, limits=limits, host_factory=host_factory)
+        if branches and not profile.failure:
+            profile.never_ran = exact_branches_never_ran(spec, participant, limits=limits, host_factory=host_factory)
     else:
         profile = sampled_profile(spec, participant, seed=seed, limits=limits, host_factory=host_factory,
                                   episodes=episodes)
@@ -170,6 +180,34 @@ def exact_profile(spec: "GameSpec", participant: Participant, *, limits=None, ho
     return profile
 
 
+def exact_branches_never_ran(spec: "GameSpec", participant: Participant, *, limits=None,
+                             host_factory=None) -> list[dict] | None:
+    """The code's branches that no information state of the game made run: the
+    tabulariser's questions asked again of an instrumented copy (profiles/coverage.py).
+    None when not measured (not code, not instrumentable, or the copy failed)."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.evaluation.exact import _ask_every_information_state, default_host_factory, game_tables
+    from csro_tui.sandbox.failures import PolicyFailure
+
+    if not isinstance(participant, CodePolicy):
+        return None
+    instrumented = instrument(participant.source)
+    if instrumented is None:
+        return None
+    coverage = Coverage(instrumented)
+    if instrumented.branches:
+        copy = CodePolicy(participant.name, instrumented.source)
+        factory = coverage_host_factory(host_factory or default_host_factory(), coverage)
+        try:
+            # The tabulariser's own episodes, not its cached table: the copy must be asked.
+            _ask_every_information_state(spec, game_tables(spec), copy, limits, factory)
+        except PolicyFailure:
+            return None
+    if not coverage.complete:
+        return None
+    return [hint.to_dict() for hint in coverage.never_ran(WHERE[EXACT])]
+
+
 def _word(situation, names: Sequence[str], action: int) -> str:
     word = situation.moves.get(action)
     return word if word else (names[action] if action < len(names) else str(action))
@@ -196,10 +234,14 @@ def sampled_profile(
     opponents = profile_opponents(spec)
     per_opponent = max(2, episodes or spec.profile_episodes)
     per_opponent += per_opponent % 2  # seats swapped in pairs
+    instrumented = instrument(participant.source) if isinstance(participant, CodePolicy) else None
+    coverage = Coverage(instrumented) if instrumented is not None else None
     played = play_against(spec, participant, opponents, episodes=per_opponent, seed=seed, limits=limits,
-                          host_factory=host_factory, count_situations=kind == SAMPLED)
+                          host_factory=host_factory, count_situations=kind == SAMPLED, coverage=coverage)
     profile = Profile(spec.name, participant.name, _identity(participant), kind, seed=seed,
                       payoff_scale=_payoff_scale(spec))
+    if coverage is not None and coverage.complete:
+        profile.never_ran = [hint.to_dict() for hint in coverage.never_ran(WHERE[kind])]
     profile.probes = played.rows
     if kind == SAMPLED:  # one-shot games: when in the episode a payoff came says nothing of adapting
         for row in profile.probes:
@@ -246,19 +288,24 @@ def play_against(
     host_factory: Callable | None = None,
     count_situations: bool = False,
     seconds: float = PROFILE_SECONDS,
+    coverage: Coverage | None = None,
 ) -> _Played:
     """Play `participant` against each opponent, `episodes` each (seats swapped in
     pairs that share a seed).  The episodes share as few sandbox hosts as the hosts'
     episode budget allows, every host asked once per step; if the policy fails, the profile is played again with one host per
     opponent, so each opponent's result says whether the policy failed against it
-    (a failure kills its host, and with one host it could not be told apart)."""
+    (a failure kills its host, and with one host it could not be told apart).
+    With `coverage`, an instrumented copy of the code plays (profiles/coverage.py) and
+    reports the branches it took; a failure anywhere leaves the coverage incomplete."""
     played = _play(spec, participant, opponents, _packed(len(opponents), episodes, limits), episodes=episodes,
                    seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
-                   seconds=seconds)
+                   seconds=seconds, coverage=coverage)
     if isinstance(participant, CodePolicy) and any(row.failure for row in played.rows) and len(opponents) > 1:
         played = _play(spec, participant, opponents, [[i] for i in range(len(opponents))], episodes=episodes,
                        seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
-                       seconds=seconds)
+                       seconds=seconds, coverage=None)
+    if coverage is not None and any(row.failure for row in played.rows):
+        coverage.complete = False
     return played
 
 
@@ -280,7 +327,7 @@ def _packed(count: int, episodes: int, limits: Any) -> list[list[int]]:
 
 
 def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, seed, limits, host_factory,
-          count_situations, seconds) -> _Played:
+          count_situations, seconds, coverage: Coverage | None = None) -> _Played:
     """`play_against` with the opponents' episodes on one host per group."""
     # imported when used, not at the top: keeps csro's start-up fast
     # imported when used, not at the top: keeps csro's start-up fast
@@ -326,7 +373,8 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
     for number, group in enumerate(groups):
         if code is None:
             continue
-        hosts[number] = factory(code.source, spec.game_info(), name=code.name, limits=limits)
+        source = coverage.instrumented.source if coverage is not None else code.source
+        hosts[number] = factory(source, spec.game_info(), name=code.name, limits=limits)
         try:
             launch = getattr(hosts[number], "launch", None)
             if launch is not None:
@@ -426,6 +474,10 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
                             (action,) = pending.values()
                             episode.state.apply_action(action)
                         _note_return(episode)
+        if coverage is not None:
+            for number, group in enumerate(groups):
+                if hosts[number] is not None and not any(failures[index] for index in group):
+                    coverage.report(hosts[number], [e.id for index in group for e in episodes_of[index]])
     finally:
         for host in hosts:
             if host is not None:
@@ -435,11 +487,14 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
         finished = [e for e in episodes_of[index] if e.state.is_terminal()]
         returns: list[float | None] = [None] * len(episodes_of[index])
         thirds = np.zeros(3)
+        trends: list[float | None] = [None] * len(episodes_of[index])  # last third minus first, per episode
         falls: list[int] = []
         for position, episode in enumerate(episodes_of[index]):
             if failures[index] is None and episode.state.is_terminal():
                 returns[position] = float(episode.state.returns()[episode.seat])
-                thirds += _thirds(episode)
+                split = _thirds(episode)
+                thirds += split
+                trends[position] = float(split[2] - split[0])
                 falls.append(_last_fall(episode))
         played_returns = [r for r in returns if r is not None]
         played.rows.append(ProbeRow(
@@ -448,6 +503,7 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
             mean=float(np.mean(played_returns)) if played_returns else None,
             stderr=paired_stderr(returns) if played_returns else None,
             thirds=[float(x) for x in thirds / len(finished)] if finished and failures[index] is None else [],
+            trend_stderr=paired_stderr(trends) if played_returns else None,
             episodes=len(played_returns),
             failure=failures[index],
             stops_falling_after=max(falls) if falls else None,
@@ -496,6 +552,10 @@ def head_to_head(spec: "GameSpec", a: Participant, b: Participant, seed: int) ->
     from csro_tui.evaluation.referee import play_match
     from csro_tui.evaluation.sampling import derive
 
+    if a.name == b.name and isinstance(b, CodePolicy):
+        # The referee keys a match's sandbox hosts by name: a policy against itself
+        # (`csro diff seed:X seed:X`) needs two.
+        b = CodePolicy(f"{b.name} (B)", b.source)
     if spec.exact:
         result = exact_payoff(spec, a, b)
     else:

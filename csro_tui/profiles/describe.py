@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from csro_tui.profiles.model import EXACT, Profile
+from csro_tui.profiles.report import figure
 
 # A move is "the" move when it has at least this probability; else the mix is said.
 PURE = 0.999
@@ -66,12 +67,17 @@ def _describe_exact(profile: Profile) -> list[str]:
             actions.setdefault(_mix(row.distribution), []).append(row.group)
         if len(actions) == 1:
             (action,) = actions
-            body = f"always {action}" if rows[0].group else action
+            pure = max(rows[0].distribution.values(), default=0.0) >= PURE
+            if not rows[0].group:
+                body = action
+            else:  # "always" of a mix would read as a pure move
+                body = f"always {action}" if pure else f"{action}, whatever it holds"
         else:
             body = "; ".join(f"{action} with {_join(sorted(set(groups), key=groups.index))}"
                              for action, groups in actions.items())
         entries.append([seat, label.split(" "), body, sum(row.weight for row in rows)])
-    entries = _merge_one_word_apart(entries)
+    holdings = list(dict.fromkeys(row.group for row in profile.situations))
+    entries = _merge_one_word_apart(entries, holdings)
     # The most reached situations only (Leduc has hundreds), in seat order.
     ranked = sorted(entries, key=lambda entry: -entry[3])
     kept = sorted(ranked[:MAX_EXACT_SENTENCES], key=lambda entry: (entry[0] if entry[0] is not None else -1, -entry[3]))
@@ -85,9 +91,10 @@ def _describe_exact(profile: Profile) -> list[str]:
     return sentences
 
 
-def _merge_one_word_apart(entries: list[list]) -> list[list]:
+def _merge_one_word_apart(entries: list[list], holdings: list[str] = ()) -> list[list]:
     """Situations whose names differ in one word and where the policy does the same are
-    said once, the word listed ("board J/Q/K: first to act"): position by position."""
+    said once, the word listed ("board J/Q/K: first to act"): position by position; a word
+    that names a holding (or is its initial) in the holdings' order, others as met."""
     longest = max((len(entry[1]) for entry in entries), default=0)
     for position in range(longest):
         merged: "OrderedDict[tuple, list]" = OrderedDict()
@@ -102,7 +109,8 @@ def _merge_one_word_apart(entries: list[list]) -> list[list]:
                 word, tail = _split_punctuation(tokens[position])
                 words = known[1][position][: -len(tail)] if tail else known[1][position]
                 if word not in words.split("/"):
-                    known[1] = [*known[1][:position], f"{words}/{word}{tail}", *known[1][position + 1:]]
+                    listed = sorted([*words.split("/"), word], key=lambda w: _holding_rank(w, holdings))
+                    known[1] = [*known[1][:position], "/".join(listed) + tail, *known[1][position + 1:]]
                 known[3] += weight
             else:
                 merged[key] = [seat, list(tokens), body, weight]
@@ -110,9 +118,28 @@ def _merge_one_word_apart(entries: list[list]) -> list[list]:
     return entries
 
 
+def _holding_rank(word: str, holdings: list[str]) -> int:
+    """Where `word` comes among the holdings (Jack, Queen, King: "Q" second); others last,
+    in the order met (sorted() is stable)."""
+    for index, holding in enumerate(holdings):
+        if word and holding.startswith(word):
+            return index
+    return len(holdings)
+
+
 def _split_punctuation(token: str) -> tuple[str, str]:
     stripped = token.rstrip(":;,.")
     return stripped, token[len(stripped):]
+
+
+def _noise_multiplier(episodes: int) -> float:
+    """How many standard errors a result must be from 0 to be said (beats, loses, improves):
+    the gate's rule (z = 2, as Student's t where the error comes from few seat-swapped
+    pairs: a profile plays few; with two pairs z = 2 would say 'beats' of noise)."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.records import Preview
+
+    return Preview(0.0, {}, pairs=episodes // 2).standard_errors()
 
 
 def _describe_sampled(profile: Profile) -> list[str]:
@@ -122,12 +149,13 @@ def _describe_sampled(profile: Profile) -> list[str]:
         if probe.failure:
             failed.append(f"fails against {probe.name}: {probe.failure}")
             continue
-        noise = 2 * (probe.stderr or 0.0)
+        multiplier = _noise_multiplier(probe.episodes)
+        noise = multiplier * (probe.stderr or 0.0)
         if probe.mean is not None and probe.mean > noise + 1e-9:
             beats.append(probe.name)
         elif probe.mean is not None and probe.mean < -noise - 1e-9:
             loses.append(probe.name)
-        line = f"against {probe.name}: {probe.mean:+.3g} per match"
+        line = f"against {probe.name}: {figure(probe.mean)} per match"
         if probe.stops_falling_after is not None and probe.moves:
             if probe.stops_falling_after == 0:
                 line += ", never losing ground"
@@ -135,10 +163,12 @@ def _describe_sampled(profile: Profile) -> list[str]:
                 line += f", losing nothing after move {probe.stops_falling_after}"
         if len(probe.thirds) == 3:
             first, middle, last = probe.thirds
-            line += f" (thirds {first:+.3g} / {middle:+.3g} / {last:+.3g})"
-            if last - first > 0.05 * scale / 3:
+            line += f" (thirds {figure(first)} / {figure(middle)} / {figure(last)})"
+            # A change must be large (5% of the largest return) and beyond its noise.
+            beyond = max(0.05 * scale / 3, multiplier * (probe.trend_stderr or 0.0))
+            if last - first > beyond:
                 line += ", improving as the match goes on"
-            elif first - last > 0.05 * scale / 3:
+            elif first - last > beyond:
                 line += ", worse as the match goes on"
         sentences.append(line)
     summary = []

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from csro_tui.profiles.model import EXACT, Profile
+from csro_tui.profiles.model import EXACT, Profile, merged_row
 
 NOISE_K = 2.0
 # Sampled situations are compared only where both policies were seen this often.
@@ -50,8 +50,9 @@ def _tv(p: dict[str, float], q: dict[str, float]) -> float:
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
 
 
-def compare(a: Profile, b: Profile, *, opponent_reach=None) -> Comparison:
-    """Distance between two profiles of the same game and kind, and where they differ.
+def compare(a: Profile, b: Profile, *, opponent_reach=None, differences: bool = True) -> Comparison:
+    """Distance between two profiles of the same game and kind, and where they differ
+    (unless `differences` is False: the distance alone, as a population's matrix needs).
     Exact games: `opponent_reach` (per row, in table order) weighs the states by
     another opponent than the uniform one (the meta-strategy, in review)."""
     if a.kind != b.kind:
@@ -62,11 +63,11 @@ def compare(a: Profile, b: Profile, *, opponent_reach=None) -> Comparison:
             {"situation": "building the policy's table", "a": a.failure or "ok", "b": b.failure or "ok"}
         ] if not same else [])
     if a.kind == EXACT:
-        return _compare_exact(a, b, opponent_reach)
+        return _compare_exact(a, b, opponent_reach, differences)
     return _compare_sampled(a, b)
 
 
-def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
+def _compare_exact(a: Profile, b: Profile, opponent_reach=None, differences: bool = True) -> Comparison:
     # Rows are the game's information states in table order; a recorded profile
     # leaves out the state strings (a third of its size), so align by position then.
     if all(row.key for row in a.situations) and all(row.key for row in b.situations):
@@ -77,7 +78,8 @@ def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
     else:
         raise ValueError("exact profiles of different games cannot be compared")
     total, weighted = 0.0, 0.0
-    found = []
+    measured: list[tuple[int, float, float]] = []  # (row of a, weight, total variation) where weighed
+    differing = False
     for index, (row, other) in enumerate(pairs):
         if other is None:
             continue
@@ -90,14 +92,32 @@ def _compare_exact(a: Profile, b: Profile, opponent_reach=None) -> Comparison:
         tv = _tv(row.distribution, other.distribution)
         total += weight
         weighted += weight * tv
-        if tv > EXACT_TOLERANCE:
-            found.append((weight * tv, {
-                "situation": row.name,
-                "reach": {"a": row.weight, "b": other.weight},
-                "a": row.distribution,
-                "b": other.distribution,
-                "total_variation": tv,
-            }))
+        if differences:
+            measured.append((index, weight, tv))
+            differing = differing or tv > EXACT_TOLERANCE
+    # Differences by situation name: states a player cannot tell apart (Leduc's suits)
+    # are one situation, listed once with its states' reach and moves summed up.
+    by_name: dict[str, list] = {}  # name -> [weight x tv, weight, largest tv, rows of a, rows of b]
+    names = a.row_names if differing else []
+    for index, weight, tv in measured if differing else ():
+        entry = by_name.setdefault(names[index], [0.0, 0.0, 0.0, [], []])
+        entry[0] += weight * tv
+        entry[1] += weight
+        entry[2] = max(entry[2], tv)
+        entry[3].append(pairs[index][0])
+        entry[4].append(pairs[index][1])
+    found = []
+    for name, (importance, weight, largest, rows_a, rows_b) in by_name.items():
+        if largest <= EXACT_TOLERANCE:
+            continue
+        merged_a, merged_b = merged_row(rows_a), merged_row(rows_b)
+        found.append((importance, {
+            "situation": name,
+            "reach": {"a": merged_a.weight, "b": merged_b.weight},
+            "a": merged_a.distribution,
+            "b": merged_b.distribution,
+            "total_variation": importance / weight,
+        }))
     found.sort(key=lambda item: -item[0])
     return Comparison(weighted / total if total else 0.0, None, [entry for _, entry in found])
 
@@ -158,7 +178,7 @@ def distance_matrix(profiles: Sequence[Profile]) -> tuple[np.ndarray, np.ndarray
     distances, errors = np.zeros((n, n)), np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1, n):
-            comparison = compare(profiles[i], profiles[j])
+            comparison = compare(profiles[i], profiles[j], differences=False)
             distances[i, j] = distances[j, i] = comparison.distance
             errors[i, j] = errors[j, i] = comparison.stderr or 0.0
     return distances, errors

@@ -8,7 +8,9 @@ as hints, never as reasons to reject.
 - randomness not drawn from `game["seed"]` (the module-level `random`
   functions, `random.Random()` without a seed, numpy's global generator).
 
-The code is only parsed here, never run.
+The code is only parsed here, never run.  `profile_hints` adds the branches
+that never ran while the policy was profiled (profiles/coverage.py), which
+the profile carries.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ def static_hints(source: str) -> list[Hint]:
         hints += _uncalled_methods(policy, tree)
         hints += _unread_state(policy)
     hints += _unseeded_randomness(tree)
+    return sorted(hints, key=lambda hint: (hint.line, hint.message))
+
+
+def profile_hints(source: str, profile=None) -> list[Hint]:
+    """The static hints and, when `profile` measured them, the branches that never ran
+    while it was made, in line order."""
+    hints = static_hints(source)
+    for entry in (getattr(profile, "never_ran", None) or []):
+        hints.append(Hint(int(entry["line"]), str(entry["message"])))
     return sorted(hints, key=lambda hint: (hint.line, hint.message))
 
 
@@ -96,11 +107,26 @@ def _unread_state(policy: ast.ClassDef) -> list[Hint]:
         if name is not None and isinstance(node.ctx, ast.Load) and id(node) not in write_only:
             read.add(name)
     methods = {node.name for node in policy.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    kept = _kept_arguments(policy)
     return [
         Hint(line, f"self.{name} is written but never read")
         for name, line in written.items()
-        if name not in read and name not in methods
+        if name not in read and name not in methods and name not in kept
     ]
+
+
+def _kept_arguments(policy: ast.ClassDef) -> set[str]:
+    """Attributes `__init__` sets straight from its own arguments (`self.player = player`, as
+    the contract's example does): keeping an argument unused is no sign of a bug."""
+    init = next((node for node in policy.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
+    if init is None:
+        return set()
+    arguments = {arg.arg for arg in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]}
+    kept = set()
+    for node in ast.walk(init):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in arguments):
+            kept.update(name for target in node.targets if (name := _self_attribute(target)) is not None)
+    return kept
 
 
 def _unseeded_randomness(tree: ast.Module) -> list[Hint]:

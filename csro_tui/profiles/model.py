@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 EXACT = "exact"  # action probabilities in every information state, from the policy's table
@@ -28,6 +29,33 @@ class SituationRow:
         return where if self.seat is None else f"{where} (seat {self.seat + 1})"
 
 
+def merged_by_name(rows: list[SituationRow]) -> list[SituationRow]:
+    """Rows that share a name, as one row each (first-seen order): information states a
+    player cannot tell apart (Leduc's suits, which no observation shows) are one
+    situation to a person (`merged_row`)."""
+    groups: dict[str, list[SituationRow]] = {}
+    for row in rows:
+        groups.setdefault(row.name, []).append(row)
+    return [merged_row(same) for same in groups.values()]
+
+
+def merged_row(same: list[SituationRow]) -> SituationRow:
+    """Rows of one situation as one: weights add up; the distribution is the
+    reach-weighted mean (the plain mean where none is reached)."""
+    if len(same) == 1:
+        return same[0]
+    weights = [row.weight for row in same]
+    if sum(weights) <= 0:
+        weights = [1.0] * len(same)
+    total = sum(weights)
+    moves = list(dict.fromkeys(move for row in same for move in row.distribution))
+    distribution = {move: sum(w * row.distribution.get(move, 0.0) for w, row in zip(weights, same)) / total
+                    for move in moves}
+    first = same[0]
+    return SituationRow(first.group, first.label, first.seat, distribution, sum(row.weight for row in same),
+                        "|".join(row.key for row in same if row.key), sum(row.opponent_reach for row in same))
+
+
 @dataclass
 class ProbeRow:
     """A match against one fixed opponent (or benchmark bot), from the policy's side."""
@@ -37,6 +65,9 @@ class ProbeRow:
     mean: float | None  # mean return per episode, seats swapped; None when it failed before any
     stderr: float | None
     thirds: list[float] = field(default_factory=list)  # first, middle, last third of the match
+    # The standard error of (last third - first third) over the episodes, seats swapped in
+    # pairs as `stderr`: whether it changes as the match goes on is said only beyond it.
+    trend_stderr: float | None = None
     # Repeated games: the move after which the running total never fell again (the
     # latest over the episodes; 0: it never fell), and the moves per episode.
     stops_falling_after: int | None = None
@@ -56,6 +87,14 @@ class Profile:
     probes: list[ProbeRow] = field(default_factory=list)
     payoff_scale: float = 1.0  # the largest return one episode can have (distance units)
     failure: str | None = None  # exact: the table could not be built
+    # Code that never ran while profiled ({line, message} hints; profiles/coverage.py);
+    # None: not measured (exact games measure it when asked, or it could not be).
+    never_ran: list[dict[str, Any]] | None = None
+
+    @cached_property
+    def row_names(self) -> list[str]:
+        """Each situation row's name, in row order (computed once: comparisons ask often)."""
+        return [row.name for row in self.situations]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

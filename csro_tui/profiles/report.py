@@ -8,21 +8,30 @@ from __future__ import annotations
 from typing import Any
 
 from csro_tui.profiles.distance import Comparison
-from csro_tui.profiles.model import EXACT, Profile
+from csro_tui.profiles.model import EXACT, Profile, merged_by_name
 
 MAX_DIFFERENCES_SHOWN = 12
 MAX_SITUATIONS_SHOWN = 40
+
+
+def figure(value: float, *, signed: bool = True, digits: int = 3) -> str:
+    """A result as a person reads it: `digits` significant digits, but whole numbers from
+    100 up (a match's +998, not +998.4 or +1e+03)."""
+    sign = "+" if signed else ""
+    if abs(value) >= 100:
+        return f"{value:{sign}.0f}"
+    return f"{value:{sign}.{digits}g}"
 
 
 def distribution_text(value: Any) -> str:
     if isinstance(value, dict) and "failure" in value:
         return "failed: " + str(value["failure"])
     if isinstance(value, dict) and "mean" in value:
-        text = f"{value['mean']:+.3g}"
+        text = figure(value["mean"])
         if value.get("stderr"):
-            text += f" ± {value['stderr']:.2g}"
+            text += f" ± {figure(value['stderr'], signed=False, digits=2)}"
         if value.get("thirds"):
-            text += " (thirds " + " / ".join(f"{x:+.3g}" for x in value["thirds"]) + ")"
+            text += " (thirds " + " / ".join(figure(x) for x in value["thirds"]) + ")"
         return text
     if isinstance(value, dict):
         parts = sorted(((p, move) for move, p in value.items() if p > 0.0005), reverse=True)
@@ -63,8 +72,8 @@ def comparison_lines(a: Profile, b: Profile, comparison: Comparison, head_to_hea
         if head_to_head.get("failure"):
             lines.append(f"head to head: failed: {one_line(head_to_head['failure'], 120)}")
         else:
-            error = "" if not head_to_head.get("stderr") else f" ± {head_to_head['stderr']:.3g}"
-            lines.append(f"head to head: A {head_to_head['mean']:+.4g}{error} per episode against B")
+            error = "" if not head_to_head.get("stderr") else f" ± {figure(head_to_head['stderr'], signed=False)}"
+            lines.append(f"head to head: A {figure(head_to_head['mean'], digits=4)}{error} per episode against B")
     shown = comparison.differences[:MAX_DIFFERENCES_SHOWN]
     if shown:
         lines.append(f"where they differ ({len(comparison.differences)}):")
@@ -87,8 +96,13 @@ def profile_lines(profile: Profile) -> list[str]:
         return [f"the policy failed while its table was built: {one_line(profile.failure, 160)}"]
     lines = []
     if profile.kind == EXACT:
-        rows = [row for row in profile.situations if row.weight > 0]
-        rows.sort(key=lambda row: (row.seat, -row.weight))
+        rows = [row for row in merged_by_name(profile.situations) if row.weight > 0]
+        # Seat, then most reached first; equal reach by situation, holdings in the order
+        # the game's table first shows them (Kuhn and Leduc: Jack, Queen, King).
+        holding = {}
+        for row in profile.situations:
+            holding.setdefault(row.group, len(holding))
+        rows.sort(key=lambda row: (row.seat, -round(row.weight, 9), row.label, holding[row.group]))
         for row in rows[:MAX_SITUATIONS_SHOWN]:
             lines.append(f"  {one_line(row.name, 70):<70} reach {row.weight:5.3f}  {distribution_text(row.distribution)}")
         if len(rows) > MAX_SITUATIONS_SHOWN:

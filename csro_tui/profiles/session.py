@@ -27,7 +27,7 @@ from csro_tui.profiles.distance import (
     distance_matrix,
     effective_strategies,
 )
-from csro_tui.profiles.hints import Hint, static_hints
+from csro_tui.profiles.hints import Hint, profile_hints
 from csro_tui.profiles.model import EXACT, Profile
 from csro_tui.profiles.references import profile_seed
 
@@ -59,7 +59,8 @@ def _recorded(state: "SessionState", policy_id: str, source_hash: str) -> Profil
         return None
 
 
-def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None = None) -> "BehaviourProfiled":
+def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None = None,
+           model_summary: dict | None = None) -> "BehaviourProfiled":
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.sessions.events import BehaviourProfiled
 
@@ -68,9 +69,30 @@ def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None =
         source_hash=profile.source_hash,
         profile=profile.to_record(),
         description=describe(profile),
-        hints=[hint.to_dict() for hint in static_hints(source)],
+        hints=[hint.to_dict() for hint in profile_hints(source, profile)],
         nearest=nearest,
+        model_summary=model_summary,
     )
+
+
+def recorded_summary(state: "SessionState", policy_id: str, source: str) -> dict | None:
+    """The model summary the session recorded for this code ({"model", "text"}), if any:
+    the policy's own, or the one its proposal had."""
+    source_hash = CodePolicy(policy_id, source).source_hash
+    for key in (policy_id, state.policy_proposal.get(policy_id, "")):
+        event = state.profiles.get(key)
+        if event is not None and event.source_hash == source_hash and event.model_summary:
+            return event.model_summary
+    return None
+
+
+def summary_event(state: "SessionState", policy_id: str, source: str, profile: Profile,
+                  summary: dict) -> "BehaviourProfiled":
+    """The event that records a model summary beside the policy's profile (the latest
+    behaviour_profiled of a policy is the one kept, so its nearest member stays)."""
+    known = state.profiles.get(policy_id)
+    nearest = known.nearest if known is not None and known.source_hash == profile.source_hash else None
+    return _event(policy_id, profile, source, nearest, {"model": str(summary["model"]), "text": str(summary["text"])})
 
 
 def member_profiles(
@@ -132,7 +154,7 @@ def review_behaviour(
     mine = _recorded(state, proposal_id, participant.source_hash)
     fresh = mine is None
     if mine is None:
-        mine = profile(spec, participant, seed=session_profile_seed(state))
+        mine = profile(spec, participant, seed=session_profile_seed(state), branches=True)
     ranked = sorted(((member_id, compare(mine, other)) for member_id, other in members.items()),
                     key=lambda item: item[1].distance)
     under_meta = None
@@ -151,7 +173,7 @@ def review_behaviour(
                 "distance_under_meta_strategy": under_meta,
             }
         events.append(_event(proposal_id, mine, source, nearest))
-    return ReviewBehaviour(mine, describe(mine), static_hints(source), ranked, events, under_meta)
+    return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta)
 
 
 def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) -> float | None:
@@ -243,6 +265,20 @@ def diversity_markdown(diversity: Diversity, picture: str, missing: int) -> list
 
 
 DIVERSITY_FILE = "diversity.svg"
+
+
+def export_with_diversity(state: "SessionState", out) -> list["Path"]:
+    """The session exported (`sessions.export.export_session`: policies, payoffs.csv,
+    report.md) with its behaviour diversity (`write_diversity`): `csro export` and the
+    TUI's export both write this.  Returns the files written."""
+    from pathlib import Path
+
+    # imported when used, not at the top: keeps csro's start-up fast (it loads numpy)
+    from csro_tui.sessions.export import export_session
+
+    written = export_session(state, Path(out))
+    picture = write_diversity(state, Path(out))
+    return written + ([picture] if picture else [])
 
 
 def write_diversity(state: "SessionState", out) -> "Path | None":

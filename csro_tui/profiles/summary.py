@@ -1,4 +1,5 @@
-"""A model-written summary of a policy's code, where an LLM is configured (`csro explain --summary`).
+"""A model-written summary of a policy's code, where an LLM is configured (`csro explain
+--summary`; `m` on Compare policies, which records it in a live session).
 
 Model text: shown as such (with the model's name), never mixed with the
 offline description, which comes from the profile.  The code is sent to the

@@ -246,7 +246,9 @@ class BehaviourProfiled(Event):
     for the review or the diversity view: the profile as data, its description in
     words (offline, from the profile) and the static hints about its code.  For a
     proposal, `nearest` is the nearest member by behaviour: {"member", "distance",
-    "stderr", "same_within_noise", "differences"} (the top few).  Older sessions
+    "stderr", "same_within_noise", "differences"} (the top few).  `model_summary`:
+    a summary of the code asked of the configured LLM from the TUI, {"model",
+    "text"}, model text (older logs and older csro: none).  Older sessions
     simply have none."""
 
     TYPE: ClassVar[str] = "behaviour_profiled"
@@ -256,6 +258,7 @@ class BehaviourProfiled(Event):
     description: list[str] = field(default_factory=list)
     hints: list[dict[str, Any]] = field(default_factory=list)  # line, message
     nearest: dict[str, Any] | None = None
+    model_summary: dict[str, Any] | None = None
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

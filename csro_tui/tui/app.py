@@ -27,7 +27,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from csro_tui.sessions.export import export_session
 from csro_tui.sessions.state import fold
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.backend import Backend
@@ -506,9 +505,12 @@ class CsroApp(App[None]):
 
     @work(thread=True, group="export")
     def _export(self, session_id: str) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast (the profile machinery)
+        from csro_tui.profiles.session import export_with_diversity
+
         target = Path("exports") / session_id
         try:
-            written = export_session(fold(self.backend.read_events(session_id)), target)
+            written = export_with_diversity(fold(self.backend.read_events(session_id)), target)
         except Exception as error:  # noqa: BLE001
             self.call_from_thread(self.notify, f"Export failed: {error}", severity="error", timeout=10)
             return
@@ -572,7 +574,7 @@ class CsroApp(App[None]):
             ("Sessions", "Browse recorded sessions and step through their timelines", self.action_sessions),
             ("Start screen", "Start a new session or open a recorded one (closes the live session)", self.action_start_screen),
             ("Open session", "Browse recorded sessions and open one", self.action_sessions),
-            ("Export session", "Write the session on screen to exports/<id>: policies, payoffs.csv, report.md", self.action_export_session),
+            ("Export session", "Write the session on screen to exports/<id>: policies, payoffs.csv, report.md, diversity.svg", self.action_export_session),
         ]
         if self.play_context()[0]:
             commands.append(("Play", "Play the session's game against a member or a benchmark bot", self.action_play))

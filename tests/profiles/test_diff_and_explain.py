@@ -95,11 +95,24 @@ def test_explain_shows_profile_words_and_hints_with_lines(tmp_path, capsys):
     hints = {hint["line"]: hint["message"] for hint in report["hints"]}
     assert "update() is never called" in hints[10]
     assert "random.random()" in hints[14]
+    # The branch that never ran against any probe, measured while profiling (coverage.py).
+    assert {"line": 14, "message": "`random.random() < 0.0` was never true against any probe: the code under it "
+                                   "never ran"} in report["hints"]
+    assert report["profile"]["never_ran"] == [hint for hint in report["hints"] if "never true" in hint["message"]]
     assert report["profile"]["kind"] == "probes"
     assert any("beats constant rock" in sentence for sentence in report["description"])
     assert main(["explain", str(tmp_path / "forgetful.py"), "--game", "rrps(num_repetitions=30)"]) == 0
     out = capsys.readouterr().out
     assert "line 10: method update() is never called" in out and "seed 0 (repeat with --seed 0)" in out
+
+
+def test_a_policy_diffed_with_itself_plays_itself_head_to_head(capsys):
+    """The referee keys sandbox hosts by name: `csro diff seed:X seed:X` used to fail with
+    'episode 0 is already running on this host'."""
+    assert main(["diff", "seed:beat_last", "seed:beat_last", "--game", "rrps(num_repetitions=20)", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["distance"] == 0.0 and report["same_within_noise"] and report["differences"] == []
+    assert report["head_to_head"]["mean"] == 0.0 and "failure" not in report["head_to_head"]
 
 
 def test_a_session_member_is_named_session_id_member(tmp_path, capsys):

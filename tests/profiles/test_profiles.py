@@ -296,4 +296,63 @@ def test_leduc_words_say_once_what_is_the_same_on_every_board():
     words = describe(profile_policy(spec, resolve_participant(spec, "seed:always_call")))
     boards = [line for line in words if "board" in line]
     assert boards and all("board " in line and "/" in line.split("board ")[1].split(":")[0] for line in boards)
-    assert "pre-flop: check, check; board Q/K/J: first to act (seat 1): always checks" in words
+    assert "pre-flop: check, check; board J/Q/K: first to act (seat 1): always checks" in words  # boards in the holdings' order
+
+
+def test_leduc_lists_every_situation_once_though_suits_make_two_states_of_it():
+    """Leduc's two suits give two information states for each situation a player can tell
+    apart; the differences (diff, review, Compare) and the profile listing name each once,
+    with both states' reach summed."""
+    from collections import Counter
+
+    from csro_tui.profiles.model import merged_by_name
+    from csro_tui.profiles.report import profile_lines
+
+    spec = get_game("leduc_poker")
+    calls = profile_policy(spec, resolve_participant(spec, "seed:always_call"))
+    rules = profile_policy(spec, resolve_participant(spec, "seed:card_rules"))
+    assert max(Counter(row.name for row in calls.situations).values()) > 1  # the states do share names
+    for comparison in (compare(calls, rules), compare(Profile.from_dict(calls.to_record()), rules)):
+        names = [d["situation"] for d in comparison.differences]
+        assert names and len(names) == len(set(names))
+        first = next(d for d in comparison.differences if d["situation"] == "King, pre-flop: first to act (seat 1)")
+        assert first["reach"]["a"] == pytest.approx(1 / 3)  # either King: a third of the deals
+        assert first["a"] == {"check": 1.0, "bet": 0.0}
+    listed = [line.split("  reach")[0].strip() for line in profile_lines(calls) if " reach " in line]
+    assert listed and len(listed) == len(set(listed))
+    merged = merged_by_name(calls.situations)
+    assert len({row.name for row in merged}) == len(merged)
+    assert sum(row.weight for row in merged) == pytest.approx(sum(row.weight for row in calls.situations))
+
+
+def test_words_claim_a_result_or_a_trend_only_beyond_its_noise():
+    """With two seat-swapped pairs a standard error is itself a guess: 'beats' and 'worse as
+    the match goes on' need Student's t at the gate's level (z = 2), not 2 standard errors."""
+    from csro_tui.profiles.model import PROBES, ProbeRow
+
+    def words(episodes: int, trend_stderr: float) -> str:
+        probe = ProbeRow("uniform", "uniform random throws", mean=9.0, stderr=3.0, thirds=[20.0, -4.5, -6.5],
+                         trend_stderr=trend_stderr, episodes=episodes, moves=1000)
+        return "\n".join(describe(Profile("rrps", "p", "h", PROBES, seed=0, probes=[probe], payoff_scale=1000.0)))
+
+    few = words(4, 10.0)
+    assert "beats" not in few and "worse as the match goes on" not in few
+    assert "against uniform: +9 per match (thirds +20 / -4.5 / -6.5)" in few
+    many = words(40, 0.0)
+    assert "beats uniform" in many and "worse as the match goes on" in many
+
+
+def test_a_mixed_move_everywhere_is_not_said_to_be_always_made():
+    spec = kuhn()
+    words = describe(profile_policy(spec, resolve_participant(spec, "seed:uniform")))
+    assert "first to act (seat 1): checks 50%, bets 50%, whatever it holds" in words
+    assert not any("always" in line for line in words)
+
+
+def test_match_results_read_as_whole_numbers_from_a_hundred_up():
+    from csro_tui.profiles.report import distribution_text, figure
+
+    assert [figure(-1000.0), figure(998.4), figure(-21.5), figure(0.0), figure(750.0, signed=False)] == [
+        "-1000", "+998", "-21.5", "+0", "750"]
+    assert distribution_text({"mean": -1000.0, "stderr": 750.0, "thirds": [-334.0, -333.0, -333.0]}) == (
+        "-1000 ± 750 (thirds -334 / -333 / -333)")

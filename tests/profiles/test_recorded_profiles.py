@@ -99,11 +99,13 @@ def test_export_draws_the_recorded_diversity(kuhn_session, tmp_path):
     for event in review_behaviour(_spec(), state, "i9.1", BETS_ALWAYS).events:
         event.seq = state.step + 1
         state.apply(event)
-    from csro_tui.profiles.session import write_diversity
+    from csro_tui.profiles.session import export_with_diversity
 
-    export_session(state, tmp_path / "out")
+    # The one export csro export and the TUI's export both call.
+    written = export_with_diversity(state, tmp_path / "out")
     picture = tmp_path / "out" / "diversity.svg"
-    assert write_diversity(state, tmp_path / "out") == picture
+    assert picture in written and {path.name for path in export_session(state, tmp_path / "plain")} < {
+        path.name for path in written}
     svg = picture.read_text()
     assert svg.startswith("<svg") and svg.count("<rect") >= len(state.ids) ** 2
     report = (tmp_path / "out" / "report.md").read_text()

@@ -3,6 +3,8 @@ at 80x24 and 160x48, over a small Kuhn population profiled for real (sandboxed, 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from csro_tui.games.registry import get_game
@@ -11,6 +13,7 @@ from csro_tui.sessions import events as ev
 from csro_tui.sessions.state import fold
 from csro_tui.tui.behaviour import BehaviourContext
 from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen, DiversityScreen, ReviewBehaviourLine
+from tests.llm_server import llm_server  # noqa: F401 - the fixture
 from tests.tui.helpers import wait_until
 from tests.tui.sample import ScreenApp
 
@@ -242,3 +245,67 @@ async def test_a_live_review_shows_the_nearest_member_and_d_compares(tmp_path):
     events = SessionStore(tmp_path).read(session).events
     profiled = {event.policy_id for event in events if event.TYPE == "behaviour_profiled"}
     assert "p0" in profiled and any(policy_id.startswith("i1.") for policy_id in profiled)
+
+
+def test_the_behaviour_line_and_compare_show_branches_that_never_ran():
+    """Issue 22's "branches that never ran": the proposal's profile measures them and the
+    review's behaviour line and the Compare screen's detail list them with their lines."""
+    from csro_tui.profiles import compute
+    from csro_tui.profiles.session import review_behaviour
+    from csro_tui.tui.screens.compare_policies import behaviour_text, review_line
+
+    compute._cache.clear()
+    dead_jack = CARD_RULE.replace('        if obs["card"] == "K":\n',
+                                  '        if obs["card"] == "A":\n            return 0\n        if obs["card"] == "K":\n')
+    ctx, recorded = context()
+    review = review_behaviour(ctx.spec, ctx.state(), "i4.1", dead_jack)
+    expected = '`obs["card"] == "A"` was never true in any information state: the code under it never ran'
+    assert [(hint.line, hint.message) for hint in review.hints] == [(7, expected)]
+    assert f"hint: line 7: {expected}" in review_line(review).plain
+    member_id, comparison = review.ranked[0]
+    detail = behaviour_text("i4.1", member_id, comparison, None, review.description, review.hints).plain
+    assert "Hints about i4.1's code (not reasons to reject)" in detail and f"line 7: {expected}" in detail
+    # Recorded with the proposal's profile, so a replay shows them without the sandbox.
+    (event,) = [e for e in review.events if e.policy_id == "i4.1"]
+    assert event.hints == [{"line": 7, "message": expected}]
+
+
+async def test_the_model_summary_is_asked_recorded_labelled_and_replayed(tmp_path, monkeypatch, llm_server):
+    """`m` on Compare policies asks the session's model for a summary of the subject's code,
+    records it beside the profile (behaviour_profiled.model_summary) and shows it labelled as
+    model text; the recorded session shows it again without asking.  The reply is fixed test
+    text from tests/llm_server.py, not model output."""
+    from tests.llm_server import ScriptedReply
+
+    monkeypatch.chdir(tmp_path)  # no csro.toml of the checkout
+    ctx, recorded = context()
+    ctx.state().started.model = "scripted-test-model"
+    ctx.state().started.base_url = llm_server.base_url
+    llm_server.script(ScriptedReply(text="SCRIPTED TEST REPLY"))
+    app = ScreenApp(lambda: ComparePoliciesScreen(ctx, "i4.1", BLUFFS_THE_JACK, proposal=True))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.review is not None, "the profiles")
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(screen.summary, dict), "the model's summary")
+        await pilot.pause()
+        detail = str(screen.query_one("#compare-behaviour").render())
+    assert "Model summary (model text from scripted-test-model, not checked against the profile)" in detail
+    assert "SCRIPTED TEST REPLY" in detail
+    (request,) = llm_server.requests
+    assert 'if obs[\\"card\\"] == \\"J\\"' in json.dumps(request.body)
+    (event,) = [e for e in recorded if e.model_summary]
+    assert event.policy_id == "i4.1" and event.model_summary == {"model": "scripted-test-model",
+                                                                  "text": "SCRIPTED TEST REPLY"}
+    assert event.nearest is not None  # the proposal's nearest member is kept with it
+
+    # The session viewed again (nothing recorded, no model asked): the summary is shown as recorded.
+    replayed = BehaviourContext(ctx.spec, ctx.state, None)
+    app = ScreenApp(lambda: ComparePoliciesScreen(replayed, "i4.1", BLUFFS_THE_JACK, proposal=True))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.review is not None, "the profiles")
+        await pilot.pause()
+        detail = str(screen.query_one("#compare-behaviour").render())
+    assert "Model summary (model text from scripted-test-model" in detail and "SCRIPTED TEST REPLY" in detail
+    assert len(llm_server.requests) == 1

@@ -24,7 +24,10 @@ from csro_tui.tui.behaviour import BehaviourContext, deliver
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
-def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str]) -> Text:
+def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str],
+                   hints: list | None = None, summary: dict | str | None = None) -> Text:
+    """`summary`: the model's summary of the subject's code ({"model", "text"}), or a
+    line saying where asking for it stands."""
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.report import comparison_lines
     from csro_tui.profiles.model import Profile
@@ -34,20 +37,45 @@ def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | No
     against = Profile("", other, "", "")
     for line in comparison_lines(placeholder, against, comparison, head_to_head):
         style = "bold" if line.startswith(("behaviour distance", "they behave", "head to head")) else ""
-        text.append(one_line(line, 300) + "\n", style=style)
+        indent = " " * (len(line) - len(line.lstrip(" ")))  # one_line strips it; A: and B: sit under their situation
+        line = line.replace("(--json lists them all)", "(csro diff --json lists them all)")
+        text.append(indent + one_line(line, 300) + "\n", style=style)
     if head_to_head is None:
         text.append("head to head: playing…\n", style="dim")
+    text.append_text(subject_text(subject, description, hints, summary))
+    return text
+
+
+def subject_text(subject: str, description: list[str], hints: list | None = None,
+                 summary: dict | str | None = None) -> Text:
+    """What the subject does (words from its profile), the hints about its code and the
+    model's summary, marked as model text."""
+    text = Text()
     if description:
         text.append(f"\nWhat {one_line(subject, 40)} does\n", style="bold underline")
         for sentence in description:
             text.append("  " + one_line(sentence, 300) + "\n")
+    if hints:
+        text.append(f"\nHints about {one_line(subject, 40)}'s code (not reasons to reject)\n", style="bold underline")
+        for hint in hints:
+            text.append(f"  line {hint.line}: {one_line(hint.message, 300)}\n", style="yellow")
+    if isinstance(summary, dict):
+        text.append(f"\nModel summary (model text from {one_line(summary.get('model', '?'), 60)}, "
+                    "not checked against the profile)\n", style="bold underline")
+        for line in clean_text(str(summary.get("text", ""))).strip().splitlines():
+            text.append("  " + one_line(line, 300) + "\n", style="italic")
+    elif summary:
+        text.append("\n" + one_line(summary, 300) + "\n", style="dim")
     return text
 
 
 class ComparePoliciesScreen(Screen[None]):
     """`subject_id` with `source` against every member (itself left out), nearest first."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="compare.back")]
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="compare.back"),
+        Binding("m", "model_summary", "Model summary", id="compare.model_summary"),
+    ]
 
     def __init__(self, context: BehaviourContext, subject_id: str, source: str, *, proposal: bool = False) -> None:
         super().__init__()
@@ -59,6 +87,9 @@ class ComparePoliciesScreen(Screen[None]):
         self.sources: dict[str, str] = {}
         self.matches: dict[str, dict] = {}
         self.selected: str | None = None
+        # The model's summary of the subject's code: {"model", "text"} (recorded or just
+        # asked), a line saying how asking stands, or None.
+        self.summary: dict | str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Compare {one_line(self.subject_id, 40)}: profiling the policies (sandboxed)…"),
@@ -78,8 +109,12 @@ class ComparePoliciesScreen(Screen[None]):
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import review_behaviour
 
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.profiles.session import recorded_summary
+
         state = self.context.state()
         self.sources = {member.id: member.source for member in state.population}
+        self.summary = recorded_summary(state, self.subject_id, self.source)  # replayed without the model
         others_state = state
         if not self.proposal:
             # A member against the others: leave itself out of the ranking.
@@ -118,7 +153,7 @@ class ComparePoliciesScreen(Screen[None]):
             options.highlighted = 0
             self._select(review.ranked[0][0])
         else:
-            self.query_one("#compare-behaviour", Static).update(Text("No other member to compare with.", style="dim"))
+            self._render_detail()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if self.review is not None and event.option.id and event.option.id.startswith("member-"):
@@ -144,6 +179,42 @@ class ComparePoliciesScreen(Screen[None]):
             match = {"mean": 0.0, "stderr": None, "failure": str(error)}
         deliver(self, self._played, member_id, match)
 
+    def action_model_summary(self) -> None:
+        """Ask the configured LLM for a summary of the subject's code (a worker), recorded in
+        a live session beside its profile; a recorded one is shown without asking again."""
+        if isinstance(self.summary, dict):
+            self.notify("The model's summary is shown below the profile (recorded in the session).")
+            return
+        if self.review is None:
+            self.notify("Wait for the profile first.", severity="warning")
+            return
+        self.summary = "Model summary: asking the configured LLM…"
+        self._render_detail()
+        self.run_worker(self._ask_model, thread=True, exclusive=True, group="model-summary")
+
+    def _ask_model(self) -> None:
+        # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.profiles.session import summary_event
+        from csro_tui.profiles.summary import model_summary
+
+        state = self.context.state()
+        started = state.started
+        try:
+            summary = model_summary(self.context.spec, self.source, model=getattr(started, "model", "") or None,
+                                    base_url=getattr(started, "base_url", "") or None)
+        except Exception as error:  # noqa: BLE001 - no model, a refusal, a network error: one line
+            deliver(self, self._summarised, f"Model summary: not available: {one_line(str(error), 200)}")
+            return
+        if self.context.record is not None:
+            self.context.record_all([summary_event(state, self.subject_id, self.source, self.review.profile, summary)])
+        else:
+            deliver(self, self.notify, "Shown, not recorded: this session is not running here.")
+        deliver(self, self._summarised, summary)
+
+    def _summarised(self, summary: dict | str) -> None:
+        self.summary = summary
+        self._render_detail()
+
     def _played(self, member_id: str, match: dict) -> None:
         self.matches[member_id] = match
         if member_id == self.selected:
@@ -151,11 +222,17 @@ class ComparePoliciesScreen(Screen[None]):
 
     def _render_detail(self) -> None:
         member_id = self.selected
-        if self.review is None or member_id is None:
+        if self.review is None:
+            return
+        if member_id is None:
+            alone = Text("No other member to compare with.\n", style="dim")
+            alone.append_text(subject_text(self.subject_id, self.review.description, self.review.hints, self.summary))
+            self.query_one("#compare-behaviour", Static).update(alone)
             return
         comparison = dict(self.review.ranked)[member_id]
         self.query_one("#compare-behaviour", Static).update(
-            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description))
+            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description,
+                           self.review.hints, self.summary))
         lines = unified_diff(clean_text(self.sources.get(member_id, "")), clean_text(self.source), member_id,
                              self.subject_id)
         code = Text(f"\nCode: {one_line(member_id, 30)} → {one_line(self.subject_id, 30)}\n", style="bold underline")

@@ -337,9 +337,9 @@ def source_of_fixture(name: str) -> str:
 def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch, part):
     """A failure in either part of the host's set-up reaches the caller of
     `start` as one line plus the host's traceback, and the host is gone."""
-    from csro_tui.sandbox import sandbox
+    from csro_tui.sandbox import host_process
 
-    real = sandbox._prepare_message  # noqa: SLF001
+    real = host_process._prepare_message  # noqa: SLF001
 
     def broken(mode_name, *rest):
         message = real(mode_name, *rest)
@@ -349,7 +349,7 @@ def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch
             message["drop_to"] = ["nobody", "nogroup"]  # int("nobody"): ValueError when the module arrives
         return message
 
-    monkeypatch.setattr(sandbox, "_prepare_message", broken)
+    monkeypatch.setattr(host_process, "_prepare_message", broken)
     if part == "load" and os.geteuid() != 0:
         pytest.skip("root is only dropped when running as root")
     host = PolicyHost(COUNTING, GAME, name="broken", limits=LIMITS)

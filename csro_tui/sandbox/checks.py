@@ -83,16 +83,19 @@ def check_resync(resync) -> list:
     return resync
 
 
-def check_answer_count(answers, count: int) -> list:
-    """A reply's `answers`: a list with one answer per request."""
-    if not isinstance(answers, list) or len(answers) != count:
+def check_act_reply(reply: dict, requests: list, legal_lists: list) -> tuple[list[int | dict[int, float]], list]:
+    """An act batch's reply (checked by `check_reply`): its answers, one per
+    request, checked (`check_answers`), and its `resync` entries (`check_resync`)."""
+    answers = reply.get("answers")
+    if not isinstance(answers, list) or len(answers) != len(requests):
         sent = len(answers) if isinstance(answers, list) else "no"
-        raise HostFault(FailureCategory.MALFORMED, f"host sent {sent} answers for {count} requests")
-    return answers
+        raise HostFault(FailureCategory.MALFORMED, f"host sent {sent} answers for {len(requests)} requests")
+    resync = check_resync(reply.get("resync", []))
+    return check_answers(answers, requests, legal_lists), resync
 
 
 def check_answers(answers: list, requests: list, legal_lists: list) -> list[int | dict[int, float]]:
-    """Each answer (one per request, `check_answer_count`) as a legal action id
+    """Each answer (one per request) as a legal action id
     or a normalised distribution over legal actions."""
     shared = legal_lists[0] if legal_lists else None
     if shared is not None and legal_lists[-1] is shared and legal_lists.count(shared) == len(legal_lists):

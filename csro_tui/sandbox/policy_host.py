@@ -22,12 +22,10 @@ from csro_tui.sandbox import zygote
 from csro_tui.sandbox.channel import HostChannel, HostDied
 from csro_tui.sandbox.checks import (
     HostFault,
-    check_answer_count,
-    check_answers,
+    check_act_reply,
     check_layers,
     check_printed,
     check_reply,
-    check_resync,
     child_failure,
     death_report,
 )
@@ -283,9 +281,10 @@ class PolicyHost:
         self._in_flight = None
         reply = self._receive(what)
         self._clock.disarm()
-        answers = self._checked(check_answer_count, reply.get("answers"), len(requests))
-        self._forget_lists(reply.get("resync", []))
-        return self._checked(check_answers, answers, requests, legal_lists)
+        answers, resync = self._checked(check_act_reply, reply, requests, legal_lists)
+        if resync:
+            self._forget_lists(resync)
+        return answers
 
     def send_act_columns(
         self,
@@ -522,9 +521,9 @@ class PolicyHost:
 
     # -- observations and answers ------------------------------------------------
 
-    def _forget_lists(self, resync) -> None:
-        """Lists the policy changed in place: send them whole next time."""
-        for episode, key in self._checked(check_resync, resync):
+    def _forget_lists(self, resync: list) -> None:
+        """Lists the policy changed in place (a reply's checked `resync`): send them whole next time."""
+        for episode, key in resync:
             sent = self._episodes.get(episode)
             if sent is not None:
                 sent.pop(key, None)

@@ -88,11 +88,7 @@ class StartedProcess:
     def discard(self) -> None:
         """Kill the process (its whole group) and remove its temporary directory."""
         kill_process(self.process)
-        for stream in (self.process.stdin, self.process.stdout):  # also when it had died already
-            try:
-                stream.close()
-            except OSError:
-                pass
+        _close_pipes(self.process)  # also when it had died already
         if self.page is not None:
             self.page.close()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
@@ -189,6 +185,10 @@ def kill_process(process: subprocess.Popen | None) -> None:
         return
     kill_host_process(process)
     process.wait()
+    _close_pipes(process)
+
+
+def _close_pipes(process: subprocess.Popen) -> None:
     for stream in (process.stdin, process.stdout):
         try:
             stream.close()

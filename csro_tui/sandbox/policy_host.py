@@ -163,11 +163,7 @@ class PolicyHost:
             try:
                 started = start_host_process(self.mode, numpy=uses_numpy)
             except OSError as error:
-                self.failure = PolicyFailure(
-                    FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name
-                )
-                self.close()
-                raise self.failure from None
+                raise self._could_not_start(error) from None
         if isinstance(started.process, zygote.ZygoteHost):
             started = self._proven(started)
         self._process, self._temp_dir, self._page = started.process, started.temp_dir, started.page
@@ -195,10 +191,14 @@ class PolicyHost:
         try:
             return start_host_process(self.mode, fork=False)
         except OSError as error:
-            self.failure = PolicyFailure(FailureCategory.CRASH, f"could not start the policy host: {error}", "",
-                                         self.name)
-            self.close()
-            raise self.failure from None
+            raise self._could_not_start(error) from None
+
+    def _could_not_start(self, error: OSError) -> PolicyFailure:
+        """The failure (kept, as every failure is) of a host that could not be
+        started; this host is closed."""
+        self.failure = PolicyFailure(FailureCategory.CRASH, f"could not start the policy host: {error}", "", self.name)
+        self.close()
+        return self.failure
 
     def new_episodes(self, episodes: list[tuple[int, int, int]]) -> None:
         """Construct `Policy(player, game)` for each (episode_id, player, seed)."""
@@ -360,10 +360,7 @@ class PolicyHost:
 
     def close(self) -> None:
         """Kill the host's process group, reap it and remove its temp dir."""
-        self._closed = True
-        if self._prestarted is not None:
-            self._prestarted.discard()
-            self._prestarted = None
+        self._mark_closed()
         self._kill()
         self._stop_clock()
         if self._temp_dir is not None:
@@ -375,10 +372,7 @@ class PolicyHost:
         nothing more), and return the rest (reap it, close its pipes, remove
         its temp dir) for the caller to run later, e.g. on a background
         thread: a killed bwrap takes ~10 ms to tear its namespaces down."""
-        self._closed = True
-        if self._prestarted is not None:
-            self._prestarted.discard()
-            self._prestarted = None
+        self._mark_closed()
         kill_host_process(self._process)
         self._stop_clock()
         process, temp_dir = self._process, self._temp_dir
@@ -392,6 +386,13 @@ class PolicyHost:
                 shutil.rmtree(temp_dir, ignore_errors=True)
 
         return finish
+
+    def _mark_closed(self) -> None:
+        """No further calls; a process adopted but never launched is discarded."""
+        self._closed = True
+        if self._prestarted is not None:
+            self._prestarted.discard()
+            self._prestarted = None
 
     def timing(self) -> CallTiming | None:
         """How long the policy's calls took so far, as its host measured them,

@@ -365,6 +365,27 @@ def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch
     host.close()
 
 
+def test_a_host_that_cannot_be_started_fails_in_one_line_and_stays_failed(sandbox_mode, monkeypatch):
+    """No process (fork refused, no memory, ...): a crash naming why, the host
+    closed, and the same failure from every later call."""
+    from csro_tui.sandbox import policy_host
+
+    def refused(*_args, **_kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(policy_host, "start_host_process", refused)
+    host = PolicyHost(COUNTING, GAME, name="unstartable", limits=LIMITS)
+    with pytest.raises(PolicyFailure) as caught:
+        host.start()
+    failure = caught.value
+    assert failure.category is FailureCategory.CRASH
+    assert failure.message == "could not start the policy host: [Errno 11] Resource temporarily unavailable"
+    assert host.failure is failure and host.pid is None
+    with pytest.raises(PolicyFailure) as again:
+        host.new_episodes([(1, 0, 1)])
+    assert again.value is failure
+
+
 def test_host_modules_start_from_bytecode_that_matches_their_source(tmp_path, monkeypatch):
     """The host's modules are imported from bytecode the parent keeps current
     (a script would be compiled at every start); a stale file is compiled

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from csro_tui.booleans import parse_boolean
 from csro_tui.errors import ConfigError
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.llm.client import llm_env_value, llm_table_values
@@ -239,14 +240,10 @@ def _coerce(key: str, value: Any, source: str) -> Any:
             raise bad("a finite number")
         return number
     if annotation.startswith("bool"):
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise bad("true or false")
+        parsed = parse_boolean(value)
+        if parsed is None:
+            raise bad("true or false")
+        return parsed
     if annotation.startswith("list"):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]

@@ -65,15 +65,16 @@ def cache_dir() -> Path | None:
 
 
 def fingerprinted_files() -> list[Path]:
-    """What runs and reads a policy: the host's files, the parent's answer checks
-    (sandbox.py, exact.py), the contract, the names the host's guard forbids
-    (validation.py) and the host's environment (isolation.py)."""
+    """What runs and reads a policy: the host's files, the parent's side of the
+    sandbox (sandbox.PARENT_MODULES: what it sends, its answer checks, the
+    host's set-up and environment), exact.py, the contract and the names the
+    host's guard forbids (validation.py)."""
     from csro_tui.evaluation import exact  # start-up time: importing it loads open_spiel, pyspiel
     # start-up time: importing it loads orjson, rich
-    from csro_tui.sandbox import contract, isolation, sandbox, validation
+    from csro_tui.sandbox import contract, sandbox, validation
 
-    parent_side = (sandbox, exact, contract, validation, isolation)
-    return [Path(HOST_SCRIPT), *HOST_MODULES, *(Path(module.__file__) for module in parent_side)]
+    parent_side = (exact, contract, validation)
+    return [Path(HOST_SCRIPT), *HOST_MODULES, *sandbox.PARENT_MODULES, *(Path(module.__file__) for module in parent_side)]
 
 
 @functools.lru_cache(maxsize=1)

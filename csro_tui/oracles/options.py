@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from csro_tui.booleans import parse_boolean
 from csro_tui.errors import ConfigError
 from csro_tui.names import did_you_mean
 
@@ -79,14 +80,10 @@ class OptionReader:
         value = self._raw(key)
         if value is None:
             return default
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise self._bad(key, value, "true or false")
+        parsed = parse_boolean(value)
+        if parsed is None:
+            raise self._bad(key, value, "true or false")
+        return parsed
 
     def choice(self, key: str, default: str, choices: Sequence[str]) -> str:
         value = self._raw(key)

@@ -1,6 +1,6 @@
 """Policy host: the child process that runs one untrusted policy module.
 
-Started by `csro_tui.sandbox.sandbox.start_host_process` as
+Started by `csro_tui.sandbox.host_process.start_host_process` as
 `python -s -S -P host_start.py` (which imports this module, so its bytecode
 is cached; running this file directly works too), possibly inside
 bubblewrap.  STDLIB ONLY, and it never imports csro_tui: it starts fast and
@@ -756,7 +756,7 @@ def _with_refusal(reply: dict, op) -> dict:
     number = refusals.new() if refusals is not None else None
     if number is None:
         return reply
-    # "#N": the parent puts the call's name in (sandbox.PolicyHost._child_failure).
+    # "#N": the parent puts the call's name in (checks.child_failure).
     what = f"the sandbox refused system call #{number} (seccomp) while serving {op!r}"
     if reply.get("ok"):
         return {"seq": reply.get("seq"), "ok": False, "category": "forbidden", "message": what,

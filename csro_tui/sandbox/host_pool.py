@@ -32,8 +32,10 @@ import weakref
 from collections import deque
 
 from csro_tui.errors import ConfigError
+from csro_tui.sandbox.host_process import StartedProcess, start_host_process
 from csro_tui.sandbox.isolation import isolation_mode
-from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits, StartedProcess, start_host_process
+from csro_tui.sandbox.limits import SandboxLimits
+from csro_tui.sandbox.policy_host import PolicyHost
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ messages can go straight back to the LLM or to the person editing the code.
 An empty list means the source may be handed to the sandbox.
 
 This is a filter for honest mistakes and obvious escape attempts, not the
-security boundary: the sandbox host (`sandbox.py`, `host_main.py`) enforces
+security boundary: the sandbox host (`policy_host.py`, `host_main.py`) enforces
 the same rules again at run time, inside an isolated process.
 """
 

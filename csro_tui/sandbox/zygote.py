@@ -5,7 +5,7 @@ actor, each a process of its own) has done, once, the start-up work no
 policy can influence (zygote_main.py); `spawn_host` asks it to fork a child
 that then runs `host_main.main()` exactly as a spawned host does, applying
 every layer to itself before any policy byte.  `start_host_process`
-(sandbox.py) uses it when `zygote_enabled(mode)`, so the warm pool, exact
+(host_process.py) uses it when `zygote_enabled(mode)`, so the warm pool, exact
 tabularisation and sampled matches all take their hosts from it, and falls
 back to spawning when the zygote cannot start or has died (it is started
 again on the next host).

@@ -3,6 +3,7 @@
 `line_chart_svg` draws one series (points joined by lines, a gap where a
 value is missing) with optional ± error bars, labelled axes and ticks.
 Written for `csro export`'s report; standalone SVG 1.1, no scripts.
+`bands_chart_svg` (csro compare) draws on the same axes (`_Axes`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from csro_tui.numbers import number
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 45
+PLOT_WIDTH, PLOT_HEIGHT = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
 
 def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -34,44 +36,55 @@ def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+class _Axes:
+    """The axes of a chart over iterations (line_chart_svg, bands_chart_svg): y
+    ticks covering every low and high, the x range, values to pixels, and the
+    SVG up to the data (background, title, grid, ticks, axes, their labels)."""
+
+    def __init__(self, lows: list[float], highs: list[float], xs: list[int]) -> None:
+        self.ticks = _nice_ticks(min(lows), max(highs)) if lows else [0.0, 1.0]
+        self.y_min, self.y_max = self.ticks[0], self.ticks[-1]
+        self.x_min, self.x_max = (min(xs), max(xs)) if xs else (0, 1)
+        if self.x_max == self.x_min:
+            self.x_max = self.x_min + 1
+
+    def px(self, x: float) -> float:
+        return LEFT + (x - self.x_min) / (self.x_max - self.x_min) * PLOT_WIDTH
+
+    def py(self, y: float) -> float:
+        return TOP + (self.y_max - y) / (self.y_max - self.y_min) * PLOT_HEIGHT
+
+    def start_svg(self, title: str, *, x_label: str, y_label: str, height: int = HEIGHT) -> list[str]:
+        """The chart's SVG before its data; `height` beyond HEIGHT is room for a legend below."""
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+            f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
+            f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
+            f'<text x="{WIDTH / 2:.1f}" y="22" text-anchor="middle" font-size="14">{escape(title)}</text>',
+        ]
+        for tick in self.ticks:
+            y = self.py(tick)
+            out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e5e5e5"/>')
+            out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_tick_label(tick, self.ticks))}</text>')
+        step = max(1, math.ceil((self.x_max - self.x_min) / 12))
+        for x in range(int(self.x_min), int(self.x_max) + 1, step):
+            out.append(f'<text x="{self.px(x):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{x}</text>')
+        out.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
+        out.append(f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
+        out.append(f'<text x="{LEFT + PLOT_WIDTH / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x_label)}</text>')
+        out.append(f'<text transform="translate(16 {TOP + PLOT_HEIGHT / 2:.1f}) rotate(-90)" text-anchor="middle">'
+                   f'{escape(y_label)}</text>')
+        return out
+
+
 def line_chart_svg(title: str, xs: list[int], ys: list[float | None], *, y_label: str, x_label: str = "iteration",
                    errors: list[float | None] | None = None) -> str:
     """The SVG text of a line chart of ys over xs (None: no point)."""
     points = [(x, y, (errors[i] if errors else None)) for i, (x, y) in enumerate(zip(xs, ys))
               if y is not None and not math.isnan(y)]
-    lows = [y - (e or 0) for _, y, e in points]
-    highs = [y + (e or 0) for _, y, e in points]
-    ticks = _nice_ticks(min(lows), max(highs)) if points else [0.0, 1.0]
-    y_min, y_max = ticks[0], ticks[-1]
-    x_min, x_max = (min(xs), max(xs)) if xs else (0, 1)
-    if x_max == x_min:
-        x_max = x_min + 1
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def px(x: float) -> float:
-        return LEFT + (x - x_min) / (x_max - x_min) * plot_w
-
-    def py(y: float) -> float:
-        return TOP + (y_max - y) / (y_max - y_min) * plot_h
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-        f'<text x="{WIDTH / 2:.1f}" y="22" text-anchor="middle" font-size="14">{escape(title)}</text>',
-    ]
-    for tick in ticks:
-        y = py(tick)
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_tick_label(tick, ticks))}</text>')
-    step = max(1, math.ceil((x_max - x_min) / 12))
-    for x in range(x_min, x_max + 1, step):
-        out.append(f'<text x="{px(x):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{x}</text>')
-    out.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
-    out.append(f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
-    out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x_label)}</text>')
-    out.append(f'<text transform="translate(16 {TOP + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">'
-               f'{escape(y_label)}</text>')
+    axes = _Axes([y - (e or 0) for _, y, e in points], [y + (e or 0) for _, y, e in points], xs)
+    px, py = axes.px, axes.py
+    out = axes.start_svg(title, x_label=x_label, y_label=y_label)
     for x, y, e in points:
         if e:
             out.append(f'<line x1="{px(x):.1f}" y1="{py(y - e):.1f}" x2="{px(x):.1f}" y2="{py(y + e):.1f}" '
@@ -173,42 +186,11 @@ def bands_chart_svg(title: str, series: list[tuple[str, list[int], list[float], 
     def low(m: float, h: float | None) -> float:
         return m - (h or 0) if floor is None else max(floor, m - (h or 0))
 
-    lows = [low(m, h) for _, _, means, halves in series for m, h in zip(means, halves)]
-    highs = [m + (h or 0) for _, _, means, halves in series for m, h in zip(means, halves)]
-    ticks = _nice_ticks(min(lows), max(highs)) if lows else [0.0, 1.0]
-    y_min, y_max = ticks[0], ticks[-1]
-    all_x = [x for _, xs, _, _ in series for x in xs] or [0, 1]
-    x_min, x_max = min(all_x), max(all_x)
-    if x_max == x_min:
-        x_max = x_min + 1
-    legend_h = 18 * len(series)
-    height = HEIGHT + legend_h
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def px(x: float) -> float:
-        return LEFT + (x - x_min) / (x_max - x_min) * plot_w
-
-    def py(y: float) -> float:
-        return TOP + (y_max - y) / (y_max - y_min) * plot_h
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-        f'<text x="{WIDTH / 2:.1f}" y="22" text-anchor="middle" font-size="14">{escape(title)}</text>',
-    ]
-    for tick in ticks:
-        y = py(tick)
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_tick_label(tick, ticks))}</text>')
-    step = max(1, math.ceil((x_max - x_min) / 12))
-    for x in range(int(x_min), int(x_max) + 1, step):
-        out.append(f'<text x="{px(x):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{x}</text>')
-    out.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
-    out.append(f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}" stroke="#333"/>')
-    out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x_label)}</text>')
-    out.append(f'<text transform="translate(16 {TOP + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">'
-               f'{escape(y_label)}</text>')
+    axes = _Axes([low(m, h) for _, _, means, halves in series for m, h in zip(means, halves)],
+                 [m + (h or 0) for _, _, means, halves in series for m, h in zip(means, halves)],
+                 [x for _, xs, _, _ in series for x in xs])
+    px, py = axes.px, axes.py
+    out = axes.start_svg(title, x_label=x_label, y_label=y_label, height=HEIGHT + 18 * len(series))  # + the legend
     for index, (label, xs, means, halves) in enumerate(series):
         colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
         banded = [(x, m, h) for x, m, h in zip(xs, means, halves) if h]

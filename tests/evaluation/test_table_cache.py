@@ -181,3 +181,15 @@ def test_what_the_host_guard_forbids_and_the_host_environment_are_part_of_the_ke
 
     files = {path.resolve() for path in table_cache.fingerprinted_files()}
     assert {Path(validation.__file__).resolve(), Path(isolation.__file__).resolve()} <= files
+
+
+def test_what_the_parent_sends_and_how_it_reads_answers_are_part_of_the_key():
+    """The sandbox's parent side is split by concern (sandbox/wire.py, checks.py,
+    ...): each file that encodes observations, checks answers or sets a host up
+    is in the key, so a change there runs the code again."""
+    from csro_tui.sandbox import checks, host_process, policy_host, wire
+
+    files = {path.resolve() for path in table_cache.fingerprinted_files()}
+    deciding = (wire.encode_observation, wire.column_message, checks.check_answers, checks.check_distribution,
+                host_process.load_message, policy_host.PolicyHost.receive_act)
+    assert {Path(function.__code__.co_filename).resolve() for function in deciding} <= files

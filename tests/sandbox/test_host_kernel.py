@@ -94,19 +94,17 @@ def test_as_root_only_the_planned_drop_is_allowed():
 # -- through a real host: the allow-list, refused calls named, no new executable memory --
 
 from csro_tui.sandbox.failures import FailureCategory, PolicyFailure  # noqa: E402
-from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits, bubblewrap_problem  # noqa: E402
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits  # noqa: E402
 from tests.takeover import policy  # noqa: E402
 
 GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
 LIMITS = SandboxLimits(init_timeout=60.0, move_timeout=10.0, batch_timeout=10.0, memory_mb=512)
 
 
-@pytest.fixture(params=["rlimits", "bubblewrap"])
-def mode(request, monkeypatch):
-    if request.param == "bubblewrap" and bubblewrap_problem():
-        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
-    monkeypatch.setenv("CSRO_SANDBOX", request.param)
-    return request.param
+@pytest.fixture
+def mode(sandbox_mode):
+    """Each sandbox mode in turn (tests/conftest.py)."""
+    return sandbox_mode
 
 
 def _play(source: str, moves: int = 1):

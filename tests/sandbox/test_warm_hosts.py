@@ -337,9 +337,9 @@ def source_of_fixture(name: str) -> str:
 def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch, part):
     """A failure in either part of the host's set-up reaches the caller of
     `start` as one line plus the host's traceback, and the host is gone."""
-    from csro_tui.sandbox import sandbox
+    from csro_tui.sandbox import host_process
 
-    real = sandbox._prepare_message  # noqa: SLF001
+    real = host_process._prepare_message  # noqa: SLF001
 
     def broken(mode_name, *rest):
         message = real(mode_name, *rest)
@@ -349,7 +349,7 @@ def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch
             message["drop_to"] = ["nobody", "nogroup"]  # int("nobody"): ValueError when the module arrives
         return message
 
-    monkeypatch.setattr(sandbox, "_prepare_message", broken)
+    monkeypatch.setattr(host_process, "_prepare_message", broken)
     if part == "load" and os.geteuid() != 0:
         pytest.skip("root is only dropped when running as root")
     host = PolicyHost(COUNTING, GAME, name="broken", limits=LIMITS)
@@ -363,6 +363,27 @@ def test_a_host_whose_set_up_fails_says_so_in_one_line(sandbox_mode, monkeypatch
     assert "Traceback" in failure.traceback and ("_prepare" if part == "prepare" else "_load_limits") in failure.traceback
     assert host.pid is None or not alive(host.pid)
     host.close()
+
+
+def test_a_host_that_cannot_be_started_fails_in_one_line_and_stays_failed(sandbox_mode, monkeypatch):
+    """No process (fork refused, no memory, ...): a crash naming why, the host
+    closed, and the same failure from every later call."""
+    from csro_tui.sandbox import policy_host
+
+    def refused(*_args, **_kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(policy_host, "start_host_process", refused)
+    host = PolicyHost(COUNTING, GAME, name="unstartable", limits=LIMITS)
+    with pytest.raises(PolicyFailure) as caught:
+        host.start()
+    failure = caught.value
+    assert failure.category is FailureCategory.CRASH
+    assert failure.message == "could not start the policy host: [Errno 11] Resource temporarily unavailable"
+    assert host.failure is failure and host.pid is None
+    with pytest.raises(PolicyFailure) as again:
+        host.new_episodes([(1, 0, 1)])
+    assert again.value is failure
 
 
 def test_host_modules_start_from_bytecode_that_matches_their_source(tmp_path, monkeypatch):

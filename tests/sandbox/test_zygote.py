@@ -33,13 +33,11 @@ class Policy:
 """
 
 
-@pytest.fixture(params=["rlimits", "bubblewrap"])
-def mode(request, monkeypatch):
-    if request.param == "bubblewrap" and bubblewrap_problem():
-        pytest.skip(f"bubblewrap unavailable: {bubblewrap_problem()}")
-    monkeypatch.setenv("CSRO_SANDBOX", request.param)
+@pytest.fixture
+def mode(sandbox_mode, monkeypatch):
+    """Each sandbox mode in turn (tests/conftest.py), the zygote on."""
     monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, "1")
-    return request.param
+    return sandbox_mode
 
 
 def _play(host: PolicyHost, episode: int = 1) -> int:
@@ -158,7 +156,6 @@ raise RuntimeError("RESULTS" + repr(sorted(results.items())))
 """)
 
 
-@pytest.mark.parametrize("mode", ["rlimits", "bubblewrap"], indirect=True)
 def test_a_taken_over_child_cannot_signal_trace_or_read_its_sibling_or_the_zygote(mode):
     if not kernel_layers()["seccomp"]:
         pytest.skip("no seccomp here: the takeover's system calls are what this tests")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from csro_tui.booleans import parse_boolean
 from csro_tui.errors import ConfigError, CsroError, SessionError
 from csro_tui.names import did_you_mean
 
@@ -279,13 +280,10 @@ def _coerce(name: str, raw: Any, source: str) -> Any:
                 raise ValueError
             return raw
         if base == "bool":
-            if isinstance(raw, bool):
-                return raw
-            if isinstance(raw, str) and raw.strip().lower() in ("1", "true", "yes", "on"):
-                return True
-            if isinstance(raw, str) and raw.strip().lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
+            parsed = parse_boolean(raw) if isinstance(raw, (bool, str)) else None
+            if parsed is None:
+                raise ValueError
+            return parsed
         if isinstance(raw, bool):  # True is an int in Python, never a number here
             raise ValueError
         if base == "int":

@@ -389,6 +389,10 @@ class RunDisplay:
             self._print_new_rows()
         weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
         mixture = ", ".join(f"{state.member(pid).name} {w:.3f}" for pid, w in weights if w > 1e-6)
+        if state.metagame.populations == 2:
+            from csro_tui.sessions.summary import seat_mixtures_text  # start-up time: importing it loads numpy
+
+            mixture = seat_mixtures_text(state, lambda member: member.name, digits=3, floor=1e-6)
         latest = state.latest_metrics
         lines = [
             f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason,

@@ -122,7 +122,6 @@ def test_the_gate_judges_each_seat_against_its_own_value():
     engine = new_engine(dataclasses.replace(CONFIG, iterations=3), reviewer=Watching())
     state = engine.run().state
     for review in seen:
-        meta_before = [m for m in state.meta_history if review.iteration > 0][0]
         assert review.proposal.seat in (0, 1)
         assert {m.seat for m in review.population} == {1 - review.proposal.seat}  # judged against the other seat
         assert set(review.preview.per_member) == {m.id for m in review.population}
@@ -208,3 +207,20 @@ def test_populations_2_is_refused_in_one_line_before_a_session_is_recorded(tmp_p
     with pytest.raises(ConfigError, match="meta-solver square-only cannot solve the seat-0 x seat-1 meta-game"):
         new_engine(dataclasses.replace(CONFIG, solver="square-only"), store=SessionStore(tmp_path))
     assert not list(tmp_path.iterdir())
+
+
+def test_populations_from_csro_toml_and_one_population_logs_without_the_new_keys(tmp_path):
+    config = tmp_path / "csro.toml"
+    config.write_text("[run]\npopulations = 2\n")
+    assert main(["run", "--game", "kuhn_poker", "--iterations", "1", "--seed", "1", "--config", str(config),
+                 "--session-dir", str(tmp_path / "two")]) == 0
+    (session,) = (tmp_path / "two").iterdir()
+    state = fold(SessionStore(tmp_path / "two").read(session.name).events)
+    assert state.started.config["populations"] == 2 and {m.seat for m in state.population} == {0, 1}
+    # --populations 1 over the file: recorded exactly as before issue 23 (no populations, no seat keys)
+    assert main(["run", "--game", "kuhn_poker", "--iterations", "1", "--seed", "1", "--config", str(config),
+                 "--populations", "1", "--session-dir", str(tmp_path / "one")]) == 0
+    (session,) = (tmp_path / "one").iterdir()
+    text = (session / EVENTS_FILE).read_text()
+    assert '"populations"' not in text and '"seat"' not in text
+    assert fold(SessionStore(tmp_path / "one").read(session.name).events).populations == 1

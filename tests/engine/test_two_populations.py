@@ -224,3 +224,14 @@ def test_populations_from_csro_toml_and_one_population_logs_without_the_new_keys
     text = (session / EVENTS_FILE).read_text()
     assert '"populations"' not in text and '"seat"' not in text
     assert fold(SessionStore(tmp_path / "one").read(session.name).events).populations == 1
+
+
+def test_a_sweep_cell_with_populations_2_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    from csro_tui.experiments.sweep_file import read_sweep
+    from csro_tui.oracles import registry
+
+    monkeypatch.setitem(registry.ORACLES, "seed", dataclasses.replace(registry.ORACLES["seed"], two_populations=False))
+    path = tmp_path / "sweep.toml"
+    path.write_text('name = "x"\n[grid]\noracle = ["best-response", "seed"]\n[options]\ngame = "kuhn_poker"\npopulations = 2\n')
+    with pytest.raises(ConfigError, match="--populations 2: oracle seed cannot propose for one seat"):
+        read_sweep(path)

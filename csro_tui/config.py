@@ -116,6 +116,8 @@ class RunConfig:
         data["oracle_options"] = redact(data["oracle_options"])
         data["llm"] = redact(data["llm"])
         data["base_url"] = strip_credentials(data["base_url"])
+        if data["populations"] == 1:
+            del data["populations"]  # one population: recorded as before issue 23 (absent = 1)
         return data
 
     @classmethod

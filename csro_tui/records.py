@@ -185,6 +185,9 @@ class ReviewRequest:
     history: list[ProposalVersion] = field(default_factory=list)
     edited_by: str | None = None  # who made this proposal by editing the last of `history`
     max_attempts: int = 0  # oracle attempts per iteration (a rejection uses one up); 0: unknown
+    # Two populations: the value of the proposal's seat in the meta-game (seat 0: the solver's
+    # value, seat 1: its negation), which its expected payoff must beat; None: one population.
+    seat_value: float | None = None
 
 
 @dataclass(frozen=True)

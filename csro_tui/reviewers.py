@@ -43,6 +43,10 @@ class AutoReviewer:
     that level for the pairs played: `Preview.standard_errors`).
     Anything else is rejected with that reason, which goes back to the oracle.
 
+    With two populations the bar is the proposal's seat's value in the
+    meta-game (`ReviewRequest.seat_value`; Kuhn's seat 0 is worth -1/18, not
+    0) plus `threshold`.
+
     `threshold=None` turns the improvement and duplicate rules off: every
     valid proposal is accepted (the reviewer's behaviour before the gate
     knew what a best response is; `--review valid`).
@@ -61,13 +65,15 @@ class AutoReviewer:
             return Decision.reject(preview.failure.summary())
         if self.threshold is None or preview is None:
             return Decision.accept()
-        shortfall = preview.shortfall(self.threshold, self.z)
+        bar = self.threshold + (review.seat_value or 0.0)
+        shortfall = preview.shortfall(bar, self.z)
         if shortfall is not None:
             return Decision.reject(shortfall)
         margin = preview.improvement_margin(self.z)
         noise = f" (noise margin {margin:.3f})" if margin > 0 else ""
+        whose = f" (seat {review.proposal.seat}'s value in the meta-game)" if review.seat_value is not None else ""
         return Decision.accept(
-            f"expected payoff {preview.expected_payoff:+.3f} against the meta-strategy beats {self.threshold:+.3f}{noise}"
+            f"expected payoff {preview.expected_payoff:+.3f} against the meta-strategy beats {bar:+.3f}{whose}{noise}"
         )
 
 

@@ -82,6 +82,28 @@ def whole_number_table(title: str, columns, rows, *, numeric=()):
     return table
 
 
+def show_seat_matrix(console, state) -> None:
+    """Two populations: the seat-0 x seat-1 matrix (seat 0's member's return), as many
+    seat-1 columns as fit whole."""
+    rows_ids = [m.id for m in state.seat_members(0)]
+    cols_ids = [m.id for m in state.seat_members(1)]
+    if not rows_ids or not cols_ids:
+        return
+    matrix = state.seat_matrix()
+    rows = [[policy_id, *(_number(float(matrix[i, j])) for j in range(len(cols_ids)))] for i, policy_id in enumerate(rows_ids)]
+    widths = [max(len(str(row[k])) for row in rows + [["seat 0 \\ seat 1", *cols_ids]]) + 3 for k in range(len(cols_ids) + 1)]
+    fitting = 0
+    while fitting < min(len(cols_ids), MATRIX_MAX_COLUMNS) and sum(widths[:fitting + 2]) + 1 <= console.width:
+        fitting += 1
+    fitting = max(fitting, 1)
+    shown = cols_ids[:fitting]
+    console.print(whole_number_table("payoff matrix (seat-0 member's return against the seat-1 member)",
+                                     ["seat 0 \\ seat 1", *shown], [row[:fitting + 1] for row in rows], numeric=shown))
+    if len(cols_ids) > len(shown):
+        console.print(f"({counted(len(cols_ids) - len(shown), 'more column')} at this width; "
+                      "`csro export` writes the whole matrix)", highlight=False)
+
+
 def show_state(console, state, *, last_step: int, events_file=None) -> None:
     from rich.table import Table  # start-up time: importing it loads rich
 
@@ -97,14 +119,20 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
         highlight=False,
     )
     members = member_rows(state)
+    two = state.metagame.populations == 2
     with_agg = any(row.agg_score is not None for row in members)  # games without benchmark bots have none
-    columns = ("id", "name", "origin", "parent", "iter", "weight", "vs meta") + (("AggScore",) if with_agg else ())
-    cells = [[row.id, row.name, row.origin_text, row.parent or "-", str(row.iteration), f"{row.weight:.4f}",
+    columns = ("id", "name", *(("seat",) if two else ()), "origin", "parent", "iter", "weight", "vs meta") \
+        + (("AggScore",) if with_agg else ())
+    cells = [[row.id, row.name, *((f"seat {row.seat}",) if two else ()), row.origin_text, row.parent or "-",
+              str(row.iteration), f"{row.weight:.4f}",
               _number(row.payoff_vs_meta), *((_number(row.agg_score),) if with_agg else ())] for row in members]
-    console.print(whole_number_table("population", columns, cells, numeric=("iter", "weight", "vs meta", "AggScore")))
+    title = "populations (one per seat; weight: in its seat's meta-strategy)" if two else "population"
+    console.print(whole_number_table(title, columns, cells, numeric=("iter", "weight", "vs meta", "AggScore")))
 
     ids = state.ids
-    if ids:
+    if two:
+        show_seat_matrix(console, state)
+    elif ids:
         matrix = state.matrix(ids)
         rows = [[policy_id, *(_number(float(matrix[i, j])) for j in range(len(ids)))] for i, policy_id in enumerate(ids)]
         # As many columns as fit whole (a payoff is never cut to "-0.33…"), at most MATRIX_MAX_COLUMNS.
@@ -122,8 +150,13 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
 
     weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
     mixture = ", ".join(f"{pid} {w:.4f}" for pid, w in weights if w > 1e-9) or "-"
+    if two:
+        from csro_tui.sessions.summary import seat_mixtures_text  # start-up time: importing it loads numpy
+
+        mixture = seat_mixtures_text(state, lambda member: member.id)
     solver = f" ({state.meta.solver}, NashConv {_number(state.meta.nash_conv)})" if state.meta else ""
-    console.print(f"meta-strategy{solver}: {mixture}", highlight=False)
+    value = f"; seat 0's value {_number(state.meta.value)}" if two and state.meta else ""
+    console.print(f"meta-strategy{solver}: {mixture}{value}", highlight=False)
 
     from csro_tui.sessions.summary import informative_nash_conv, rejections  # start-up time: importing it loads numpy
     from csro_tui.text import one_line, plain  # start-up time: importing it loads rich

@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="episodes per benchmark bot (default 20, as csro eval plays; fewer is faster and noisier)")
     add("--seeds", dest="seed_policies", type=_seed_names, help="initial population: comma-separated seed policy names (default: the game's first)")
     add("--max-attempts", type=_positive, help="oracle attempts per iteration before moving on (default 3)")
+    add("--populations", type=int, choices=(1, 2),
+        help="1: one population whose members play both seats (default); 2: one population per seat, "
+        "as OpenSpiel's psro_v2 (a proposal per seat each iteration)")
     add("--workers", type=_positive, help="evaluation processes (default: CPU count)")
     add_backend_arguments(parser)
     add_limit_arguments(parser)
@@ -109,7 +112,7 @@ def _count(text: str) -> int:
 
 FLAG_FIELDS = (
     "game", "oracle", "iterations", "solver", "review", "seed", "episodes", "smoke_episodes",
-    "preview_episodes", "benchmark", "benchmark_episodes", "seed_policies", "max_attempts",
+    "preview_episodes", "benchmark", "benchmark_episodes", "seed_policies", "max_attempts", "populations",
     "workers", "backend", "ray_address", "model", "base_url", "sessions_dir", *SANDBOX_LIMIT_FIELDS,
 )
 
@@ -386,6 +389,10 @@ class RunDisplay:
             self._print_new_rows()
         weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
         mixture = ", ".join(f"{state.member(pid).name} {w:.3f}" for pid, w in weights if w > 1e-6)
+        if state.metagame.populations == 2:
+            from csro_tui.sessions.summary import seat_mixtures_text  # start-up time: importing it loads numpy
+
+            mixture = seat_mixtures_text(state, lambda member: member.name, digits=3, floor=1e-6)
         latest = state.latest_metrics
         lines = [
             f"{outcome.reason}: {outcome.message}" if outcome.message else outcome.reason,

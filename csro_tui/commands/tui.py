@@ -29,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--solver", help="meta-solver (default nash)")
     parser.add_argument("--episodes", type=int, help="evaluation budget: episodes per matchup")
     parser.add_argument("--seed", type=int, help="session seed")
+    parser.add_argument("--populations", type=int, choices=(1, 2),
+                        help="1: one population playing both seats (default); 2: one population per seat (psro_v2)")
     parser.add_argument("--iterations", type=int, help="with --game/--oracle: run this many iterations at once")
     parser.add_argument("--sessions-dir", dest="sessions_dir", help="where sessions are recorded")
     parser.add_argument("--config", help="a csro.toml configuration file")
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         "solver": args.solver,
         "episodes": args.episodes,
         "seed": args.seed,
+        "populations": args.populations,
         "sessions_dir": args.sessions_dir,
     }
     config = load_run_config(flags, config_file=args.config)

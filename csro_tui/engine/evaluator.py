@@ -223,23 +223,34 @@ class GameEvaluator:
 
         a, b = self._participant(job.a), self._participant(job.b)
         if job.exact:
-            return exact_payoff(self.spec, a, b, limits=self.limits, host_factory=self._host_factory())
+            return exact_payoff(self.spec, a, b, limits=self.limits, host_factory=self._host_factory(), seat=job.seat)
         return play_match(self.spec, a, b, episodes=job.episodes, seed=job.seed, limits=self.limits, seat=job.seat)
 
     def bots(self) -> list[str]:
         return [bot.name for bot in self.spec.benchmark()]
 
     def exploitability(self, members: Sequence[PolicyRecord], weights: Sequence[float]) -> float | None:
+        """OpenSpiel's exploitability of the meta-strategy: the mixture of `members` in both
+        seats, or with two populations (members with a seat) the joint profile in which seat 0
+        plays its members' mixture and seat 1 its own (NashConv / 2)."""
         if not self.exact:
             return None
         # start-up time: importing it loads open_spiel, pyspiel
-        from csro_tui.evaluation.exact import mixture_policy, policy_exploitability
+        from csro_tui.evaluation.exact import joint_policy, mixture_policy, policy_exploitability
 
-        mixture = mixture_policy(
-            self.spec, [as_code(m) for m in members], list(weights), limits=self.limits,
-            host_factory=self._host_factory(),
-        )
-        return policy_exploitability(self.spec, mixture)
+        def mixture(chosen: Sequence[tuple[PolicyRecord, float]]):
+            return mixture_policy(
+                self.spec, [as_code(m) for m, _ in chosen], [w for _, w in chosen], limits=self.limits,
+                host_factory=self._host_factory(),
+            )
+
+        weighted = list(zip(members, weights))
+        if any(m.seat is not None for m in members):
+            by_seat = [[(m, w) for m, w in weighted if m.seat == seat] for seat in (0, 1)]
+            if not all(by_seat):
+                raise ValueError("the exploitability of two populations needs members of both seats")
+            return policy_exploitability(self.spec, joint_policy(self.spec, mixture(by_seat[0]), mixture(by_seat[1])))
+        return policy_exploitability(self.spec, mixture(weighted))
 
     def forfeit(self) -> float:
         return float(self.spec.load().min_utility())

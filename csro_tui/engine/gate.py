@@ -72,8 +72,8 @@ class GateSettings:
     benchmark_episodes: int = 2
 
 
-def candidate_record(source: str, name: str = CANDIDATE) -> PolicyRecord:
-    return PolicyRecord(id=CANDIDATE, name=name, source=source, origin="candidate")
+def candidate_record(source: str, name: str = CANDIDATE, seat: int | None = None) -> PolicyRecord:
+    return PolicyRecord(id=CANDIDATE, name=name, source=source, origin="candidate", seat=seat)
 
 
 def _candidate_failure(failure: PolicyFailure | None) -> PolicyFailure | None:
@@ -88,8 +88,14 @@ class Gate:
         self.evaluator = evaluator
         self.settings = settings
 
-    def validate(self, key: str, source: str, population: Sequence[PolicyRecord]) -> ValidationResult:
-        """Static checks, then the smoke run; `key` (a proposal id) seeds the matches."""
+    def validate(
+        self, key: str, source: str, population: Sequence[PolicyRecord], seat: int | None = None
+    ) -> ValidationResult:
+        """Static checks, then the smoke run; `key` (a proposal id) seeds the matches.
+
+        `seat` (two populations): the candidate plays only that seat, against
+        `population`, the other seat's members.
+        """
         issues = self.evaluator.static_issues(source)
         if issues:
             return ValidationResult(valid=False, issues=issues)
@@ -98,7 +104,8 @@ class Gate:
         exact = self.evaluator.exact
         episodes = 0 if exact else self.settings.smoke_episodes
         jobs = [
-            MatchJob(candidate, member, derive_seed(self.settings.seed, "smoke", key, member.id), episodes, exact)
+            MatchJob(candidate, member, derive_seed(self.settings.seed, "smoke", key, member.id), episodes, exact,
+                     seat=seat)
             for member in opponents
         ]
         smoke: dict[str, float] = {}
@@ -128,6 +135,7 @@ class Gate:
         benchmark: bool = True,
         member_id: str | None = None,
         known: Sequence[KnownPolicy] = (),
+        seat: int | None = None,
     ) -> tuple[Preview, bool, int]:
         """(preview, exact, episodes per member) for a valid candidate.
 
@@ -136,9 +144,10 @@ class Gate:
         benchmark matches the very ones the member's own benchmark will play
         (same seeds), so the evaluator can reuse them instead of playing
         dozens of bot matches twice.  `known` (see `known_policies`) is what
-        the candidate must not repeat.
+        the candidate must not repeat.  `seat` (two populations): the candidate
+        plays only that seat, against `population`, the other seat's members.
         """
-        candidate = candidate_record(source)
+        candidate = candidate_record(source, seat=seat)
         exact = self.evaluator.exact
         episodes = 0 if exact else self.preview_episodes(validation.smoke_episodes)
         failure: PolicyFailure | None = None
@@ -147,7 +156,7 @@ class Gate:
             stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in per_member}
         else:
             jobs = [
-                MatchJob(candidate, m, derive_seed(self.settings.seed, "preview", key, m.id), episodes, exact)
+                MatchJob(candidate, m, derive_seed(self.settings.seed, "preview", key, m.id), episodes, exact, seat=seat)
                 for m in population
             ]
             per_member, stderr = {}, {}
@@ -158,7 +167,7 @@ class Gate:
                     stderr[member.id] = sampled_stderr(outcome)
         metrics = None
         if benchmark and self.settings.benchmark and failure is None:
-            metrics, failure = self._benchmark(key, candidate, member_id)
+            metrics, failure = self._benchmark(key, candidate, member_id)  # candidate.seat: seat-fixed
         result = Preview(
             expected_payoff=expected_payoff(per_member, weights),
             per_member=per_member,
@@ -218,7 +227,7 @@ class Gate:
             return None, None
         episodes = self.settings.benchmark_episodes
         jobs = [
-            MatchJob(candidate, Bot(bot), seed, episodes)
+            MatchJob(candidate, Bot(bot), seed, episodes, seat=candidate.seat)
             for bot, seed in zip(bots, self._benchmark_seeds(key, bots, member_id))
         ]
         per_bot: dict[str, float] = {}
@@ -242,15 +251,16 @@ class Gate:
         weights: dict[str, float],
         key: str,
         known: Sequence[KnownPolicy] = (),
+        seat: int | None = None,
     ) -> Preview:
-        """Validate and preview in one call (the oracles' `context.preview`).
+        """Validate and preview in one call (the oracles' `context.preview`; `seat` as `preview`'s).
 
         Without benchmark scores: oracles rank candidates by their payoff
         against the meta-strategy, and scoring every candidate they try
         against dozens of bots would cost minutes.  Duplicates of `known`
         are marked, so an oracle learns before proposing that it repeated one.
         """
-        validation = self.validate(key, source, population)
+        validation = self.validate(key, source, population, seat)
         if not validation.valid:
             failure = validation.failure or PolicyFailure.from_dict(
                 {"category": "invalid", "message": validation.summary()}
@@ -258,7 +268,8 @@ class Gate:
             invalid = Preview(expected_payoff=math.nan, per_member={}, failure=failure)
             self.mark_duplicate(invalid, source, known, self.evaluator.exact, code_only=True)
             return invalid
-        preview, _, _ = self.preview(key, source, population, weights, validation, benchmark=False, known=known)
+        preview, _, _ = self.preview(key, source, population, weights, validation, benchmark=False, known=known,
+                                     seat=seat)
         return preview
 
 
@@ -309,15 +320,17 @@ def sampled_stderr(outcome) -> float:
     return value if value == value and value >= 0 else 0.0
 
 
-def known_policies(state: "SessionState") -> list[KnownPolicy]:
+def known_policies(state: "SessionState", seat: int | None = None) -> list[KnownPolicy]:
     """What a candidate must not repeat: every member, then rejected proposals that ran, newest first.
 
     Members carry their payoff row (from the recorded payoff entries);
-    rejected proposals the row their preview measured.
+    rejected proposals the row their preview measured.  With `seat` (two
+    populations) only that seat's members and the rejected proposals for it,
+    their rows against the other seat's members.
     """
     known: list[KnownPolicy] = []
-    ids = [m.id for m in state.population]
-    for member in state.population:
+    ids = [m.id for m in state.seat_members(None if seat is None else 1 - seat)]
+    for member in state.seat_members(seat):
         row: dict[str, tuple] = {}
         for other in ids:
             if other == member.id:
@@ -335,7 +348,7 @@ def known_policies(state: "SessionState") -> list[KnownPolicy]:
     # and asking a failing policy for its table again would cost a sandbox each time.
     rejected = [
         proposal for proposal in state.proposals.values()
-        if proposal.decision is not None and proposal.decision.action == "reject"
+        if proposal.decision is not None and proposal.decision.action == "reject" and proposal.proposal.seat == seat
     ]
     for proposal in list(reversed(rejected))[:MAX_REJECTED_COMPARED]:
         ran = proposal.preview is not None and proposal.preview.preview.failure is None
@@ -444,6 +457,7 @@ class ReviewLoop:
     _stop: threading.Event
     _emit: Callable[[Event], Event]
     _next_member_id: Callable[[], str]
+    _candidate_member_id: Callable[[], str]
     _next_proposal_id: Callable[[int], str]
 
     def _gate(self, proposal_id: str) -> tuple[Gated, str]:
@@ -462,11 +476,13 @@ class ReviewLoop:
         if self._stop.is_set():
             return Gated.STOPPED
         entry = self.state.proposals[proposal_id]
-        population = list(self.state.population)
+        seat = entry.proposal.seat
+        # two populations: judged in its seat against the other seat's members and their meta-strategy
+        population = list(self.state.seat_members(None if seat is None else 1 - seat))
         weights = self.state.meta_strategy
         # what the proposal may repeat: members and rejected proposals (this one's own events do not change it)
-        known = [k for k in known_policies(self.state) if k.id != proposal_id]
-        validation = self.gate.validate(proposal_id, entry.proposal.source, population)
+        known = [k for k in known_policies(self.state, seat) if k.id != proposal_id]
+        validation = self.gate.validate(proposal_id, entry.proposal.source, population, seat)
         validation = self.gate.repeated_code(validation, entry.proposal.source, known)
         self._emit(ProposalValidated(proposal_id=proposal_id, validation=validation))
         preview = None
@@ -475,8 +491,9 @@ class ReviewLoop:
                 return Gated.STOPPED
             preview, exact, episodes = self.gate.preview(
                 proposal_id, entry.proposal.source, population, weights, validation,
-                member_id=self._next_member_id(),
+                member_id=self._candidate_member_id(),
                 known=known,
+                seat=seat,
             )
             self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
         if self._stop.is_set():
@@ -537,6 +554,7 @@ class ReviewLoop:
             parent=original.parent,
             rationale=original.rationale
             + (f"\n\nEdited by {editor}: {decision.reason}" if decision.reason else ""),
+            seat=original.seat,
         )
         new_id = self._next_proposal_id(entry.iteration)
         self._emit(

@@ -25,12 +25,16 @@ def entry_episodes(config: RunConfig, spec: Any) -> int:
 
 
 def payoff_job(config: RunConfig, spec: Any, row: PolicyRecord, col: PolicyRecord, *, exact: bool) -> MatchJob:
+    """The job behind the payoff entry `row` vs `col`; with two populations `row` is the
+    seat-0 member and plays seat 0 only (`MatchJob.seat`)."""
     seed = derive_seed(config.seed, "payoff", row.id, col.id)
-    return MatchJob(row, col, seed, entry_episodes(config, spec), exact)
+    return MatchJob(row, col, seed, entry_episodes(config, spec), exact, seat=row.seat)
 
 
 def benchmark_jobs(config: RunConfig, member: PolicyRecord, bots: list[str]) -> list[MatchJob]:
+    """A member against each bot; a member of one seat's population plays that seat only."""
     return [
-        MatchJob(member, Bot(bot), derive_seed(config.seed, "benchmark", member.id, bot), config.benchmark_episodes)
+        MatchJob(member, Bot(bot), derive_seed(config.seed, "benchmark", member.id, bot), config.benchmark_episodes,
+                 seat=member.seat)
         for bot in bots
     ]

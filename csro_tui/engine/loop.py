@@ -21,6 +21,17 @@ An iteration:
 4. on accept the policy joins, only the payoff entries it adds are
    evaluated, the meta-solver runs and the metrics are computed.
 
+Two populations (`config.populations == 2`, issue 23, as OpenSpiel's
+psro_v2 runs it): every member belongs to a seat.  The seed policies join
+both populations (seat 0's copies first; ids stay `p0`, `p1`, ... in joining
+order, the seat is in the record).  An iteration runs steps 1-3 for seat 0,
+then for seat 1, each against the other seat's meta-strategy as it was at
+the iteration's start (nothing joins in between) and with its own attempts;
+then the accepted proposals join (seat 0's first), only the new seat-0 x
+seat-1 entries are evaluated (seat-fixed), one meta-solve gives both
+mixtures, and the metrics follow.  An oracle with nothing for one seat
+leaves that seat out of the iteration; with nothing for either, the run ends.
+
 Every step is an event: recorded durably (when the engine has a writer),
 folded into `self.state` and passed to subscribers, in that order.  The
 state is only ever changed by folding events, so the recorded log replays
@@ -28,7 +39,8 @@ to exactly the live state, and a resumed engine continues from the log's
 last complete event (`SessionState` tells what is still to do): an accepted
 policy that had not joined yet joins, missing payoff entries, meta-solve
 and metrics are completed, and an iteration stopped before its decision
-starts again at its gate - the undecided proposal (or a reviewer's last
+starts again at its gate (with two populations: the undecided seat's; a
+seat already decided keeps its decision) - the undecided proposal (or a reviewer's last
 edit) is validated, previewed and reviewed again rather than asking the
 oracle (an LLM call) for a new one.
 
@@ -41,6 +53,7 @@ event over (e.g. post a message) rather than block.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import traceback
@@ -100,6 +113,13 @@ class RunOutcome:
     message: str
     state: SessionState
     oracle_finished: bool = False  # the oracle said it has nothing more to propose (message says why)
+
+
+def joint_strategy(solution: Any, *, two_populations: bool) -> list[float]:
+    """The weights `MetaSolved.strategy` records: the row player's mixture, or with two
+    populations the row's (seat 0) then the column's (seat 1)."""
+    parts = [solution.row, solution.col] if two_populations else [solution.row]
+    return [float(w) for part in parts for w in np.asarray(part, dtype=float)]
 
 
 class Engine(ReviewLoop):
@@ -356,16 +376,21 @@ class Engine(ReviewLoop):
             )
         if not names:
             raise ConfigError(f"{self.config.game} has no seed policies to start the population")
-        present = {m.name for m in self.state.population if m.origin == "seed"}
-        for name in names:
-            if name not in present:
-                self._add_policy(name=name, source=sources[name], origin="seed", parent=None, iteration=0)
+        present = {(m.name, m.seat) for m in self.state.population if m.origin == "seed"}
+        # Two populations: every seed joins both, seat 0's copies first.
+        for seat in (0, 1) if self._two_populations else (None,):
+            for name in names:
+                if (name, seat) not in present:
+                    self._add_policy(name=name, source=sources[name], origin="seed", parent=None, iteration=0,
+                                     seat=seat)
 
     def _finish_open_integration(self) -> None:
         """Complete an iteration that stopped between its accept and its metrics."""
         current = self.state.open_iteration
         if current is None:
             return
+        if self._two_populations and current.number > 0:
+            return  # `_two_seat_iteration` picks it up where it stopped, seat by seat
         pending = self.state.accepted_pending()
         if pending is not None:
             self._join(pending.id)
@@ -382,6 +407,8 @@ class Engine(ReviewLoop):
             self._emit(IterationStarted(iteration=number))
             current = self.state.iterations[number]
         number = current.number
+        if self._two_populations:
+            return self._two_seat_iteration(number)
         pending = self._undecided_proposal(number)
         while not self._stop.is_set():
             if pending is not None:
@@ -407,11 +434,82 @@ class Engine(ReviewLoop):
                 return None
         return None
 
-    def _undecided_proposal(self, number: int) -> str | None:
-        """Where a resumed iteration picks up: its last proposal if it was never
-        decided, or the edit a reviewer made just before the stop (the oracle
-        is not asked again for what it already proposed)."""
-        ids = self.state.iterations[number].proposals
+    # --- two populations ------------------------------------------------------------
+
+    @property
+    def _two_populations(self) -> bool:
+        return self.config.populations == 2
+
+    def _two_seat_iteration(self, number: int) -> str | None:
+        """One psro_v2 iteration: a proposal per seat, then the accepted join together
+        (see the module docstring); a message when the oracle has nothing for either seat."""
+        finished: dict[int, str] = {}
+        joined = any(m.iteration == number and m.origin != "seed" for m in self.state.population)
+        for seat in () if joined else (0, 1):  # once a proposal has joined, both seats were decided
+            if self._stop.is_set():
+                return None
+            message = self._seat_turn(number, seat)
+            if message is not None:
+                finished[seat] = message
+        if self._stop.is_set():
+            return None
+        accepted = [p for p in self.state.proposals.values()
+                    if p.iteration == number and p.decision is not None and p.decision.action == "accept"
+                    and p.policy_id is None]
+        for proposal in sorted(accepted, key=lambda p: p.proposal.seat):
+            self._join(proposal.id)
+        if any(m.iteration == number and m.origin != "seed" for m in self.state.population):
+            self._integrate(number)
+            return None
+        attempts = self.state.iterations[number].attempts
+        if len(finished) == 2:
+            self._emit(IterationFinished(iteration=number, accepted=None, attempts=attempts))
+            return f"{finished[0]}; {finished[1]}"
+        self._emit(IterationFinished(iteration=number, accepted=None, attempts=attempts,
+                                     progress=progress_note(self.state, number)))
+        return None
+
+    def _seat_turn(self, number: int, seat: int) -> str | None:
+        """Propose and review for one seat until it has an accepted proposal or its attempts
+        are used up; the oracle's message when it has nothing for the seat."""
+        if any(p.iteration == number and p.proposal.seat == seat and p.decision is not None
+               and p.decision.action == "accept" for p in self.state.proposals.values()):
+            return None  # decided before a stop: kept
+        pending = self._undecided_proposal(number, seat)
+        while not self._stop.is_set():
+            if pending is not None:
+                proposal_id, pending = pending, None
+            else:
+                attempts = self.state.seat_attempts(number, seat)
+                if attempts >= self.config.max_attempts:
+                    return None
+                asked = self._ask_oracle(number, attempts + 1, seat)
+                if isinstance(asked, _OracleDone):
+                    return f"seat {seat}: {asked.message}"
+                if asked is None:
+                    continue
+                proposal_id = asked
+            outcome, _ = self._gate(proposal_id)
+            if outcome is Gated.ACCEPTED:
+                return None
+        return None
+
+    def _candidate_member_id(self) -> str:
+        """The id a proposal under review will have if it joins (its benchmark preview
+        plays that member's matches); with two populations, after those accepted before it."""
+        if not self._two_populations:
+            return self._next_member_id()
+        waiting = sum(1 for p in self.state.proposals.values()
+                      if p.decision is not None and p.decision.action == "accept" and p.policy_id is None)
+        return f"p{len(self.state.population) + waiting}"
+
+    # --- one population's proposals --------------------------------------------------
+
+    def _undecided_proposal(self, number: int, seat: int | None = None) -> str | None:
+        """Where a resumed iteration picks up: its last proposal (for `seat`, two
+        populations) if it was never decided, or the edit a reviewer made just
+        before the stop (the oracle is not asked again for what it already proposed)."""
+        ids = [pid for pid in self.state.iterations[number].proposals if self.state.proposals[pid].proposal.seat == seat]
         if not ids:
             return None
         last = self.state.proposals[ids[-1]]
@@ -425,13 +523,14 @@ class Engine(ReviewLoop):
     def _next_proposal_id(self, number: int) -> str:
         return f"i{number}.{len(self.state.iterations[number].proposals) + 1}"
 
-    def _ask_oracle(self, number: int, attempt: int) -> str | _OracleDone | None:
-        """A new proposal's id; None after a failed attempt; `_OracleDone` when it has finished."""
+    def _ask_oracle(self, number: int, attempt: int, seat: int | None = None) -> str | _OracleDone | None:
+        """A new proposal's id (for `seat`, two populations); None after a failed attempt;
+        `_OracleDone` when it has finished."""
         self._oracle_finish.clear()
         self._oracle_cancel.clear()
         if self._stop.is_set():  # a stop that came just before the clear still cancels
             self._oracle_cancel.set()
-        context = self._context(number, attempt)
+        context = self._context(number, attempt, seat)
         try:
             proposal = self.oracle.propose(context)
         except self._finished_error_types() as error:
@@ -444,7 +543,7 @@ class Engine(ReviewLoop):
                 calls = list(getattr(error, "llm_calls", None) or [])
                 if calls:
                     self._emit(OracleFailed(iteration=number, attempt=attempt, error=f"{type(error).__name__}: {error}",
-                                            llm_calls=calls, cancelled=True))
+                                            llm_calls=calls, cancelled=True, seat=seat))
                 return None
             self._emit(
                 OracleFailed(
@@ -453,18 +552,23 @@ class Engine(ReviewLoop):
                     error=f"{type(error).__name__}: {error}",
                     traceback=traceback.format_exc(),
                     llm_calls=list(getattr(error, "llm_calls", None) or []),
+                    seat=seat,
                 )
             )
             current = self.state.iterations[number]
+            attempts = current.attempts if seat is None else self.state.seat_attempts(number, seat)
+            proposed = any(self.state.proposals[pid].proposal.seat == seat for pid in current.proposals)
             # An oracle whose candidates all failed (a small model's bad code) ends only this
             # iteration; anything else (a server that refuses, a wrong key) would fail again.
-            if current.attempts >= self.config.max_attempts and not current.proposals \
-                    and not isinstance(error, NoUsableProposal):
+            if attempts >= self.config.max_attempts and not proposed and not isinstance(error, NoUsableProposal):
+                where = f"iteration {number}" + (f", seat {seat}" if seat is not None else "")
                 raise CsroError(
-                    f"oracle {self.config.oracle} failed {current.attempts} times in iteration {number}; "
+                    f"oracle {self.config.oracle} failed {attempts} times in {where}; "
                     f"last: {type(error).__name__}: {error}"
                 ) from error
             return None
+        if proposal.seat != seat:  # the seat it was asked for (an oracle may leave it unset)
+            proposal = dataclasses.replace(proposal, seat=seat)
         proposal_id = self._next_proposal_id(number)
         self._emit(ProposalCreated(proposal_id=proposal_id, iteration=number, attempt=attempt, proposal=proposal))
         return proposal_id
@@ -474,7 +578,9 @@ class Engine(ReviewLoop):
             self._finished_errors = finished_error_types()
         return self._finished_errors
 
-    def _context(self, number: int, attempt: int) -> OracleContext:
+    def _context(self, number: int, attempt: int, seat: int | None = None) -> OracleContext:
+        if seat is not None:
+            return self._seat_context(number, attempt, seat)
         population = list(self.state.population)
         weights = self.state.meta_strategy
         known = known_policies(self.state)
@@ -493,14 +599,41 @@ class Engine(ReviewLoop):
             play_candidate=self._play_candidate,
         )
 
-    def _play_candidate(self, source: str, opponents: list[tuple[PolicyRecord, int]], episodes: int) -> list:
-        """Sampled matches of candidate code against members, on the evaluator's backend."""
-        candidate = candidate_record(source)
-        return self.evaluator.run([MatchJob(candidate, member, seed, episodes) for member, seed in opponents])
+    def _seat_context(self, number: int, attempt: int, seat: int) -> OracleContext:
+        """Two populations: the other seat's members and mixture to answer, the seat's own
+        members, and the rejections of proposals for this seat."""
+        opponents = list(self.state.seat_members(1 - seat))
+        weights = self.state.meta_strategy
+        known = known_policies(self.state, seat)
+        return OracleContext(
+            spec=self.spec,
+            iteration=number,
+            population=opponents,
+            meta_strategy=[weights[m.id] for m in opponents],
+            rejections=[(proposal, reason) for proposal, reason in self.state.rejections if proposal.seat == seat],
+            preview=lambda source: self.gate.check(
+                source, opponents, weights, key=f"oracle-{number}.s{seat}.{attempt}", known=known, seat=seat
+            ),
+            cancel=self._oracle_cancel,
+            finish=self._oracle_finish,
+            seed=derive_seed(self.config.seed, "oracle", number, attempt, "seat", seat),
+            play_candidate=lambda source, members, episodes: self._play_candidate(source, members, episodes, seat),
+            seat=seat,
+            own_population=list(self.state.seat_members(seat)),
+        )
+
+    def _play_candidate(
+        self, source: str, opponents: list[tuple[PolicyRecord, int]], episodes: int, seat: int | None = None
+    ) -> list:
+        """Sampled matches of candidate code against members, on the evaluator's backend
+        (in `seat` only, two populations)."""
+        candidate = candidate_record(source, seat=seat)
+        return self.evaluator.run([MatchJob(candidate, member, seed, episodes, seat=seat) for member, seed in opponents])
 
     # --- joining and integrating ----------------------------------------------------
 
-    def _add_policy(self, *, name: str, source: str, origin: str, parent: str | None, iteration: int, proposal_id: str | None = None) -> PolicyRecord:
+    def _add_policy(self, *, name: str, source: str, origin: str, parent: str | None, iteration: int,
+                    proposal_id: str | None = None, seat: int | None = None) -> PolicyRecord:
         policy = PolicyRecord(
             id=self._next_member_id(),
             name=name,
@@ -508,6 +641,7 @@ class Engine(ReviewLoop):
             origin=origin,
             parent=parent,
             iteration=iteration,
+            seat=seat,
         )
         if self.writer is not None:
             self.writer.write_policy(policy)
@@ -527,6 +661,7 @@ class Engine(ReviewLoop):
             parent=entry.proposal.parent,
             iteration=entry.iteration,
             proposal_id=proposal_id,
+            seat=entry.proposal.seat,
         )
 
     def _integrate(self, number: int) -> None:
@@ -622,12 +757,14 @@ class Engine(ReviewLoop):
         return None
 
     def _solve(self) -> None:
-        ids = self.state.ids
-        matrix = self.state.matrix(ids)
+        """One meta-solve: over the population's square matrix, or with two populations
+        over the seat-0 x seat-1 matrix (`strategy`: seat 0's mixture, then seat 1's)."""
+        ids = self.state.solver_ids()
+        matrix = self.state.meta_matrix(ids)
         if np.isnan(matrix).any():
             raise CsroError("the payoff matrix has missing entries; cannot solve the meta-game")
         solution = self._solver()(self.config.solver, matrix)
-        strategy = [float(w) for w in np.asarray(solution.row, dtype=float)]
+        strategy = joint_strategy(solution, two_populations=self.state.metagame.populations == 2)
         self._emit(
             MetaSolved(
                 solver=self.config.solver,

@@ -22,7 +22,7 @@ from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
 from csro_tui.oracles.options import LLM_FILE_SETTINGS
-from csro_tui.oracles.registry import OFFLINE_ORACLE_OPTIONS, game_refusal, make_oracle
+from csro_tui.oracles.registry import ORACLES, OFFLINE_ORACLE_OPTIONS, game_refusal, make_oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
 from csro_tui.sessions.store import LogWarning, SessionStore
@@ -109,6 +109,48 @@ def check_seed_policies(config: RunConfig, spec: Any) -> None:
                               f"seeds: {', '.join(known) or 'none'}, listed by `csro games {spec.name}`")
 
 
+def populations_refusal(populations: int, oracle: str, solver: str) -> str | None:
+    """Why `--populations 2` cannot run with this oracle and meta-solver (one line), or None.
+
+    An oracle whose registry entry says it cannot propose for one seat
+    (`OracleEntry.two_populations`), or a meta-solver that cannot solve the
+    rectangular seat-0 x seat-1 meta-game, is refused before a session is recorded.
+    """
+    if populations != 2:
+        return None
+    entry = ORACLES.get(oracle)
+    if entry is not None and not entry.two_populations:
+        able = ", ".join(name for name, other in ORACLES.items() if other.two_populations)
+        return (f"--populations 2: oracle {oracle} cannot propose for one seat against the other's mixture; "
+                f"use --populations 1, or one of: {able}")
+    try:
+        from csro_tui.meta.solvers import SOLVERS, solve  # start-up time: importing it loads scipy
+    except ImportError:
+        return None
+
+    def solves_rectangular(name: str) -> str | None:
+        try:
+            solve(name, [[1.0, -1.0, 0.5], [-1.0, 1.0, -0.5]])  # a small rectangular meta-game: 2 seat-0 members, 3 seat-1
+        except ValueError as error:
+            return str(error)
+        return None
+
+    if solver not in SOLVERS:
+        return None  # an unknown solver name: its own check says so
+    why = solves_rectangular(solver)
+    if why is None:
+        return None
+    able = ", ".join(name for name in SOLVERS if solves_rectangular(name) is None)
+    return f"--populations 2: meta-solver {solver} cannot solve the seat-0 x seat-1 meta-game ({why}); use one of: {able}"
+
+
+def check_populations(config: RunConfig) -> None:
+    """`populations_refusal` as a ConfigError, before a session is recorded."""
+    refusal = populations_refusal(config.populations, config.oracle, config.solver)
+    if refusal:
+        raise ConfigError(refusal)
+
+
 def check_oracle_serves(oracle: str, spec: Any) -> None:
     """An oracle that cannot serve the game (its declared needs) fails here, before a session is recorded."""
     refusal = game_refusal(oracle, spec)
@@ -130,6 +172,7 @@ def new_engine(
     """An engine for a new session, recorded under `store` (None: not recorded)."""
     if meta_solve is None:
         _check_solver(config.solver)
+    check_populations(config)
     if config.seed is None:
         # Chosen here, recorded in session_started: policies only ever see
         # seeds derived from it by a keyed hash, so they cannot predict them.

@@ -6,6 +6,9 @@ the same job again must give the same numbers: exactly for exact games, and
 for sampled games too as long as the policies draw their randomness only
 from the seed they are given.  Meta-solves are re-run on the matrix as it
 was when they were recorded; exploitability is recomputed for exact games.
+Two populations: entries are re-run seat-fixed (the row member in seat 0),
+the solver gets the seat-0 x seat-1 matrix, both mixtures are compared, and
+exploitability is the joint profile's (members carry their seats).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 
 from csro_tui.engine.evaluator import Evaluator
 from csro_tui.engine.jobs import benchmark_jobs, payoff_job
+from csro_tui.engine.loop import joint_strategy
 from csro_tui.engine.setup import recorded_config
 from csro_tui.sessions.events import BenchmarkEvaluated, MetaSolved, MetricsComputed, PayoffsEvaluated
 from csro_tui.sessions.state import SessionState
@@ -105,9 +109,10 @@ def verify(
                 )
         elif isinstance(event, MetaSolved):
             say(f"re-solving the meta-game of {len(event.population)} policies (event {event.seq})")
-            matrix = state.at(event.seq).matrix(event.population)
+            before = state.at(event.seq)
+            matrix = before.meta_matrix(event.population)  # two populations: its seat-0 x seat-1 block
             solution = meta_solve(event.solver, matrix)
-            strategy = np.asarray(solution.row, dtype=float)
+            strategy = np.asarray(joint_strategy(solution, two_populations=before.metagame.populations == 2))
             gap = float(np.max(np.abs(strategy - np.asarray(event.strategy)))) if len(strategy) else 0.0
             result.checks.append(
                 Check(

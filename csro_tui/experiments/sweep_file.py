@@ -204,8 +204,14 @@ def _strip_flag_source(message: str) -> str:
 
 
 def _check_names(config: Any) -> None:
-    """Game, oracle, solver and seed policies exist; offline oracles' options are theirs."""
-    from csro_tui.engine.setup import _check_solver, check_offline_oracle_options, check_seed_policies  # start-up time: loaded only when this runs
+    """Game, oracle, solver and seed policies exist; offline oracles' options are theirs;
+    `populations = 2` has an oracle and solver that support it."""
+    from csro_tui.engine.setup import (  # start-up time: loaded only when this runs
+        _check_solver,
+        check_offline_oracle_options,
+        check_populations,
+        check_seed_policies,
+    )
     from csro_tui.games.registry import get_game  # start-up time: loaded only when this runs
     from csro_tui.oracles.registry import oracle_factory  # start-up time: loaded only when this runs
 
@@ -214,3 +220,4 @@ def _check_names(config: Any) -> None:
     _check_solver(config.solver)
     check_seed_policies(config, spec)
     check_offline_oracle_options(config.oracle, config.oracle_options)
+    check_populations(config)

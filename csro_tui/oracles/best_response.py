@@ -10,6 +10,14 @@ readable policy module (`csro_tui.oracles.render`).
 When the meta-strategy already is an exact equilibrium (exploitability at
 round-off level) the oracle raises `OracleExhausted`: the run is over.
 
+With two populations (`context.seat` set) it computes one best response, for
+that seat, against the other seat's meta-strategy (`context.population`),
+and renders that one table: the policy plays its lowest legal action in the
+other seat, where it is never seated.  It has nothing for the seat when no
+best response beats the seat's own members (`context.own_population`)
+against that mixture: the seat's population already holds a best response,
+which is what the engine needs from both seats to end the run.
+
 Information sets are keyed by what a policy sees (`situation_key(obs)`),
 not by OpenSpiel's information-state strings: a code policy cannot tell
 apart two states with the same observation, so its best response must not
@@ -30,7 +38,7 @@ from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 
 from csro_tui.errors import CsroError
-from csro_tui.evaluation.exact import game_tables, mixture_policy_of_tables, tabularize
+from csro_tui.evaluation.exact import game_tables, mixture_policy_of_tables, policy_values, tabularize
 from csro_tui.evaluation.participants import CodePolicy
 from csro_tui.oracles.base import OracleContext, repeated_rejection_note
 from csro_tui.oracles.registry import OracleExhausted, game_refusal
@@ -366,6 +374,8 @@ class BestResponseOracle:
         self._points_cache: dict[str, dict[int, list[DecisionPoint]]] = {}
 
     def propose(self, context: OracleContext) -> Proposal:
+        if context.seat is not None:
+            return self._propose_for_seat(context, context.seat)
         spec = context.spec
         _require_exact(spec)
         members, weights = _weighted_members(context.population, context.meta_strategy)
@@ -404,6 +414,44 @@ class BestResponseOracle:
         ) + repeated_rejection_note(context, source)
         return Proposal(source=source, oracle=self.name, name=name, rationale=rationale)
 
+    def _propose_for_seat(self, context: OracleContext, seat: int) -> Proposal:
+        """Two populations: the best response in `seat` to the other seat's meta-strategy."""
+        spec = context.spec
+        _require_exact(spec)
+        members, weights = _weighted_members(context.population, context.meta_strategy)
+        other = 1 - seat
+        if members:
+            opponent = meta_strategy_policy(spec, members, weights)
+            against = f"seat {other}'s meta-strategy (" + ", ".join(f"{m.name} {w:.3f}" for m, w in zip(members, weights)) + ")"
+        else:
+            opponent = openspiel_policy.UniformRandomPolicy(spec.load())
+            against = f"the uniform random policy (seat {other}'s population is empty)"
+        if context.cancel.is_set():
+            raise CsroError("best-response oracle cancelled")
+        points = self.decision_points(spec)
+        table = seat_best_response(spec, seat, opponent, points[seat])
+        best_own = _best_own_value(spec, seat, opponent, context.own_population) if members else None
+        if best_own is not None and table.value <= best_own[1] + CONVERGED_EXPLOITABILITY:
+            raise OracleExhausted(
+                f"no best response in seat {seat} beats member {best_own[0].name} ({best_own[0].id}) against "
+                f"{against}: {table.value:+.6f} vs {best_own[1]:+.6f}; seat {seat}'s population already holds a best response"
+            )
+        name = f"br-{context.iteration}-s{seat}"
+        source = render_decision_tables(
+            spec,
+            [table],
+            title=f"{name}: exact best response for seat {seat} ({spec.title})",
+            opponent=[(m.name, w) for m, w in zip(members, weights)] or None,
+            points=points,
+        )
+        _raise_if_a_member(context.own_population, source, against)
+        gain = f" (the seat's best member: {best_own[1]:+.4f})" if best_own is not None else ""
+        rationale = (
+            f"Exact best response for seat {seat} to {against}. "
+            f"Expected value against it in seat {seat}: {table.value:+.4f}{gain}."
+        ) + repeated_rejection_note(context, source)
+        return Proposal(source=source, oracle=self.name, name=name, rationale=rationale, seat=seat)
+
     def decision_points(self, spec: "GameSpec") -> dict[int, list[DecisionPoint]]:
         """Every decision point of each seat (walked once per game string)."""
         key = str(spec.load())
@@ -431,6 +479,22 @@ def _raise_if_a_member(population: Sequence[PolicyRecord], source: str, against:
                 f"the best response to the meta-strategy ({against}) is member {member.name} ({member.id}) "
                 "already; the population, its meta-strategy and their best response would stay the same"
             )
+
+
+def _best_own_value(
+    spec: "GameSpec", seat: int, opponent, own: Sequence[PolicyRecord]
+) -> tuple[PolicyRecord, float] | None:
+    """The seat's member worth most in `seat` against `opponent` (a table), with its value."""
+    if not own or not _is_game_table(spec, opponent):
+        return None
+    best: tuple[PolicyRecord, float] | None = None
+    for member in own:
+        table = tabularize(spec, CodePolicy(member.name, member.source))
+        pair = (table, opponent) if seat == 0 else (opponent, table)
+        value = float(policy_values(spec, *pair)[seat])
+        if best is None or value > best[1]:
+            best = (member, value)
+    return best
 
 
 def meta_strategy_policy(

@@ -134,7 +134,9 @@ def render_decision_tables(
     """A policy module playing `tables`, with a docstring saying what they answer.
 
     `opponent` lists the (member name, weight) pairs of the mixture the
-    tables respond to, or None for the uniform random policy.
+    tables respond to, or None for the uniform random policy.  With one table
+    (two populations: a policy for one seat) the module has no table for the
+    other seat and plays its lowest legal action there, which its docstring says.
     """
     action_names = list(spec.game_info()["action_names"])
     parts = [
@@ -152,13 +154,15 @@ def render_decision_tables(
     parts.append(f"TABLES = {{{seats}}}")
     parts.append("")
     parts.append("")
-    parts.append(_POLICY_CLASS)
+    parts.append(_POLICY_CLASS if len(tables) > 1 else _ONE_SEAT_POLICY_CLASS)
     return "\n".join(parts)
 
 
 def _docstring(
     title: str, tables: Sequence[SeatTable], opponent: Sequence[tuple[str, float]] | None
 ) -> str:
+    if len(tables) == 1:
+        return _one_seat_docstring(title, tables[0], opponent)
     if opponent:
         members = "\n".join(
             f"    {weight:6.3f}  {_docstring_safe(name)}" for name, weight in opponent
@@ -183,6 +187,34 @@ def _docstring(
         "ties went to the lowest action id.  Where the opponent never lets a\n"
         "situation happen (\"unreached\"), the table answers a uniform random\n"
         "opponent instead.\n"
+        '"""'
+    )
+
+
+def _one_seat_docstring(title: str, table: SeatTable, opponent: Sequence[tuple[str, float]] | None) -> str:
+    """Two populations: the policy belongs to one seat's population."""
+    other = 1 - table.seat
+    if opponent:
+        members = "\n".join(f"    {weight:6.3f}  {_docstring_safe(name)}" for name, weight in opponent)
+        against = (
+            f"An exact best response in seat {table.seat} to the meta-strategy of seat {other}'s\n"
+            f"population, the mixture\n\n{members}\n\n"
+            "(weight, member), its behaviour mixed in proportion to how often each\n"
+            "member reaches a situation."
+        )
+    else:
+        against = f"An exact best response in seat {table.seat} to the uniform random policy."
+    return (
+        f'"""{_docstring_safe(title)}.\n\n'
+        f"{against}\n\n"
+        f"Expected value against it: {table.value:+.4f} in seat {table.seat}.\n\n"
+        f"This policy is for seat {table.seat} only (one population per seat).  Its decision\n"
+        "table maps what it sees - (my card, public card, betting so far) - to the\n"
+        "action to take; the comment on each line gives every action's expected\n"
+        "value from that situation on; ties went to the lowest action id.  Where\n"
+        "the opponent never lets a situation happen (\"unreached\"), the table\n"
+        f"answers a uniform random opponent instead.  Seated in seat {other} it has no\n"
+        "table and plays its lowest legal action.\n"
         '"""'
     )
 
@@ -286,6 +318,23 @@ class Policy:
         if action is None:
             # Every situation of the game is in the table; this only guards
             # against an observation format the table was not built from.
+            return min(obs["legal_actions"])
+        return self.action_id[action]
+'''
+
+
+_ONE_SEAT_POLICY_CLASS = '''\
+class Policy:
+    """Plays the decision table of its seat (the lowest legal action in a seat it has none for)."""
+
+    def __init__(self, player, game):
+        self.table = TABLES.get(player, {})
+        self.action_id = {name: i for i, name in enumerate(game["action_names"])}
+
+    def act(self, obs):
+        action = self.table.get(situation_key(obs))
+        if action is None:
+            # Not this policy's seat (or an observation format the table was not built from).
             return min(obs["legal_actions"])
         return self.action_id[action]
 '''

@@ -33,7 +33,8 @@ class EventFormatError(ValueError):
 
 @dataclass(frozen=True)
 class PayoffRecord:
-    """One evaluated matchup: `row`'s mean return against `col`, seat-averaged."""
+    """One evaluated matchup: `row`'s mean return against `col`, seat-averaged; with two
+    populations `row` is the seat-0 member and `mean` its return with the seats fixed."""
 
     row: str
     col: str
@@ -113,6 +114,8 @@ class OracleFailed(Event):
     # log holds every call and a recorded session replays in order.
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
     cancelled: bool = False
+    # Two populations: the seat the oracle was asked for; None (not written): one population.
+    seat: int | None = None
 
 
 @dataclass(kw_only=True)
@@ -328,7 +331,10 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, ValidationResult):
         return _validation_to_json(value)
     if isinstance(value, (PolicyRecord, Proposal)):
-        return _to_json(dataclasses.asdict(value))
+        data = dataclasses.asdict(value)
+        if data.get("seat") is None:
+            del data["seat"]  # one population: the line stays as it was before seats existed
+        return _to_json(data)
     if isinstance(value, dict):
         return {str(k): _to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -407,6 +413,11 @@ _DECODERS: dict[str, Any] = {
 }
 
 
+# Fields added for two populations (issue 23), written only when set, so a
+# one-population line is byte for byte what it was before.
+_OMITTED_WHEN_NONE = frozenset({"seat"})
+
+
 def to_record(event: Event) -> dict[str, Any]:
     """The JSON object of one log line (envelope first, then the fields)."""
     record: dict[str, Any] = {"v": SCHEMA_VERSION, "seq": event.seq, "ts": event.ts, "type": event.TYPE}
@@ -414,6 +425,8 @@ def to_record(event: Event) -> dict[str, Any]:
         if f.name in ("seq", "ts"):
             continue
         value = getattr(event, f.name)
+        if value is None and f.name in _OMITTED_WHEN_NONE:
+            continue
         if isinstance(value, ValidationResult):
             record.update(_validation_to_json(value))  # flat, as version 1 wrote it
         else:

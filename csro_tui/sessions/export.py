@@ -47,7 +47,9 @@ def policy_header(state: SessionState, policy_id: str) -> str:
         f"# csro-tui policy {row.id}: {row.name}",
         f"# session: {started.session_id if started else '?'} ({started.game if started else '?'})",
         f"# origin: {row.origin_text}; iteration {row.iteration}; parent: {row.parent or 'none'}",
-        f"# meta-strategy weight: {row.weight:.4f}",
+        *([f"# seat: {row.seat} (a member of seat {row.seat}'s population; it plays only that seat)"]
+          if row.seat is not None else []),
+        f"# meta-strategy weight: {row.weight:.4f}" + (f" (in seat {row.seat}'s meta-strategy)" if row.seat is not None else ""),
         f"# expected payoff against the meta-strategy: {_number(row.payoff_vs_meta)}",
     ]
     if row.agg_score is not None:
@@ -62,13 +64,21 @@ def policy_header(state: SessionState, policy_id: str) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _matrix_axes(state: SessionState) -> tuple[list[str], list[str], object]:
+    """(row ids, column ids, matrix): every member both ways, or with two populations
+    seat 0's members by seat 1's (the seat-0 member's return)."""
+    if state.metagame.populations == 2:
+        return [m.id for m in state.seat_members(0)], [m.id for m in state.seat_members(1)], state.seat_matrix()
+    return state.ids, state.ids, state.matrix(state.ids)
+
+
 def write_payoffs_csv(state: SessionState, path: Path) -> None:
-    ids = state.ids
-    matrix = state.matrix(ids)
+    rows, cols, matrix = _matrix_axes(state)
+    corner = "seat 0 \\ seat 1" if state.metagame.populations == 2 else "row \\ col"
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["row \\ col", *ids])
-        for policy_id, values in zip(ids, matrix):
+        writer.writerow([corner, *cols])
+        for policy_id, values in zip(rows, matrix):
             writer.writerow([policy_id, *("" if value != value else repr(stored_number(value)) for value in values)])
 
 
@@ -105,20 +115,29 @@ def report_markdown(state: SessionState) -> str:
                    f"| {format_number(row.gain, signed=True)} | {_number(row.meta_nash_conv)} | {metric} | {why} |")
 
     members = member_rows(state)
+    two = state.metagame.populations == 2
     with_agg = any(row.agg_score is not None for row in members)  # games without benchmark bots have none
-    out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta |"
-            + (" AggScore |" if with_agg else ""),
-            "| --- | --- | --- | --- | ---: | ---: | ---: |" + (" ---: |" if with_agg else "")]
+    if two:
+        out += ["", "## Populations", "", "One population per seat; a member's weight is in its seat's meta-strategy, "
+                "and vs meta is its payoff against the other seat's.", "",
+                "| id | name | seat | origin | parent | iteration | weight | vs meta |" + (" AggScore |" if with_agg else ""),
+                "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |" + (" ---: |" if with_agg else "")]
+    else:
+        out += ["", "## Population", "", "| id | name | origin | parent | iteration | weight | vs meta |"
+                + (" AggScore |" if with_agg else ""),
+                "| --- | --- | --- | --- | ---: | ---: | ---: |" + (" ---: |" if with_agg else "")]
     for row in members:
-        out.append(f"| {row.id} | {row.name} | {row.origin_text} | {row.parent or '-'} | {row.iteration} "
+        seat = f" {row.seat} |" if two else ""
+        out.append(f"| {row.id} | {row.name} |{seat} {row.origin_text} | {row.parent or '-'} | {row.iteration} "
                    f"| {row.weight:.4f} | {_number(row.payoff_vs_meta)} |"
                    + (f" {_number(row.agg_score)} |" if with_agg else ""))
 
-    ids = state.ids
-    matrix = state.matrix(ids)
-    out += ["", "## Payoff matrix", "", "Row policy's mean payoff against the column policy (seats averaged).", "",
+    rows_ids, ids, matrix = _matrix_axes(state)
+    about = ("Seat-0 member's (row) mean payoff against the seat-1 member (column), seats fixed."
+             if two else "Row policy's mean payoff against the column policy (seats averaged).")
+    out += ["", "## Payoff matrix", "", about, "",
             "| | " + " | ".join(ids) + " |", "| --- |" + " ---: |" * len(ids)]
-    for policy_id, values in zip(ids, matrix):
+    for policy_id, values in zip(rows_ids, matrix):
         out.append(f"| **{policy_id}** | " + " | ".join(_number(None if v != v else float(v)) for v in values) + " |")
 
     out += ["", "## Decisions", ""]
@@ -129,6 +148,8 @@ def report_markdown(state: SessionState) -> str:
         note = f" ({decision.note})" if decision is not None and decision.note else ""
         by = f" by {decision.decided_by}" if decision is not None else ""
         edit = f", edit of {proposal.edited_from}" if proposal.edited_from else ""
+        if proposal.proposal.seat is not None:
+            edit += f", for seat {proposal.proposal.seat}"
         out.append(f"- `{proposal.id}` {proposal.proposal.name} (iteration {proposal.iteration}{edit}): "
                    f"**{verdict}**{by}{reason}{note}")
     if state.games:

@@ -27,7 +27,8 @@ def review_request(
     `population` and `meta_strategy` are what the proposal is judged against (the live
     engine's current ones; empty for a recorded proposal, whose state may be later).
     `max_attempts` defaults to the run configuration's. A proposal the session stopped
-    before validating gets an invalid, empty validation.
+    before validating gets an invalid, empty validation.  A proposal for a seat (two
+    populations) carries the seat's value in the state's latest meta-game (`seat_value`).
     """
     entry = state.proposals[proposal_id]
     parent = state.member(entry.proposal.parent) if entry.proposal.parent else None
@@ -42,6 +43,8 @@ def review_request(
     ]
     if max_attempts is None:
         max_attempts = int(state.config.get("max_attempts") or 0)
+    seat = entry.proposal.seat
+    seat_value = state.seat_value(seat) if seat is not None else None
     return ReviewRequest(
         proposal_id=proposal_id,
         proposal=entry.proposal,
@@ -56,4 +59,5 @@ def review_request(
         history=history,
         edited_by=entry.edited_by,
         max_attempts=max_attempts,
+        seat_value=seat_value,
     )

@@ -175,8 +175,11 @@ class SessionState:
     def _on_policy_added(self, event: PolicyAdded) -> None:
         if any(member.id == event.policy.id for member in self.population):
             raise SessionError(f"event {event.seq}: policy {event.policy.id!r} added twice")
+        try:
+            self.metagame.add_policy(event.policy.id, seat=event.policy.seat)
+        except ValueError as error:
+            raise SessionError(f"event {event.seq}: {error}") from None
         self.population.append(event.policy)
-        self.metagame.add_policy(event.policy.id)
         if event.proposal_id is not None:
             self._proposal(event, event.proposal_id).policy_id = event.policy.id
             self.policy_proposal[event.policy.id] = event.proposal_id
@@ -263,8 +266,43 @@ class SessionState:
             return None
         return next((p.edited_by or "a reviewer" for p in reversed(self.edit_chain(proposal_id)) if p.edited_from), None)
 
+    def solver_ids(self) -> list[str]:
+        """The members in the order of the meta-solver's strategy (`MetaSolved.population`):
+        the population, or with two populations seat 0's members then seat 1's."""
+        if self.metagame.populations == 2:
+            return [m.id for m in self.seat_members(0)] + [m.id for m in self.seat_members(1)]
+        return self.ids
+
+    def seat_value(self, seat: int) -> float | None:
+        """Two populations: the seat's value of the latest meta-game (seat 0's is the
+        solver's value, seat 1's its negation); None before any meta-solve."""
+        if self.meta is None:
+            return None
+        return self.meta.value if seat == 0 else -self.meta.value
+
+    def seat_strategy(self, seat: int) -> dict[str, float]:
+        """Two populations: the latest meta-strategy of one seat's members (sums to 1 once solved)."""
+        weights = self.meta_strategy
+        return {m.id: weights[m.id] for m in self.seat_members(seat)}
+
+    def seat_matrix(self) -> np.ndarray:
+        """Two populations: the seat-0 x seat-1 matrix of seat-0 members' returns (rows and
+        columns in `seat_members` order), NaN where not evaluated yet."""
+        return self.metagame.partial_matrix()
+
+    def meta_matrix(self, ids: list[str]) -> np.ndarray:
+        """The matrix the meta-solver was given for the members `ids` (a `MetaSolved.population`):
+        square over `ids`, or with two populations their seat-0 x seat-1 block; NaN where missing."""
+        if self.metagame.populations == 2:
+            rows = [pid for pid in ids if self.metagame.seat_of(pid) == 0]
+            cols = [pid for pid in ids if self.metagame.seat_of(pid) == 1]
+            return np.array([[np.nan if (v := self.payoff(r, c)) is None else v for c in cols] for r in rows],
+                            dtype=float).reshape(len(rows), len(cols))
+        return self.matrix(ids)
+
     def payoff(self, row: str, col: str) -> float | None:
-        """M[row][col] (the matrix is antisymmetric); None if not evaluated yet."""
+        """M[row][col] (the matrix is antisymmetric); None if not evaluated yet, or
+        never (two populations: a same-seat pair)."""
         if row not in self.metagame or col not in self.metagame:
             return None
         entry = self.metagame.entry(row, col)
@@ -297,7 +335,7 @@ class SessionState:
 
     @property
     def meta_is_current(self) -> bool:
-        return self.meta is not None and self.meta.population == self.ids
+        return self.meta is not None and self.meta.population == self.solver_ids()
 
     @property
     def rejections(self) -> list[tuple[Proposal, str]]:
@@ -328,6 +366,17 @@ class SessionState:
         """The iteration started but not finished (a stop or crash interrupted it)."""
         unfinished = [it for it in self.iterations.values() if not it.finished]
         return max(unfinished, key=lambda it: it.number) if unfinished else None
+
+    def seat_attempts(self, iteration: int, seat: int) -> int:
+        """Two populations: the oracle's attempts for one seat in an iteration (its
+        proposals for that seat, edits not counted, plus its failures for it)."""
+        proposals = sum(
+            1 for pid in self.iterations[iteration].proposals
+            if self.proposals[pid].edited_from is None and self.proposals[pid].proposal.seat == seat
+        ) if iteration in self.iterations else 0
+        failures = sum(1 for f in self.oracle_failures
+                       if f.iteration == iteration and f.seat == seat and not f.cancelled)
+        return proposals + failures
 
     def accepted_pending(self) -> ProposalState | None:
         """An accepted proposal whose policy has not been added yet (crash in between)."""

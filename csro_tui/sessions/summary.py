@@ -69,6 +69,7 @@ class MemberRow:
     payoff_vs_meta: float | None  # expected payoff against the latest meta-strategy
     agg_score: float | None  # against the benchmark, where measured
     edited_by: str | None = None  # who edited the accepted code by hand, if anyone
+    seat: int | None = None  # two populations: the seat whose population it belongs to
 
     @property
     def origin_text(self) -> str:
@@ -83,18 +84,21 @@ def decision_text(state: SessionState, iteration: int) -> str:
         return ""
     steps: list[str] = []
     for proposal_id in it.proposals:
-        decision = state.proposals[proposal_id].decision
+        proposal = state.proposals[proposal_id]
+        decision = proposal.decision
         if decision is None:
-            steps.append("pending")
+            step = "pending"
         elif decision.note:
-            steps.append("refused")
+            step = "refused"
         else:
-            steps.append(decision.action)
+            step = decision.action
+        # two populations: which seat each proposal was for
+        steps.append(step if proposal.proposal.seat is None else f"s{proposal.proposal.seat} {step}")
     if it.oracle_failures:
         steps.insert(0, f"oracle failed ×{it.oracle_failures}")
     if not steps:
         return "seeds" if iteration == 0 else ("oracle finished" if it.finished else "")
-    if it.finished and it.accepted is None and steps and all(s in ("reject", "refused") for s in steps):
+    if it.finished and it.accepted is None and steps and all(s.split()[-1] in ("reject", "refused") for s in steps):
         return f"rejected ×{len(steps)}"
     return " → ".join(steps)
 
@@ -155,13 +159,16 @@ def iteration_rows(state: SessionState) -> list[IterationRow]:
             continue
         metrics = state.metrics_for(number) if it.accepted is not None or number == 0 else None
         proposal = ""
-        if it.accepted is not None:
+        joined = [m.name for m in state.population if m.iteration == number and m.origin != "seed"]
+        if it.accepted is not None and len(joined) > 1:  # two populations: one per seat
+            proposal = ", ".join(joined)
+        elif it.accepted is not None:
             member = state.member(it.accepted)
             proposal = member.name if member else it.accepted
         elif it.proposals:
             proposal = state.proposals[it.proposals[-1]].proposal.name
         elif number == 0:
-            proposal = ", ".join(m.name for m in state.population if m.iteration == 0)
+            proposal = ", ".join(dict.fromkeys(m.name for m in state.population if m.iteration == 0))
         headline = headline_metric(metrics) if metrics else None
         rejected = rejections_by_iteration.get(number, [])
         headline_stderr = None
@@ -191,9 +198,11 @@ def member_rows(state: SessionState) -> list[MemberRow]:
     rows = []
     for member in state.population:
         value = None
-        total = sum(weights.values())
+        # two populations: against the other seat's mixture (its own seat's members are never its opponents)
+        opponents = weights if member.seat is None else state.seat_strategy(1 - member.seat)
+        total = sum(opponents.values())
         if total > 0:
-            known = [(state.payoff(member.id, other), w) for other, w in weights.items() if w > 0]
+            known = [(state.payoff(member.id, other), w) for other, w in opponents.items() if w > 0]
             if all(v is not None for v, _ in known):
                 value = sum(v * w for v, w in known) / total
         bench = state.benchmark.get(member.id)
@@ -211,6 +220,7 @@ def member_rows(state: SessionState) -> list[MemberRow]:
                 payoff_vs_meta=value,
                 agg_score=agg,
                 edited_by=state.edited_by(member.id),
+                seat=member.seat,
             )
         )
     return rows
@@ -230,6 +240,18 @@ class GameRecord:
     def describe(self) -> str:
         total = 0.0 if abs(self.total) < 0.005 else self.total
         return f"{counted(self.games, 'game')}, won {self.wins}, lost {self.losses}, tied {self.ties}, total {total:+.2f}"
+
+
+def seat_mixtures_text(state: SessionState, label, digits: int = 4, floor: float = 1e-9) -> str:
+    """Two populations: the latest meta-strategy of each seat, "seat 0: label w, ...; seat 1: ...",
+    heaviest first (`label(member)` names each, weights above `floor`)."""
+    weights = state.meta_strategy
+
+    def mixture(members) -> str:
+        ranked = sorted(members, key=lambda m: -weights.get(m.id, 0.0))
+        return ", ".join(f"{label(m)} {weights[m.id]:.{digits}f}" for m in ranked if weights.get(m.id, 0.0) > floor) or "-"
+
+    return "; ".join(f"seat {seat}: {mixture(state.seat_members(seat))}" for seat in (0, 1))
 
 
 def game_records(state: SessionState) -> list[GameRecord]:

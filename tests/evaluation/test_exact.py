@@ -17,6 +17,7 @@ from csro_tui.evaluation.exact import (
     exact_payoff,
     exploitability,
     game_tables,
+    joint_policy,
     mixture_policy,
     policy_exploitability,
     policy_values,
@@ -209,3 +210,32 @@ def test_sequence_form_exploitability_is_openspiels(game):
         for seat in range(2):
             response = os_best_response.BestResponsePolicy(spec.load(), seat, table)
             assert values[seat] == pytest.approx(response.value(spec.load().new_initial_state()), abs=1e-12)
+
+
+def test_seat_fixed_exact_payoffs_are_each_seats_value():
+    """Two populations: a's return in one seat; their mean is the seat-averaged entry."""
+    seat_0 = exact_payoff(KUHN, BETTOR, CHECKER, host_factory=FakeHost, seat=0)
+    seat_1 = exact_payoff(KUHN, BETTOR, CHECKER, host_factory=FakeHost, seat=1)
+    tables = [tabularize(KUHN, p, host_factory=FakeHost) for p in (BETTOR, CHECKER)]
+    assert seat_0.mean == pytest.approx(policy_values(KUHN, tables[0], tables[1])[0])
+    assert seat_1.mean == pytest.approx(policy_values(KUHN, tables[1], tables[0])[1])
+    averaged = exact_payoff(KUHN, BETTOR, CHECKER, host_factory=FakeHost)
+    assert averaged.mean == pytest.approx((seat_0.mean + seat_1.mean) / 2)
+
+
+@pytest.mark.parametrize("spec", [KUHN, LEDUC], ids=lambda s: s.name)
+def test_joint_profile_exploitability_is_openspiels(spec):
+    """Seat 0 from one mixture, seat 1 from another: OpenSpiel's exploitability
+    (NashConv / 2) of the same joint TabularPolicy."""
+    for seed in range(3):
+        seat_0, seat_1 = random_table(spec, 10 + seed), random_table(spec, 20 + seed)
+        joint = joint_policy(spec, seat_0, seat_1)
+        players = game_tables(spec).row_player
+        np.testing.assert_array_equal(joint.action_probability_array[players == 0],
+                                      seat_0.action_probability_array[players == 0])
+        np.testing.assert_array_equal(joint.action_probability_array[players == 1],
+                                      seat_1.action_probability_array[players == 1])
+        expected = os_exploitability.exploitability(spec.load(), joint)
+        assert policy_exploitability(spec, joint) == pytest.approx(expected, abs=1e-12)
+        nash_conv = os_exploitability.nash_conv(spec.load(), joint)
+        assert policy_exploitability(spec, joint) == pytest.approx(nash_conv / 2, abs=1e-12)

@@ -179,3 +179,53 @@ def test_from_dict_rejects_malformed_data():
         )
     with pytest.raises(ValueError, match="malformed payoff entry"):
         MetaGame.from_dict({"policy_ids": ["a", "b"], "entries": [{"row": "a"}]})
+
+
+# --- two populations (issue 23) ------------------------------------------------
+
+
+def two_population_game() -> MetaGame:
+    game = MetaGame()
+    assert game.add_policy("a0", seat=0) == []
+    assert game.add_policy("a1", seat=1) == [("a0", "a1")]
+    assert game.add_policy("b0", seat=0) == [("b0", "a1")]
+    assert game.add_policy("b1", seat=1) == [("a0", "b1"), ("b0", "b1")]
+    return game
+
+
+def test_two_populations_ask_only_for_seat_0_by_seat_1_pairs():
+    game = two_population_game()
+    assert game.populations == 2
+    assert game.seat_ids(0) == ["a0", "b0"] and game.seat_ids(1) == ["a1", "b1"]
+    assert sorted(game.missing_pairs()) == [("a0", "a1"), ("a0", "b1"), ("b0", "a1"), ("b0", "b1")]
+    with pytest.raises(ValueError, match="both in seat 0"):
+        game.set_entry(PayoffEntry("a0", "b0", 1.0))
+    assert game.entry("a0", "b0") is None and game.entry("a1", "a1") is None  # never evaluated
+
+
+def test_two_populations_give_the_solvers_a_rectangular_seat_0_by_seat_1_matrix():
+    game = two_population_game()
+    game.set_entry(PayoffEntry("a0", "a1", -0.25))
+    game.set_entry(PayoffEntry("b1", "b0", 0.5))  # given from seat 1: stored as seat 0's -0.5
+    with pytest.raises(IncompleteMetaGameError, match="lacks 2 of 4"):
+        game.matrix()
+    game.set_entry(PayoffEntry("a0", "b1", 1.0))
+    game.set_entry(PayoffEntry("b0", "a1", 2.0))
+    assert game.matrix().tolist() == [[-0.25, 1.0], [2.0, -0.5]]
+    assert game.entry("a1", "a0").mean == 0.25  # the seat-1 member's return
+    assert game.entry("b0", "b1").mean == -0.5
+    restored = MetaGame.from_dict(json.loads(json.dumps(game.to_dict())))
+    assert restored.seat_ids(1) == ["a1", "b1"]
+    assert restored.matrix().tolist() == game.matrix().tolist()
+    assert all(entry["row"] in ("a0", "b0") for entry in game.to_dict()["entries"])
+
+
+def test_one_population_and_two_do_not_mix():
+    game = MetaGame(["a"])
+    with pytest.raises(ValueError, match="cannot join a meta-game of one population"):
+        game.add_policy("b", seat=0)
+    seated = MetaGame()
+    seated.add_policy("a", seat=1)
+    with pytest.raises(ValueError, match="two populations"):
+        seated.add_policy("b")
+    assert "seats" not in MetaGame(["a", "b"]).to_dict()  # one population: the format as it was

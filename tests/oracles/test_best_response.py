@@ -382,3 +382,37 @@ def test_the_sequence_form_response_is_the_tree_walks(game, monkeypatch):
             assert set(fast.action_values) == set(walked.action_values)
             for key, values in walked.action_values.items():
                 assert fast.action_values[key] == pytest.approx(values, abs=1e-12)
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_a_seat_best_response_is_exact_in_its_seat_and_plays_the_lowest_legal_action_in_the_other(game):
+    """Two populations: one table, for `context.seat`, against the other seat's mixture."""
+    spec = get_game(game)
+    opponent_member = PolicyRecord("p1", "cautious", KUHN_CAUTIOUS if game == "kuhn_poker" else LEDUC_SIMPLE, "seed", seat=1)
+    own = PolicyRecord("p0", "cautious", opponent_member.source, "seed", seat=0)
+    context = OracleContext(spec=spec, iteration=1, population=[opponent_member], meta_strategy=[1.0], seat=0,
+                            own_population=[own])
+    proposal = BestResponseOracle().propose(context)
+    assert proposal.seat == 0 and "for seat 0 only" in proposal.source
+    assert validate_source(proposal.source) == []
+    table = tabularize(spec, CodePolicy("br", proposal.source))
+    opponent = tabularize(spec, CodePolicy("op", opponent_member.source))
+    # its seat-0 value is OpenSpiel's best-response value against the opponent in seat 1
+    response = openspiel_best_response.BestResponsePolicy(spec.load(), 0, opponent)
+    assert policy_values(spec, table, opponent)[0] == pytest.approx(response.value(spec.load().new_initial_state()))
+    # in seat 1 it has no table: the lowest legal action everywhere
+    for row, state in enumerate(table.states):
+        if state.current_player() == 1:
+            lowest = min(state.legal_actions())
+            assert table.action_probability_array[row, lowest] == 1.0
+
+
+def test_a_seat_whose_population_holds_a_best_response_gets_nothing_more():
+    spec = get_game("kuhn_poker")
+    opponent = PolicyRecord("p1", "cautious", KUHN_CAUTIOUS, "seed", seat=1)
+    first = BestResponseOracle().propose(OracleContext(spec=spec, iteration=1, population=[opponent],
+                                                       meta_strategy=[1.0], seat=0))
+    holder = PolicyRecord("p2", first.name, first.source, "best-response", seat=0)
+    with pytest.raises(OracleExhausted, match="seat 0's population already holds a best response"):
+        BestResponseOracle().propose(OracleContext(spec=spec, iteration=2, population=[opponent], meta_strategy=[1.0],
+                                                   seat=0, own_population=[holder]))

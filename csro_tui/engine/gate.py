@@ -175,7 +175,8 @@ class Gate:
             failure=failure,
             stderr={} if exact else stderr,
             expected_stderr=0.0 if exact else expected_stderr(stderr, weights),
-            pairs=0 if exact else episodes // 2,
+            # independent samples behind `stderr`: seat-swapped pairs, or episodes when seat-fixed
+            pairs=0 if exact else (episodes if seat is not None else episodes // 2),
         )
         if failure is None:
             self.mark_duplicate(result, source, known, exact, episodes)
@@ -301,7 +302,8 @@ def expected_stderr(stderr: dict[str, float], weights: dict[str, float]) -> floa
 
 
 def sampled_stderr(outcome) -> float:
-    """Standard error of a sampled mean, over seat-swapped pairs where there are two or more.
+    """Standard error of a sampled mean, over seat-swapped pairs where there are two or more
+    (seat-fixed outcomes, two populations: over episodes, as the referee gives it).
 
     The two episodes of a pair share a seed and in symmetric games often
     return the same value, so the per-episode error understates the noise;
@@ -310,6 +312,8 @@ def sampled_stderr(outcome) -> float:
     from csro_tui.evaluation.lockstep import paired_stderr  # start-up time: importing it loads pyspiel
 
     returns = list(getattr(outcome, "returns", None) or [])
+    if getattr(outcome, "seat", None) is not None:
+        returns = []  # seat-fixed (two populations): episodes are independent, the referee's per-episode figure holds
     if len(returns) >= 4 and len(returns) % 2 == 0:
         return paired_stderr(returns)  # the referee's own measure, from the returns
     value = getattr(outcome, "stderr", 0.0)

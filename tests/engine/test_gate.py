@@ -364,3 +364,17 @@ def test_validation_says_what_the_candidate_printed_and_that_it_is_discarded():
                             iteration=1, attempt=1, validation=loud, preview=None)
     info = review_info(request)
     assert f"warning: {loud.printed}" in info.validation
+
+
+def test_a_seat_fixed_outcome_keeps_the_referees_per_episode_error():
+    """Two populations play seat-fixed episodes: consecutive returns are not seat-swapped
+    pairs, so pairing them would measure the wrong noise."""
+    from types import SimpleNamespace
+
+    from csro_tui.engine.gate import sampled_stderr
+
+    returns = [1.0, 1.0, -1.0, -1.0, 1.0, 1.0]
+    swapped = SimpleNamespace(returns=returns, stderr=0.123, seat=None)
+    fixed = SimpleNamespace(returns=returns, stderr=0.123, seat=0)
+    assert sampled_stderr(fixed) == 0.123
+    assert sampled_stderr(swapped) != 0.123  # paired over the returns

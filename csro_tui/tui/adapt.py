@@ -40,6 +40,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
     started = state.started
     weights = state.meta_strategy
     ids = state.ids
+    populations = session_populations(state)
     payoffs: dict[tuple[str, str], Cell] = {}
     for (row, col), entry in state.payoffs.items():
         mean = _num(entry.mean)
@@ -47,15 +48,19 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
             continue
         cell = Cell(mean, _num(entry.stderr) or 0.0, entry.episodes, entry.exact)
         payoffs[(row, col)] = cell
-        # the matrix is antisymmetric: M[col][row] = -M[row][col]
+        # zero-sum: the column member's return is the negation (one population: M[col][row] =
+        # -M[row][col]; two: the seat-1 member's return against the seat-0 member)
         payoffs.setdefault((col, row), Cell(-mean, cell.stderr, cell.episodes, cell.exact))
-    for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
-        payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
+    if populations == 1:
+        for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
+            payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
     members = []
     for policy in state.population:
         scores: dict[str, float] = {}
         stderr: dict[str, float] = {}  # sampled scores only, with the review's "±"
-        row = [(other, payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in ids]
+        # whom it plays: the other seat's population (two populations), else everyone
+        opponents = [m.id for m in opponents_of(state, policy)]
+        row = [(other, payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in opponents]
         if state.meta is not None and all(c is not None for _, c, w in row if w > 0):
             scores["vs meta"] = sum(c.mean * w for _, c, w in row if c is not None and w > 0)
             sampled = {other: c.stderr for other, c, w in row if c is not None and w > 0 and not c.exact}
@@ -80,6 +85,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
                 scores=scores,
                 edited_by=state.edited_by(policy.id),
                 score_stderr=stderr,
+                seat=getattr(policy, "seat", None) if populations == 2 else None,
             )
         )
     history: list[tuple[int, float]] = []
@@ -112,7 +118,47 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
         closed_reason=state.closed.reason if state.closed is not None else "",
         closed_message=state.closed.message if state.closed is not None else "",
         closed_event=state.closed.seq if state.closed is not None else 0,
+        populations=populations,
+        meta_value=_num(state.meta.value) if populations == 2 and state.meta is not None else None,
     )
+
+
+def session_populations(state: Any) -> int:
+    """1 or 2: the session's populations (its recorded config; 1 when absent, as in older logs)."""
+    try:
+        return 2 if int(state.config.get("populations", 1) or 1) == 2 else 1
+    except (TypeError, ValueError):
+        return 1
+
+
+def opponents_of(state: Any, policy: Any) -> list[Any]:
+    """The members `policy` plays: with two populations the other seat's, else everyone."""
+    seat = getattr(policy, "seat", None)
+    if session_populations(state) == 2 and seat in (0, 1):
+        return [m for m in state.population if getattr(m, "seat", None) == 1 - seat]
+    return list(state.population)
+
+
+def seat_view(state: Any, seat: int | None, *, keep_meta: bool = True) -> Any:
+    """The state with only one seat's population (two populations), for the behaviour
+    views, which rank and cluster members within a population; the meta-strategy then
+    weighs that seat's mixture.  `keep_meta=False` drops the meta-strategy (the review's
+    "under the meta-strategy" distance would take the seat's own mixture as its opponent,
+    where the other seat's is meant).  One population, or no seat: the state itself."""
+    if session_populations(state) != 2 or seat not in (0, 1):
+        return state
+    import copy
+
+    view = copy.copy(state)
+    view.population = [m for m in state.population if getattr(m, "seat", None) == seat]
+    if not keep_meta:
+        view.meta = None
+    return view
+
+
+def seat_word(seat: int | None) -> str:
+    """"seat 0" / "seat 1", or "" for a member or proposal of one population."""
+    return f"seat {seat}" if seat in (0, 1) else ""
 
 
 def call_tokens(call: dict) -> int:
@@ -158,6 +204,8 @@ def event_line(event: Any) -> str:
                 + f": {event.error.splitlines()[0] if event.error else ''}")
     elif kind == "proposal_created":
         body = f"{event.proposal_id} {event.proposal.name} by {event.proposal.oracle}"
+        if getattr(event.proposal, "seat", None) in (0, 1):
+            body += f" for seat {event.proposal.seat}"
         if event.edited_from:
             body += f" (edit of {event.edited_from})"
     elif kind == "proposal_validated":
@@ -178,7 +226,8 @@ def event_line(event: Any) -> str:
         if event.note:
             body += f" ({event.note})"
     elif kind == "policy_added":
-        body = f"{event.policy.id} {event.policy.name} ({event.policy.origin})"
+        body = f"{event.policy.id} {event.policy.name} ({event.policy.origin}"
+        body += f", seat {event.policy.seat})" if getattr(event.policy, "seat", None) in (0, 1) else ")"
     elif kind == "payoffs_evaluated":
         body = counted(len(event.entries), "matchup")
     elif kind == "benchmark_evaluated":
@@ -257,6 +306,7 @@ def review_info(review: Any) -> ReviewInfo:
         max_attempts=int(getattr(review, "max_attempts", 0) or 0),
         duplicate_of=getattr(preview, "duplicate_of", None) if preview is not None else None,
         duplicate_reason=(getattr(preview, "duplicate_reason", "") or "") if preview is not None else "",
+        seat=getattr(proposal, "seat", None) if getattr(proposal, "seat", None) in (0, 1) else None,
         # a duplicate or a failure is shown on its own line already
         shortfall=_shortfall(preview),
     )

@@ -20,7 +20,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from csro_tui.text import clean_text, one_line
-from csro_tui.tui.behaviour import BehaviourContext, deliver
+from csro_tui.tui.behaviour import BehaviourContext, deliver, seat_context
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
@@ -172,7 +172,7 @@ class DiversityScreen(Screen[None]):
     def __init__(self, context: BehaviourContext) -> None:
         super().__init__()
         self.context = context
-        self.diversity: Any = None
+        self.diversity: Any = None  # one population's Diversity, or [(seat, Diversity)] for two
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Behaviour diversity: profiling the members (sandboxed)…"), id="diversity-header")
@@ -187,14 +187,25 @@ class DiversityScreen(Screen[None]):
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
 
+        from csro_tui.tui.adapt import seat_view, session_populations
+
+        state = self.context.state()
         try:
-            diversity = population_diversity(self.context.spec, self.context.state(),
-                                             cancelled=lambda: not self.is_attached)
+            if session_populations(state) == 2:  # each seat's population on its own (issue 23)
+                diversity: Any = [
+                    (seat, population_diversity(self.context.spec, seat_view(state, seat),
+                                                cancelled=lambda: not self.is_attached))
+                    for seat in (0, 1)
+                ]
+                events = [event for _, each in diversity for event in each.events]
+            else:
+                diversity = population_diversity(self.context.spec, state, cancelled=lambda: not self.is_attached)
+                events = diversity.events
         except Exception as error:  # noqa: BLE001
             deliver(self, self.query_one("#diversity-header", Static).update,
                     Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
             return
-        self.context.record_all(diversity.events)
+        self.context.record_all(events)
         deliver(self, self._show, diversity)
 
     def _show(self, diversity) -> None:
@@ -204,7 +215,15 @@ class DiversityScreen(Screen[None]):
         self.diversity = diversity
         self.query_one("#diversity-header", Static).update(Text(
             "Behaviour distance between members (0: the same behaviour), ordered so clusters show", style="bold"))
-        self.query_one("#diversity-map", Static).update(heat_map_text(diversity, self.app.size.width))
+        if not isinstance(diversity, list):
+            self.query_one("#diversity-map", Static).update(heat_map_text(diversity, self.app.size.width))
+            return
+        text = Text()
+        for seat, each in diversity:
+            text.append(f"{'' if seat == 0 else chr(10)}Seat {seat}'s population\n", style="bold underline")
+            text.append_text(heat_map_text(each, self.app.size.width))
+            text.append("\n")
+        self.query_one("#diversity-map", Static).update(text)
 
     def on_resize(self) -> None:
         if self.diversity is not None:
@@ -287,6 +306,8 @@ def compare_member(app, data, member_id: str, events: list | None = None) -> Non
     if context is None or member is None:
         app.notify("Comparing policies needs a session (live or recorded).", severity="warning")
         return
+    # two populations: against the members of its own seat (no meta-strategy distance: see seat_view)
+    context = seat_context(context, member.seat, keep_meta=False)
     app.push_screen(ComparePoliciesScreen(context, member_id, member.source))
 
 

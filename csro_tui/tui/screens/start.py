@@ -32,6 +32,7 @@ from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+POPULATIONS = ("1", "2")  # RunConfig.populations: one population for both seats, or one per seat (issue 23)
 GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
 
@@ -162,6 +163,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                     yield Static("", id="human-error", classes="field-error")
                 yield Label("Meta-solver", classes="field-label")
                 yield _select(self.choices.solvers, d.meta_solver, "solver")
+                yield Label("Populations (2: one per seat, as OpenSpiel's psro_v2)", classes="field-label")
+                yield _select(list(POPULATIONS), str(d.populations), "populations")
                 yield Label("Iterations now (empty: one by one)", classes="field-label")
                 yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations", compact=True)
                 yield Label("Seed policies (comma-separated)", classes="field-label")
@@ -351,7 +354,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             self.notify(f"The oracle: {refusal}", severity="error")
             return None
         values = {}
-        for name in ("oracle", "solver", "eval-backend"):
+        for name in ("oracle", "solver", "eval-backend", "populations"):
             value = self.query_one(f"#{name}", Select).value
             if value is Select.BLANK:
                 self.notify(f"Choose a {name}.", severity="error")
@@ -410,6 +413,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             move_budget=budgets["move-budget"],
             budget_reserve=budgets["budget-reserve"],
             init_budget=budgets["init-budget"],
+            populations=int(values["populations"]),
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -222,3 +222,14 @@ async def test_the_start_form_shows_a_configured_two():
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the default game checked")
         assert app.screen.query_one("#populations", Select).value == "2"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_two_population_dashboard_snapshot(snap_compare, tmp_path, size):
+    """The dashboard of the recorded two-population session (update with --snapshot-update after a
+    deliberate change, and look at the report first)."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    record_two_population_session(tmp_path)
+    data = dashboard_data(_state(tmp_path))
+    assert snap_compare(ScreenApp(lambda: DashboardScreen(data)), terminal_size=size)

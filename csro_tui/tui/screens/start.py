@@ -163,7 +163,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                     yield Static("", id="human-error", classes="field-error")
                 yield Label("Meta-solver", classes="field-label")
                 yield _select(self.choices.solvers, d.meta_solver, "solver")
-                yield Label("Populations (2: one per seat, as OpenSpiel's psro_v2)", classes="field-label")
+                yield Label("Populations (2: one per seat)", classes="field-label")
                 yield _select(list(POPULATIONS), str(d.populations), "populations")
                 yield Label("Iterations now (empty: one by one)", classes="field-label")
                 yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations", compact=True)

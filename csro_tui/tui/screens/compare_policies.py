@@ -49,9 +49,11 @@ class ComparePoliciesScreen(Screen[None]):
 
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="compare.back")]
 
-    def __init__(self, context: BehaviourContext, subject_id: str, source: str, *, proposal: bool = False) -> None:
+    def __init__(self, context: BehaviourContext, subject_id: str, source: str, *, proposal: bool = False,
+                 seat: int | None = None) -> None:
         super().__init__()
         self.context = context
+        self.seat = seat  # two populations: the seat whose members it is compared with (the context's)
         self.subject_id = subject_id
         self.source = source
         self.proposal = proposal
@@ -101,7 +103,8 @@ class ComparePoliciesScreen(Screen[None]):
 
     def _show_ranking(self, review) -> None:
         self.review = review
-        header = Text(f"Compare {one_line(self.subject_id, 40)} with the members, nearest by behaviour first")
+        members = f"seat {self.seat}'s members" if self.seat is not None else "the members"
+        header = Text(f"Compare {one_line(self.subject_id, 40)} with {members}, nearest by behaviour first")
         hint = review.hint()
         if hint:
             header.append("\n⚠ " + one_line(hint, 200), style="bold yellow")
@@ -222,7 +225,6 @@ class DiversityScreen(Screen[None]):
         for seat, each in diversity:
             text.append(f"{'' if seat == 0 else chr(10)}Seat {seat}'s population\n", style="bold underline")
             text.append_text(heat_map_text(each, self.app.size.width))
-            text.append("\n")
         self.query_one("#diversity-map", Static).update(text)
 
     def on_resize(self) -> None:
@@ -308,7 +310,7 @@ def compare_member(app, data, member_id: str, events: list | None = None) -> Non
         return
     # two populations: against the members of its own seat (no meta-strategy distance: see seat_view)
     context = seat_context(context, member.seat, keep_meta=False)
-    app.push_screen(ComparePoliciesScreen(context, member_id, member.source))
+    app.push_screen(ComparePoliciesScreen(context, member_id, member.source, seat=member.seat))
 
 
 def show_diversity(app, session_id: str = "", events: list | None = None) -> None:

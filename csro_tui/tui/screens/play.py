@@ -382,7 +382,8 @@ class PlayScreen(Screen[None]):
             game = self.match.games[-1] if self.match and self.match.games else None
             if game is not None and game.summary:
                 text.append(f"\n{game.summary}")
-            text.append("\nn: next game   t: switch seat   o: another opponent", style="dim")
+            switch = "   t: switch seat" if self.opponent_key not in self.opponent_seats else ""  # a seated member: fixed
+            text.append(f"\nn: next game{switch}   o: another opponent", style="dim")
             return text
         rows = table(session)
         width = max([10, *(len(label) for label, _ in rows)]) + 2  # steady columns as rows come and go
@@ -504,7 +505,8 @@ class PlayScreen(Screen[None]):
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
         ahead = f"  │  {len(self.typed)} typed ahead" if self.typed else ""
         key = self._current_option() if self.is_mounted else None
-        seat = f"seat {self.seat} (t)" if key not in self.opponent_seats else f"seat {self.seat_against(key)} (its population's other seat)"
+        # against a two-population member the seat is the other one than its own (t does not switch it)
+        seat = f"seat {self.seat} (t)" if key not in self.opponent_seats else f"seat {self.seat_against(key)} (vs seat {self.opponent_seats[key]})"
         self.query_one("#play-status", Static).update(f"{seat}  │  {keys}{ahead}  │  {recorded}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

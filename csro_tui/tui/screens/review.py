@@ -305,7 +305,8 @@ class ReviewScreen(Screen[ReviewDecision]):
         from csro_tui.tui.behaviour import seat_context
 
         self.app.push_screen(ComparePoliciesScreen(seat_context(context, self.info.seat, keep_meta=False),
-                                                   self.info.proposal_id or "proposal", self.info.source, proposal=True))
+                                                   self.info.proposal_id or "proposal", self.info.source, proposal=True,
+                                                   seat=self.info.seat))
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

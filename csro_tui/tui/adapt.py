@@ -200,7 +200,8 @@ def event_line(event: Any) -> str:
         else:
             body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
     elif kind == "oracle_failed":
-        body = (f"attempt {event.attempt}" + (" cancelled by the stop (asked again on resume)" if event.cancelled else "")
+        body = (f"attempt {event.attempt}" + (f" for seat {event.seat}" if getattr(event, "seat", None) in (0, 1) else "")
+                + (" cancelled by the stop (asked again on resume)" if event.cancelled else "")
                 + f": {event.error.splitlines()[0] if event.error else ''}")
     elif kind == "proposal_created":
         body = f"{event.proposal_id} {event.proposal.name} by {event.proposal.oracle}"
@@ -270,6 +271,8 @@ def review_info(review: Any) -> ReviewInfo:
     if validation.printed:
         lines.append(f"warning: {validation.printed}")
     preview = review.preview
+    # two populations: the proposal must beat its seat's value of the meta-game (ReviewRequest.seat_value)
+    seat_value = _num(getattr(review, "seat_value", None))
     failure = None
     if not validation.valid:
         failure = validation.summary()
@@ -308,16 +311,18 @@ def review_info(review: Any) -> ReviewInfo:
         duplicate_reason=(getattr(preview, "duplicate_reason", "") or "") if preview is not None else "",
         seat=getattr(proposal, "seat", None) if getattr(proposal, "seat", None) in (0, 1) else None,
         # a duplicate or a failure is shown on its own line already
-        shortfall=_shortfall(preview),
+        shortfall=_shortfall(preview, seat_value),
+        seat_value=seat_value,
     )
 
 
-def _shortfall(preview: Any) -> str | None:
-    """The gate's verdict, unless a duplicate or a failure already says why (on their own lines)."""
+def _shortfall(preview: Any, bar: float | None = None) -> str | None:
+    """The gate's verdict, unless a duplicate or a failure already says why (on their own lines);
+    `bar`: two populations, the proposal's seat's value in the meta-game (else 0)."""
     if preview is None or getattr(preview, "duplicate_of", None) or getattr(preview, "failure", None):
         return None
     shortfall = getattr(preview, "shortfall", None)
-    return shortfall() if callable(shortfall) else None
+    return shortfall(bar or 0.0) if callable(shortfall) else None
 
 
 def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:

@@ -201,6 +201,9 @@ class ReviewInfo:
     # Two populations: the seat the proposal is for (its preview is against the other
     # seat's members and mixture); None: one population.
     seat: int | None = None
+    # Two populations: the seat's value of the meta-game, the bar its expected payoff must beat
+    # (Kuhn's seat 0 is worth -1/18); None: one population (the bar is 0).
+    seat_value: float | None = None
 
     @property
     def original_source(self) -> str | None:

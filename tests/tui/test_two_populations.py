@@ -233,3 +233,18 @@ def test_two_population_dashboard_snapshot(snap_compare, tmp_path, size):
     record_two_population_session(tmp_path)
     data = dashboard_data(_state(tmp_path))
     assert snap_compare(ScreenApp(lambda: DashboardScreen(data)), terminal_size=size)
+
+
+def test_the_review_judges_a_seat_proposal_against_its_seats_value():
+    """Kuhn's seat 0 is worth -1/18: a seat-0 proposal at -0.03 beats it (the engine's
+    ReviewRequest.seat_value), where the one-population bar 0 would call it no improvement."""
+    from csro_tui.records import Preview, Proposal, ReviewRequest, ValidationResult
+    from csro_tui.tui.adapt import review_info
+
+    request = ReviewRequest("i2a1", Proposal("", "best-response", "br", seat=0), 2, 1, ValidationResult(valid=True),
+                            Preview(-0.03, {"p1": -0.03}))
+    assert review_info(request).shortfall is not None  # no seat value known: the bar is 0
+    request.seat_value = -1 / 18  # set by the two-population engine (a field of ReviewRequest there)
+    info = review_info(request)
+    assert info.shortfall is None and info.seat_value == pytest.approx(-1 / 18)
+    assert "(to beat: seat 0's value -0.0556)" in summary_text(info).plain

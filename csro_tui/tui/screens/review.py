@@ -70,6 +70,8 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
             text.append(f" ± {info.expected_stderr:.4f}")
         elif info.expected_stderr is not None:  # sampled, but too briefly for a standard error
             text.append(" (noise not measured: too few episodes)", style="dim")
+        if info.seat_value is not None:  # the gate's bar with two populations, not 0
+            text.append(f" (to beat: seat {info.seat}'s value {info.seat_value:+.4f})", style="dim")
         before = info.history[-1][3] if info.history else None
         if before is not None:
             text.append(f" (before the edit {before:+.4f})", style="dim")

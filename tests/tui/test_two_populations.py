@@ -248,3 +248,18 @@ def test_the_review_judges_a_seat_proposal_against_its_seats_value():
     info = review_info(request)
     assert info.shortfall is None and info.seat_value == pytest.approx(-1 / 18)
     assert "(to beat: seat 0's value -0.0556)" in summary_text(info).plain
+
+
+@pytest.mark.parametrize("step", [3, 4])
+async def test_the_dashboard_while_only_seat_0_has_a_member(tmp_path, step):
+    """Live, seat 0's seed joins before seat 1's: a matrix with a row and no column yet (it raised
+    CellDoesNotExist and took the app down in a live --populations 2 run)."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    events = record_two_population_session(tmp_path)
+    data = dashboard_data(fold(events[:step]))
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        detail = str(app.screen.query_one("#payoff-detail", Static).render())
+        assert detail == ("No matchups yet." if step == 3 else "p0 always_bet vs p1 always_bet: not evaluated yet")

@@ -120,7 +120,7 @@ class PayoffHeatmap(Vertical):
 
     def selected(self) -> tuple[str, str] | None:
         table = self.table
-        if not table.row_count:
+        if not table.row_count or not table.columns:  # two populations: seat 0's first member before seat 1's
             return None
         keys = table.coordinate_to_cell_key(table.cursor_coordinate)
         return keys.row_key.value, keys.column_key.value

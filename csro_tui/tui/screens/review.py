@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from csro_tui.numbers import counted, duration
+from csro_tui.numbers import counted, duration, number
 from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.adapt import call_tokens
 from csro_tui.tui.diffing import coloured_diff, unified_diff
@@ -71,7 +71,7 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
         elif info.expected_stderr is not None:  # sampled, but too briefly for a standard error
             text.append(" (noise not measured: too few episodes)", style="dim")
         if info.seat_value is not None:  # the gate's bar with two populations, not 0
-            text.append(f" (to beat: seat {info.seat}'s value {info.seat_value:+.4f})", style="dim")
+            text.append(f" (to beat: seat {info.seat}'s value {number(info.seat_value, 4, signed=True)})", style="dim")
         before = info.history[-1][3] if info.history else None
         if before is not None:
             text.append(f" (before the edit {before:+.4f})", style="dim")

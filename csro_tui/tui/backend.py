@@ -84,6 +84,16 @@ class Backend:
         return {name: refusal for name, refusal in refusals.items() if refusal}
 
     @staticmethod
+    def populations_refusal(populations: int, oracle: str, solver: str) -> str | None:
+        """Why the engine would refuse `--populations 2` with this oracle and meta-solver (its own
+        one line, `engine.setup.populations_refusal`), or None; None too where this engine has no
+        such check (starting then says why, as any start error)."""
+        from csro_tui.engine import setup  # start-up time: the check may load scipy
+
+        refusal = getattr(setup, "populations_refusal", None)
+        return refusal(populations, oracle, solver) if refusal is not None else None
+
+    @staticmethod
     def seed_names(game: str) -> list[str]:
         from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 

@@ -263,3 +263,34 @@ async def test_the_dashboard_while_only_seat_0_has_a_member(tmp_path, step):
         await pilot.pause()
         detail = str(app.screen.query_one("#payoff-detail", Static).render())
         assert detail == ("No matchups yet." if step == 3 else "p0 always_bet vs p1 always_bet: not evaluated yet")
+
+
+async def test_the_engines_refusal_of_two_populations_shows_under_the_field(monkeypatch):
+    """The engine's one line (engine.setup.populations_refusal, pop2-core) under the field, and
+    the start refused with it, before anything is recorded; a choice it accepts starts."""
+    from csro_tui.tui.backend import Backend
+
+    asked = []
+
+    def refusal(populations, oracle, solver):
+        asked.append((populations, oracle, solver))
+        return f"--populations 2: meta-solver {solver} cannot solve it" if solver == "uniform" else None
+
+    monkeypatch.setattr(Backend, "populations_refusal", staticmethod(refusal))
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(populations=2)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the default game checked")
+        app.screen.query_one("#solver", Select).value = "uniform"
+        error = app.screen.query_one("#populations-error", Static)
+        await wait_until(pilot, lambda: error.display, "the refusal")
+        assert "✗ --populations 2: meta-solver uniform cannot solve it" in str(error.render())
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.results == []
+        assert "--populations 2: meta-solver uniform cannot solve it" in [n.message for n in app._notifications]
+        app.screen.query_one("#populations", Select).value = "1"  # one population: nothing to refuse
+        await wait_until(pilot, lambda: not error.display, "the refusal gone")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    assert app.results == [LaunchOptions(game="kuhn_poker", oracle="best-response", meta_solver="uniform")]
+    assert (2, "best-response", "uniform") in asked and all(p == 2 for p, _, _ in asked)

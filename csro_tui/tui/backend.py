@@ -167,7 +167,13 @@ def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> st
             continue
         if number in before.iterations and before.iterations[number].finished:
             continue
-        if iteration.accepted is not None:
+        # two populations: up to one member per seat joins (the event names only the last)
+        joined = [m for m in after.population if m.iteration == number and m.origin != "seed"] \
+            if adapt.session_populations(after) == 2 else []
+        if joined:
+            lines.append(f"iteration {number} done: "
+                         + ", ".join(f"{m.name} (seat {m.seat})" for m in joined) + " accepted")
+        elif iteration.accepted is not None:
             lines.append(f"iteration {number} done: {names.get(iteration.accepted, iteration.accepted)} accepted")
         elif finished_by_oracle and number == last and not iteration.proposals:
             continue  # the iteration the oracle ended: the closing line says why

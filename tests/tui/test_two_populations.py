@@ -294,3 +294,16 @@ async def test_the_engines_refusal_of_two_populations_shows_under_the_field(monk
         await pilot.pause()
     assert app.results == [LaunchOptions(game="kuhn_poker", oracle="best-response", meta_solver="uniform")]
     assert (2, "best-response", "uniform") in asked and all(p == 2 for p, _, _ in asked)
+
+
+def test_the_iterations_toast_names_both_seats_joined(tmp_path):
+    """The event names one joined member (the last); the toast names each seat's."""
+    from types import SimpleNamespace
+
+    from csro_tui.tui.backend import iterations_outcome
+
+    events = record_two_population_session(tmp_path)
+    before = fold(events[:8])  # after iteration 0
+    after = fold(events[:-1])
+    outcome = SimpleNamespace(reason="completed", message="", oracle_finished=None)
+    assert iterations_outcome(before, after, outcome, 1) == "iteration 1 done: br_seat0 (seat 0), br_seat1 (seat 1) accepted"

@@ -41,6 +41,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
     weights = state.meta_strategy
     ids = state.ids
     populations = session_populations(state)
+    seats = member_seats(state) if log is None else {}
     payoffs: dict[tuple[str, str], Cell] = {}
     for (row, col), entry in state.payoffs.items():
         mean = _num(entry.mean)
@@ -107,7 +108,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
         payoffs=payoffs,
         metric_name=metric_name or "exploitability",
         metric_history=history,
-        log=log if log is not None else [event_line(event) for event in state.events],
+        log=log if log is not None else [event_line(event, seats) for event in state.events],
         iteration=max((n for n in state.iterations), default=0),
         llm_calls=usage[0],
         tokens=usage[1],
@@ -184,8 +185,16 @@ def llm_usage(state: Any) -> tuple[int, int, float]:
     return calls, tokens, cost
 
 
-def event_line(event: Any) -> str:
-    """One line for the event log: `#seq type: what happened`."""
+def member_seats(state: Any) -> dict[str, int]:
+    """Policy id -> seat, for a two-population session (empty for one population)."""
+    if session_populations(state) != 2:
+        return {}
+    return {m.id: m.seat for m in state.population if getattr(m, "seat", None) in (0, 1)}
+
+
+def event_line(event: Any, seats: dict[str, int] | None = None) -> str:
+    """One line for the event log: `#seq type: what happened`; `seats` (`member_seats`) groups a
+    two-population meta-strategy by seat."""
     kind = event.TYPE
     body = ""
     if kind == "session_started":
@@ -234,7 +243,12 @@ def event_line(event: Any) -> str:
     elif kind == "benchmark_evaluated":
         body = f"{event.policy_id} vs {counted(len(event.per_bot), 'bot')}"
     elif kind == "meta_solved":
-        body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
+        weights = list(zip(event.population, event.strategy))
+        if seats and all(p in seats for p in event.population):
+            body = event.solver + " " + " · ".join(
+                f"seat {seat}: " + " ".join(f"{p}={w:.2f}" for p, w in weights if seats[p] == seat) for seat in (0, 1))
+        else:
+            body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in weights)
     elif kind == "metrics":
         headline = headline_metric(event)
         if headline is not None and _num(headline[1]) is not None:

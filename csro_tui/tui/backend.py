@@ -454,7 +454,8 @@ class LiveRun:
         # (a fresh fold of the whole log per event would cost O(events)).
         self._lock = threading.Lock()
         self._state = engine.snapshot()
-        self._log = [adapt.event_line(event) for event in self._state.events]
+        seats = adapt.member_seats(self._state)
+        self._log = [adapt.event_line(event, seats) for event in self._state.events]
         self._on_event = on_event
         self._activity = ""
         self._batch: BatchProgress | None = None  # the batch being evaluated
@@ -607,7 +608,7 @@ class LiveRun:
             self.llm_watch.new_proposal()
         with self._lock:
             self._state.apply(event)
-            self._log.append(adapt.event_line(event))
+            self._log.append(adapt.event_line(event, adapt.member_seats(self._state)))
             data = adapt.dashboard_data(self._state, log=list(self._log))
         self._on_event(event, data)
 

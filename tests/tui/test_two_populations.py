@@ -59,6 +59,7 @@ def test_the_dashboard_data_of_two_populations(tmp_path):
     record_two_population_session(tmp_path)
     data = dashboard_data(_state(tmp_path))
     assert data.populations == 2 and data.meta_value == pytest.approx(0.05)
+    assert "#6 meta_solved: nash seat 0: p0=1.00 · seat 1: p1=1.00" in data.log
     assert [(m.id, m.seat, m.weight) for m in data.members] == [("p0", 0, 0.4), ("p1", 1, 0.4), ("p2", 0, 0.6), ("p3", 1, 0.6)]
     # a member plays the other seat's population only; the seat-1 member's return is the negation
     assert [m.id for m, _ in data.row("p0")] == ["p1", "p3"]
@@ -142,6 +143,9 @@ async def test_the_timeline_names_each_policys_and_proposals_seat(tmp_path):
         app.screen.go(13)
         await wait_until(pilot, lambda: "#13 proposal_created" in _bar(app), "step 13")
         assert "#13 proposal_created: i1a2 br_seat1 by best-response for seat 1" in _bar(app)
+        app.screen.go(21)
+        await wait_until(pilot, lambda: "#21 meta_solved" in _bar(app), "step 21")
+        assert "#21 meta_solved: nash seat 0: p0=0.40 p2=0.60 · seat 1: p1=0.40 p3=0.60" in _bar(app)
 
 
 def test_the_review_of_a_seat_1_proposal_names_seat_1_and_previews_against_seat_0(tmp_path):

@@ -311,3 +311,46 @@ def test_the_iterations_toast_names_both_seats_joined(tmp_path):
     after = fold(events[:-1])
     outcome = SimpleNamespace(reason="completed", message="", oracle_finished=None)
     assert iterations_outcome(before, after, outcome, 1) == "iteration 1 done: br_seat0 (seat 0), br_seat1 (seat 1) accepted"
+
+
+def _two_population_engine() -> bool:
+    from csro_tui.engine import setup
+
+    return hasattr(setup, "populations_refusal")  # the engine that runs them (pop2-core)
+
+
+@pytest.mark.skipif(not _two_population_engine(), reason="needs the two-population engine (branch pop2-core)")
+async def test_a_live_two_population_kuhn_session(tmp_path):
+    """Started on the form with Populations 2: each iteration reviews seat 0's proposal, then seat
+    1's, each saying its seat; the dashboard then shows both seats and the rectangular matrix, and
+    playing the newest seat-1 member puts the person in seat 0."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+    from tests.tui.helpers import engine_idle, start_screen
+
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        app.screen.query_one("#populations", Select).value = "2"
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await engine_idle(pilot, app)
+        await pilot.press("n")
+        for seat in (0, 1):
+            await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.info.seat == seat,
+                             f"the review of seat {seat}'s proposal")
+            assert f"for seat {seat}" in screen_lines(app)
+            await pilot.press("a")
+        await engine_idle(pilot, app)
+        assert isinstance(app.screen, DashboardScreen)
+        data = app.screen.data
+        assert data.populations == 2 and [len(data.seat_members(s)) for s in (0, 1)] == [2, 2]
+        matrix = app.screen.query_one("#payoff-table", DataTable)
+        assert matrix.row_count == 2 and len(matrix.columns) == 2
+        text = screen_lines(app)
+        assert "seat 0 · value" in text and "seat 1 · value" in text
+        newest = data.seat_members(1)[-1].id
+        app.action_play(newest)
+        await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen) and app.screen.spec is not None, "play")
+        await pilot.press("enter")  # the preselected member
+        await wait_until(pilot, lambda: app.screen.session is not None, "the game")
+        assert app.screen.session.seat == 0

@@ -354,3 +354,33 @@ async def test_a_live_two_population_kuhn_session(tmp_path):
         await pilot.press("enter")  # the preselected member
         await wait_until(pilot, lambda: app.screen.session is not None, "the game")
         assert app.screen.session.seat == 0
+
+
+async def test_a_two_population_timeline_compares_and_clusters_within_each_seat(tmp_path):
+    """Profiles run (sandboxed, exact Kuhn tables): `b` gives each seat's diversity apart, `d` on a
+    seat-1 member ranks seat 1's other member only, with no head-to-head (same-seat members never meet)."""
+    from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen, DiversityScreen
+
+    events = record_two_population_session(tmp_path)
+    app = CsroApp(session="kuhn-2pop", sessions_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _open_at_last_step(pilot, app, events)
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, DiversityScreen), "the diversity view")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.diversity is not None, "the diversity")
+        assert [(seat, sorted(each.ids)) for seat, each in screen.diversity] == [(0, ["p0", "p2"]), (1, ["p1", "p3"])]
+        text = screen_lines(app)
+        assert "Seat 0's population" in text and "Seat 1's population" in text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen), "back")
+        app.screen.query_one("#population", DataTable).move_cursor(row=3)  # p3, seat 1
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComparePoliciesScreen), "the comparison")
+        compare = app.screen
+        await wait_until(pilot, lambda: compare.review is not None, "the profiles")
+        assert [member for member, _ in compare.review.ranked] == ["p1"]
+        await pilot.pause()
+        text = screen_lines(app)
+        assert "Compare p3 with seat 1's members" in text and "head to head: none (both play seat 1)" in text
+    assert len(SessionStore(tmp_path).read("kuhn-2pop").events) == len(events)  # nothing written

@@ -24,7 +24,8 @@ from csro_tui.tui.behaviour import BehaviourContext, deliver, seat_context
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
-def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str]) -> Text:
+def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str],
+                   seat: int | None = None) -> Text:
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.report import comparison_lines
     from csro_tui.profiles.model import Profile
@@ -35,7 +36,9 @@ def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | No
     for line in comparison_lines(placeholder, against, comparison, head_to_head):
         style = "bold" if line.startswith(("behaviour distance", "they behave", "head to head")) else ""
         text.append(one_line(line, 300) + "\n", style=style)
-    if head_to_head is None:
+    if seat is not None:  # two members of one seat's population never meet in the meta-game
+        text.append(f"head to head: none (both play seat {seat})\n", style="dim")
+    elif head_to_head is None:
         text.append("head to head: playing…\n", style="dim")
     if description:
         text.append(f"\nWhat {one_line(subject, 40)} does\n", style="bold underline")
@@ -130,7 +133,7 @@ class ComparePoliciesScreen(Screen[None]):
     def _select(self, member_id: str) -> None:
         self.selected = member_id
         self._render_detail()
-        if member_id not in self.matches:
+        if member_id not in self.matches and self.seat is None:
             self.run_worker(lambda: self._play(member_id), thread=True, group=f"match-{member_id}")
 
     def _play(self, member_id: str) -> None:
@@ -158,7 +161,8 @@ class ComparePoliciesScreen(Screen[None]):
             return
         comparison = dict(self.review.ranked)[member_id]
         self.query_one("#compare-behaviour", Static).update(
-            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description))
+            behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description,
+                           self.seat))
         lines = unified_diff(clean_text(self.sources.get(member_id, "")), clean_text(self.source), member_id,
                              self.subject_id)
         code = Text(f"\nCode: {one_line(member_id, 30)} → {one_line(self.subject_id, 30)}\n", style="bold underline")

@@ -40,6 +40,8 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
     started = state.started
     weights = state.meta_strategy
     ids = state.ids
+    populations = session_populations(state)
+    seats = member_seats(state) if log is None else {}
     payoffs: dict[tuple[str, str], Cell] = {}
     for (row, col), entry in state.payoffs.items():
         mean = _num(entry.mean)
@@ -47,15 +49,19 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
             continue
         cell = Cell(mean, _num(entry.stderr) or 0.0, entry.episodes, entry.exact)
         payoffs[(row, col)] = cell
-        # the matrix is antisymmetric: M[col][row] = -M[row][col]
+        # zero-sum: the column member's return is the negation (one population: M[col][row] =
+        # -M[row][col]; two: the seat-1 member's return against the seat-0 member)
         payoffs.setdefault((col, row), Cell(-mean, cell.stderr, cell.episodes, cell.exact))
-    for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
-        payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
+    if populations == 1:
+        for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
+            payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
     members = []
     for policy in state.population:
         scores: dict[str, float] = {}
         stderr: dict[str, float] = {}  # sampled scores only, with the review's "±"
-        row = [(other, payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in ids]
+        # whom it plays: the other seat's population (two populations), else everyone
+        opponents = [m.id for m in opponents_of(state, policy)]
+        row = [(other, payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in opponents]
         if state.meta is not None and all(c is not None for _, c, w in row if w > 0):
             scores["vs meta"] = sum(c.mean * w for _, c, w in row if c is not None and w > 0)
             sampled = {other: c.stderr for other, c, w in row if c is not None and w > 0 and not c.exact}
@@ -80,6 +86,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
                 scores=scores,
                 edited_by=state.edited_by(policy.id),
                 score_stderr=stderr,
+                seat=getattr(policy, "seat", None) if populations == 2 else None,
             )
         )
     history: list[tuple[int, float]] = []
@@ -101,7 +108,7 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
         payoffs=payoffs,
         metric_name=metric_name or "exploitability",
         metric_history=history,
-        log=log if log is not None else [event_line(event) for event in state.events],
+        log=log if log is not None else [event_line(event, seats) for event in state.events],
         iteration=max((n for n in state.iterations), default=0),
         llm_calls=usage[0],
         tokens=usage[1],
@@ -112,7 +119,47 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
         closed_reason=state.closed.reason if state.closed is not None else "",
         closed_message=state.closed.message if state.closed is not None else "",
         closed_event=state.closed.seq if state.closed is not None else 0,
+        populations=populations,
+        meta_value=_num(state.meta.value) if populations == 2 and state.meta is not None else None,
     )
+
+
+def session_populations(state: Any) -> int:
+    """1 or 2: the session's populations (its recorded config; 1 when absent, as in older logs)."""
+    try:
+        return 2 if int(state.config.get("populations", 1) or 1) == 2 else 1
+    except (TypeError, ValueError):
+        return 1
+
+
+def opponents_of(state: Any, policy: Any) -> list[Any]:
+    """The members `policy` plays: with two populations the other seat's, else everyone."""
+    seat = getattr(policy, "seat", None)
+    if session_populations(state) == 2 and seat in (0, 1):
+        return [m for m in state.population if getattr(m, "seat", None) == 1 - seat]
+    return list(state.population)
+
+
+def seat_view(state: Any, seat: int | None, *, keep_meta: bool = True) -> Any:
+    """The state with only one seat's population (two populations), for the behaviour
+    views, which rank and cluster members within a population; the meta-strategy then
+    weighs that seat's mixture.  `keep_meta=False` drops the meta-strategy (the review's
+    "under the meta-strategy" distance would take the seat's own mixture as its opponent,
+    where the other seat's is meant).  One population, or no seat: the state itself."""
+    if session_populations(state) != 2 or seat not in (0, 1):
+        return state
+    import copy
+
+    view = copy.copy(state)
+    view.population = [m for m in state.population if getattr(m, "seat", None) == seat]
+    if not keep_meta:
+        view.meta = None
+    return view
+
+
+def seat_word(seat: int | None) -> str:
+    """"seat 0" / "seat 1", or "" for a member or proposal of one population."""
+    return f"seat {seat}" if seat in (0, 1) else ""
 
 
 def call_tokens(call: dict) -> int:
@@ -138,8 +185,16 @@ def llm_usage(state: Any) -> tuple[int, int, float]:
     return calls, tokens, cost
 
 
-def event_line(event: Any) -> str:
-    """One line for the event log: `#seq type: what happened`."""
+def member_seats(state: Any) -> dict[str, int]:
+    """Policy id -> seat, for a two-population session (empty for one population)."""
+    if session_populations(state) != 2:
+        return {}
+    return {m.id: m.seat for m in state.population if getattr(m, "seat", None) in (0, 1)}
+
+
+def event_line(event: Any, seats: dict[str, int] | None = None) -> str:
+    """One line for the event log: `#seq type: what happened`; `seats` (`member_seats`) groups a
+    two-population meta-strategy by seat."""
     kind = event.TYPE
     body = ""
     if kind == "session_started":
@@ -154,10 +209,13 @@ def event_line(event: Any) -> str:
         else:
             body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
     elif kind == "oracle_failed":
-        body = (f"attempt {event.attempt}" + (" cancelled by the stop (asked again on resume)" if event.cancelled else "")
+        body = (f"attempt {event.attempt}" + (f" for seat {event.seat}" if getattr(event, "seat", None) in (0, 1) else "")
+                + (" cancelled by the stop (asked again on resume)" if event.cancelled else "")
                 + f": {event.error.splitlines()[0] if event.error else ''}")
     elif kind == "proposal_created":
         body = f"{event.proposal_id} {event.proposal.name} by {event.proposal.oracle}"
+        if getattr(event.proposal, "seat", None) in (0, 1):
+            body += f" for seat {event.proposal.seat}"
         if event.edited_from:
             body += f" (edit of {event.edited_from})"
     elif kind == "proposal_validated":
@@ -178,13 +236,19 @@ def event_line(event: Any) -> str:
         if event.note:
             body += f" ({event.note})"
     elif kind == "policy_added":
-        body = f"{event.policy.id} {event.policy.name} ({event.policy.origin})"
+        body = f"{event.policy.id} {event.policy.name} ({event.policy.origin}"
+        body += f", seat {event.policy.seat})" if getattr(event.policy, "seat", None) in (0, 1) else ")"
     elif kind == "payoffs_evaluated":
         body = counted(len(event.entries), "matchup")
     elif kind == "benchmark_evaluated":
         body = f"{event.policy_id} vs {counted(len(event.per_bot), 'bot')}"
     elif kind == "meta_solved":
-        body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in zip(event.population, event.strategy))
+        weights = list(zip(event.population, event.strategy))
+        if seats and all(p in seats for p in event.population):
+            body = event.solver + " " + " · ".join(
+                f"seat {seat}: " + " ".join(f"{p}={w:.2f}" for p, w in weights if seats[p] == seat) for seat in (0, 1))
+        else:
+            body = event.solver + " " + " ".join(f"{p}={w:.2f}" for p, w in weights)
     elif kind == "metrics":
         headline = headline_metric(event)
         if headline is not None and _num(headline[1]) is not None:
@@ -221,6 +285,8 @@ def review_info(review: Any) -> ReviewInfo:
     if validation.printed:
         lines.append(f"warning: {validation.printed}")
     preview = review.preview
+    # two populations: the proposal must beat its seat's value of the meta-game (ReviewRequest.seat_value)
+    seat_value = _num(getattr(review, "seat_value", None))
     failure = None
     if not validation.valid:
         failure = validation.summary()
@@ -257,17 +323,20 @@ def review_info(review: Any) -> ReviewInfo:
         max_attempts=int(getattr(review, "max_attempts", 0) or 0),
         duplicate_of=getattr(preview, "duplicate_of", None) if preview is not None else None,
         duplicate_reason=(getattr(preview, "duplicate_reason", "") or "") if preview is not None else "",
+        seat=getattr(proposal, "seat", None) if getattr(proposal, "seat", None) in (0, 1) else None,
         # a duplicate or a failure is shown on its own line already
-        shortfall=_shortfall(preview),
+        shortfall=_shortfall(preview, seat_value),
+        seat_value=seat_value,
     )
 
 
-def _shortfall(preview: Any) -> str | None:
-    """The gate's verdict, unless a duplicate or a failure already says why (on their own lines)."""
+def _shortfall(preview: Any, bar: float | None = None) -> str | None:
+    """The gate's verdict, unless a duplicate or a failure already says why (on their own lines);
+    `bar`: two populations, the proposal's seat's value in the meta-game (else 0)."""
     if preview is None or getattr(preview, "duplicate_of", None) or getattr(preview, "failure", None):
         return None
     shortfall = getattr(preview, "shortfall", None)
-    return shortfall() if callable(shortfall) else None
+    return shortfall(bar or 0.0) if callable(shortfall) else None
 
 
 def engine_decision(decision: ReviewDecision, review: Any = None) -> Any:

@@ -84,6 +84,16 @@ class Backend:
         return {name: refusal for name, refusal in refusals.items() if refusal}
 
     @staticmethod
+    def populations_refusal(populations: int, oracle: str, solver: str) -> str | None:
+        """Why the engine would refuse `--populations 2` with this oracle and meta-solver (its own
+        one line, `engine.setup.populations_refusal`), or None; None too where this engine has no
+        such check (starting then says why, as any start error)."""
+        from csro_tui.engine import setup  # start-up time: the check may load scipy
+
+        refusal = getattr(setup, "populations_refusal", None)
+        return refusal(populations, oracle, solver) if refusal is not None else None
+
+    @staticmethod
     def seed_names(game: str) -> list[str]:
         from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
@@ -157,7 +167,13 @@ def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> st
             continue
         if number in before.iterations and before.iterations[number].finished:
             continue
-        if iteration.accepted is not None:
+        # two populations: up to one member per seat joins (the event names only the last)
+        joined = [m for m in after.population if m.iteration == number and m.origin != "seed"] \
+            if adapt.session_populations(after) == 2 else []
+        if joined:
+            lines.append(f"iteration {number} done: "
+                         + ", ".join(f"{m.name} (seat {m.seat})" for m in joined) + " accepted")
+        elif iteration.accepted is not None:
             lines.append(f"iteration {number} done: {names.get(iteration.accepted, iteration.accepted)} accepted")
         elif finished_by_oracle and number == last and not iteration.proposals:
             continue  # the iteration the oracle ended: the closing line says why
@@ -438,7 +454,8 @@ class LiveRun:
         # (a fresh fold of the whole log per event would cost O(events)).
         self._lock = threading.Lock()
         self._state = engine.snapshot()
-        self._log = [adapt.event_line(event) for event in self._state.events]
+        seats = adapt.member_seats(self._state)
+        self._log = [adapt.event_line(event, seats) for event in self._state.events]
         self._on_event = on_event
         self._activity = ""
         self._batch: BatchProgress | None = None  # the batch being evaluated
@@ -591,7 +608,7 @@ class LiveRun:
             self.llm_watch.new_proposal()
         with self._lock:
             self._state.apply(event)
-            self._log.append(adapt.event_line(event))
+            self._log.append(adapt.event_line(event, adapt.member_seats(self._state)))
             data = adapt.dashboard_data(self._state, log=list(self._log))
         self._on_event(event, data)
 

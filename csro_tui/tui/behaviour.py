@@ -32,6 +32,19 @@ class BehaviourContext:
                 return
 
 
+def seat_context(context: BehaviourContext, seat: int | None, *, keep_meta: bool = True) -> BehaviourContext:
+    """Two populations: the context of one seat's population (members are ranked and
+    clustered within their own population, issue 23); `keep_meta` as in
+    `adapt.seat_view`.  A seat-less member or one population: `context` itself."""
+    if seat not in (0, 1):
+        return context
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.tui.adapt import seat_view
+
+    state = context.state
+    return BehaviourContext(context.spec, lambda: seat_view(state(), seat, keep_meta=keep_meta), context.record)
+
+
 def deliver(widget: Any, callback: Callable, *args: Any) -> None:
     """Hand a worker's result to the UI thread, unless the widget or the app has gone
     meanwhile (a thread worker cannot be cancelled and may finish after its screen)."""

@@ -46,6 +46,9 @@ class Member:
     scores: dict[str, float] = field(default_factory=dict)
     edited_by: str | None = None  # a person changed the oracle's code before accepting it
     score_stderr: dict[str, float] = field(default_factory=dict)  # sampled scores' standard errors
+    # Two populations: the seat whose population it belongs to (0 or 1); None: one
+    # population, it plays both seats.
+    seat: int | None = None
 
     @property
     def origin_text(self) -> str:
@@ -74,10 +77,26 @@ class DashboardData:
     closed_reason: str = ""
     closed_message: str = ""
     closed_event: int = 0
+    # 2: one population per seat (issue 23); the payoff matrix is seat 0's members (rows)
+    # against seat 1's (columns), each cell the row member's return in its seat.
+    populations: int = 1
+    # Two populations: seat 0's value of the meta-game (seat 1's is its negation); None: unknown.
+    meta_value: float | None = None
 
     @property
     def failed(self) -> bool:
         return self.closed_reason == "error"
+
+    def seat_members(self, seat: int | None) -> list[Member]:
+        """One seat's members in joining order (None: every member)."""
+        return [m for m in self.members if seat is None or m.seat == seat]
+
+    def opponents(self, member_id: str) -> list[Member]:
+        """Whom a member plays: the other seat's population (two populations), else everyone."""
+        member = self.member(member_id)
+        if self.populations == 2 and member is not None and member.seat in (0, 1):
+            return self.seat_members(1 - member.seat)
+        return list(self.members)
 
     def member(self, member_id: str) -> Member | None:
         return next((m for m in self.members if m.id == member_id), None)
@@ -86,7 +105,8 @@ class DashboardData:
         return self.payoffs.get((row, col))
 
     def row(self, member_id: str) -> list[tuple[Member, Cell | None]]:
-        return [(m, self.cell(member_id, m.id)) for m in self.members]
+        """The member against each of its opponents (`opponents`), from its own seat."""
+        return [(m, self.cell(member_id, m.id)) for m in self.opponents(member_id)]
 
     def lineage(self, member_id: str) -> list[Member]:
         """The member and its ancestors, newest first (stops at cycles)."""
@@ -178,6 +198,12 @@ class ReviewInfo:
     # noise margin), or None when it would not; the person may still accept.
     shortfall: str | None = None
     max_attempts: int = 0  # oracle attempts allowed per iteration (0: unknown)
+    # Two populations: the seat the proposal is for (its preview is against the other
+    # seat's members and mixture); None: one population.
+    seat: int | None = None
+    # Two populations: the seat's value of the meta-game, the bar its expected payoff must beat
+    # (Kuhn's seat 0 is worth -1/18); None: one population (the bar is 0).
+    seat_value: float | None = None
 
     @property
     def original_source(self) -> str | None:
@@ -215,6 +241,7 @@ class LaunchOptions:
     move_budget: float | None = None
     budget_reserve: float | None = None
     init_budget: float | None = None
+    populations: int = 1  # 2: one population per seat (RunConfig.populations)
 
     @classmethod
     def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
@@ -235,6 +262,7 @@ class LaunchOptions:
             move_budget=getattr(config, "move_budget", None),
             budget_reserve=getattr(config, "budget_reserve", None),
             init_budget=getattr(config, "init_budget", None),
+            populations=int(getattr(config, "populations", 1) or 1),
         )
 
     def flags(self) -> dict[str, Any]:
@@ -254,6 +282,7 @@ class LaunchOptions:
             "move_budget": self.move_budget,
             "budget_reserve": self.budget_reserve,
             "init_budget": self.init_budget,
+            "populations": self.populations,
         }
 
 

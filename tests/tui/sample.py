@@ -155,3 +155,66 @@ def record_sample_session(root, session_id: str = "sample-kuhn") -> list:
         for event in events:
             writer.append(event)
     return events
+
+
+# A two-population Kuhn session (issue 23), recorded as docs/POP2 says the engine records one.
+# The payoffs are test data, not measurements; they make the meta-game mixed:
+#             p1      p3          (seat 1)
+#   p0     +0.50   -0.25          (seat 0; each cell seat 0's return)
+#   p2     -0.25   +0.25
+# Both seats play 0.4 / 0.6 and seat 0's value is +0.05.
+TWO_POPULATION_PAYOFFS = {("p0", "p1"): 0.5, ("p0", "p3"): -0.25, ("p2", "p1"): -0.25, ("p2", "p3"): 0.25}
+
+
+def record_two_population_session(root, session_id: str = "kuhn-2pop") -> list:
+    """Write a closed two-population Kuhn session under `root`: seeds in both seats (p0 seat 0,
+    p1 seat 1), then one iteration that accepted a proposal per seat (p2 seat 0, p3 seat 1)."""
+    from csro_tui.games.registry import get_game
+    from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
+    from csro_tui.sessions import events as ev
+    from csro_tui.sessions.store import SessionStore
+
+    seeds = get_game("kuhn_poker").seed_policies()
+    bet, rules = seeds["always_bet"], seeds["card_rules"]
+    store = SessionStore(root)
+    p0 = PolicyRecord("p0", "always_bet", bet, "seed", seat=0)
+    p1 = PolicyRecord("p1", "always_bet", bet, "seed", seat=1)
+    p2 = PolicyRecord("p2", "br_seat0", rules, "best-response", parent="p0", iteration=1, seat=0)
+    p3 = PolicyRecord("p3", "br_seat1", rules, "best-response", parent="p1", iteration=1, seat=1)
+    for_seat0 = Proposal(rules, "best-response", "br_seat0", parent="p0", rationale="best response to seat 1", seat=0)
+    for_seat1 = Proposal(rules, "best-response", "br_seat1", parent="p1", rationale="best response to seat 0", seat=1)
+    pay = TWO_POPULATION_PAYOFFS
+    events = [
+        ev.SessionStarted(session_id=session_id, game="kuhn_poker", oracle="best-response", solver="nash",
+                          config={"game": "kuhn_poker", "populations": 2}, versions={}),
+        ev.IterationStarted(iteration=0),
+        ev.PolicyAdded(policy=p0),
+        ev.PolicyAdded(policy=p1),
+        ev.PayoffsEvaluated(entries=[ev.PayoffRecord("p0", "p1", pay[("p0", "p1")], exact=True)]),
+        ev.MetaSolved(solver="nash", population=["p0", "p1"], strategy=[1.0, 1.0], value=0.5),
+        ev.MetricsComputed(iteration=0, population_size=2, meta_strategy={"p0": 1.0, "p1": 1.0}, meta_nash_conv=0.0,
+                           exploitability=0.75),
+        ev.IterationFinished(iteration=0, accepted="p0"),
+        ev.IterationStarted(iteration=1),
+        ev.ProposalCreated(proposal_id="i1a1", iteration=1, attempt=1, proposal=for_seat0),
+        ev.ProposalValidated(proposal_id="i1a1", validation=ValidationResult(valid=True)),
+        ev.ProposalPreviewed(proposal_id="i1a1", preview=Preview(-0.25, {"p1": -0.25}), exact=True),
+        ev.ProposalCreated(proposal_id="i1a2", iteration=1, attempt=1, proposal=for_seat1),
+        ev.ProposalValidated(proposal_id="i1a2", validation=ValidationResult(valid=True)),
+        ev.ProposalPreviewed(proposal_id="i1a2", preview=Preview(0.25, {"p0": 0.25}), exact=True),
+        ev.ProposalDecided(proposal_id="i1a1", action="accept", decided_by="tui"),
+        ev.ProposalDecided(proposal_id="i1a2", action="accept", decided_by="tui"),
+        ev.PolicyAdded(policy=p2, proposal_id="i1a1"),
+        ev.PolicyAdded(policy=p3, proposal_id="i1a2"),
+        ev.PayoffsEvaluated(entries=[ev.PayoffRecord(r, c, pay[(r, c)], exact=True)
+                                     for r, c in (("p2", "p1"), ("p0", "p3"), ("p2", "p3"))]),
+        ev.MetaSolved(solver="nash", population=["p0", "p2", "p1", "p3"], strategy=[0.4, 0.6, 0.4, 0.6], value=0.05),
+        ev.MetricsComputed(iteration=1, population_size=4, meta_strategy={"p0": 0.4, "p2": 0.6, "p1": 0.4, "p3": 0.6},
+                           meta_nash_conv=0.0, exploitability=0.3),
+        ev.IterationFinished(iteration=1, accepted="p2", attempts=2),
+        ev.SessionClosed(reason="completed"),
+    ]
+    with store.create(session_id) as writer:
+        for event in events:
+            writer.append(event)
+    return events

@@ -20,14 +20,15 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from csro_tui.text import clean_text, one_line
-from csro_tui.tui.behaviour import BehaviourContext, deliver
+from csro_tui.tui.behaviour import BehaviourContext, deliver, seat_context
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
 def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | None, description: list[str],
-                   hints: list | None = None, summary: dict | str | None = None) -> Text:
+                   hints: list | None = None, summary: dict | str | None = None, seat: int | None = None) -> Text:
     """`summary`: the model's summary of the subject's code ({"model", "text"}), or a
-    line saying where asking for it stands."""
+    line saying where asking for it stands.  `seat` (two populations): both play that
+    seat, so there is no head to head."""
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.report import comparison_lines
     from csro_tui.profiles.model import Profile
@@ -40,7 +41,9 @@ def behaviour_text(subject: str, other: str, comparison, head_to_head: dict | No
         indent = " " * (len(line) - len(line.lstrip(" ")))  # one_line strips it; A: and B: sit under their situation
         line = line.replace("(--json lists them all)", "(csro diff --json lists them all)")
         text.append(indent + one_line(line, 300) + "\n", style=style)
-    if head_to_head is None:
+    if seat is not None:  # two members of one seat's population never meet in the meta-game
+        text.append(f"head to head: none (both play seat {seat})\n", style="dim")
+    elif head_to_head is None:
         text.append("head to head: playing…\n", style="dim")
     text.append_text(subject_text(subject, description, hints, summary))
     return text
@@ -77,9 +80,11 @@ class ComparePoliciesScreen(Screen[None]):
         Binding("m", "model_summary", "Model summary", id="compare.model_summary"),
     ]
 
-    def __init__(self, context: BehaviourContext, subject_id: str, source: str, *, proposal: bool = False) -> None:
+    def __init__(self, context: BehaviourContext, subject_id: str, source: str, *, proposal: bool = False,
+                 seat: int | None = None) -> None:
         super().__init__()
         self.context = context
+        self.seat = seat  # two populations: the seat whose members it is compared with (the context's)
         self.subject_id = subject_id
         self.source = source
         self.proposal = proposal
@@ -136,7 +141,8 @@ class ComparePoliciesScreen(Screen[None]):
 
     def _show_ranking(self, review) -> None:
         self.review = review
-        header = Text(f"Compare {one_line(self.subject_id, 40)} with the members, nearest by behaviour first")
+        members = f"seat {self.seat}'s members" if self.seat is not None else "the members"
+        header = Text(f"Compare {one_line(self.subject_id, 40)} with {members}, nearest by behaviour first")
         hint = review.hint()
         if hint:
             header.append("\n⚠ " + one_line(hint, 200), style="bold yellow")
@@ -162,7 +168,7 @@ class ComparePoliciesScreen(Screen[None]):
     def _select(self, member_id: str) -> None:
         self.selected = member_id
         self._render_detail()
-        if member_id not in self.matches:
+        if member_id not in self.matches and self.seat is None:
             self.run_worker(lambda: self._play(member_id), thread=True, group=f"match-{member_id}")
 
     def _play(self, member_id: str) -> None:
@@ -232,7 +238,7 @@ class ComparePoliciesScreen(Screen[None]):
         comparison = dict(self.review.ranked)[member_id]
         self.query_one("#compare-behaviour", Static).update(
             behaviour_text(self.subject_id, member_id, comparison, self.matches.get(member_id), self.review.description,
-                           self.review.hints, self.summary))
+                           self.review.hints, self.summary, self.seat))
         lines = unified_diff(clean_text(self.sources.get(member_id, "")), clean_text(self.source), member_id,
                              self.subject_id)
         code = Text(f"\nCode: {one_line(member_id, 30)} → {one_line(self.subject_id, 30)}\n", style="bold underline")
@@ -249,7 +255,7 @@ class DiversityScreen(Screen[None]):
     def __init__(self, context: BehaviourContext) -> None:
         super().__init__()
         self.context = context
-        self.diversity: Any = None
+        self.diversity: Any = None  # one population's Diversity, or [(seat, Diversity)] for two
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Behaviour diversity: profiling the members (sandboxed)…"), id="diversity-header")
@@ -264,14 +270,25 @@ class DiversityScreen(Screen[None]):
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
 
+        from csro_tui.tui.adapt import seat_view, session_populations
+
+        state = self.context.state()
         try:
-            diversity = population_diversity(self.context.spec, self.context.state(),
-                                             cancelled=lambda: not self.is_attached)
+            if session_populations(state) == 2:  # each seat's population on its own (issue 23)
+                diversity: Any = [
+                    (seat, population_diversity(self.context.spec, seat_view(state, seat),
+                                                cancelled=lambda: not self.is_attached))
+                    for seat in (0, 1)
+                ]
+                events = [event for _, each in diversity for event in each.events]
+            else:
+                diversity = population_diversity(self.context.spec, state, cancelled=lambda: not self.is_attached)
+                events = diversity.events
         except Exception as error:  # noqa: BLE001
             deliver(self, self.query_one("#diversity-header", Static).update,
                     Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
             return
-        self.context.record_all(diversity.events)
+        self.context.record_all(events)
         deliver(self, self._show, diversity)
 
     def _show(self, diversity) -> None:
@@ -281,7 +298,14 @@ class DiversityScreen(Screen[None]):
         self.diversity = diversity
         self.query_one("#diversity-header", Static).update(Text(
             "Behaviour distance between members (0: the same behaviour), ordered so clusters show", style="bold"))
-        self.query_one("#diversity-map", Static).update(heat_map_text(diversity, self.app.size.width))
+        if not isinstance(diversity, list):
+            self.query_one("#diversity-map", Static).update(heat_map_text(diversity, self.app.size.width))
+            return
+        text = Text()
+        for seat, each in diversity:
+            text.append(f"{'' if seat == 0 else chr(10)}Seat {seat}'s population\n", style="bold underline")
+            text.append_text(heat_map_text(each, self.app.size.width))
+        self.query_one("#diversity-map", Static).update(text)
 
     def on_resize(self) -> None:
         if self.diversity is not None:
@@ -364,7 +388,9 @@ def compare_member(app, data, member_id: str, events: list | None = None) -> Non
     if context is None or member is None:
         app.notify("Comparing policies needs a session (live or recorded).", severity="warning")
         return
-    app.push_screen(ComparePoliciesScreen(context, member_id, member.source))
+    # two populations: against the members of its own seat (no meta-strategy distance: see seat_view)
+    context = seat_context(context, member.seat, keep_meta=False)
+    app.push_screen(ComparePoliciesScreen(context, member_id, member.source, seat=member.seat))
 
 
 def show_diversity(app, session_id: str = "", events: list | None = None) -> None:

@@ -53,7 +53,7 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 | timeline | `R` | resume the session here (new iterations) |
 | play | `enter` | play the highlighted opponent (members of the session on screen, then the game's bots) |
 | play | `n` | next game against the same opponent (a fresh deal; the match total runs on) |
-| play | `t` | switch seat from the next game |
+| play | `t` | switch seat from the next game (against a two-population member you take the seat other than its own) |
 | play | `o` | back to the opponent list |
 | play | `r` `p` `s` | rock, paper, scissors (RRPS) |
 | play | `1`…`9` | the legal moves shown as buttons: Check / Bet / Call / Raise / Fold as the situation names them |

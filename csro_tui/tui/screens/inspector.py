@@ -27,6 +27,9 @@ def facts_text(data: DashboardData, member_id: str, against: str | None = None) 
         return Text(f"No policy {one_line(member_id)} in this population.", style="red")
     text.append(one_line(f"{member.id}  {member.name}") + "\n", style="bold")
     text.append(one_line(f"origin {member.origin}  iteration {member.iteration}  weight {member.weight:.3f}") + "\n")
+    if member.seat is not None:  # two populations: it plays only its seat
+        text.append(f"seat {member.seat}: in seat {member.seat}'s population, its weight within that seat's "
+                    f"mixture; it plays seat {1 - member.seat}'s members\n")
     if member.edited_by:
         text.append(f"✎ edited by {one_line(member.edited_by)} before it was accepted: "
                     "the oracle's original and the diff are in the session's timeline\n", style="magenta")
@@ -39,7 +42,10 @@ def facts_text(data: DashboardData, member_id: str, against: str | None = None) 
     children = data.children(member_id)
     if children:
         text.append("Derived: " + one_line(", ".join(f"{c.id} {c.name}" for c in children)) + "\n")
-    text.append("\nAgainst each member (its row)\n", style="bold underline")
+    if member.seat is not None:
+        text.append(f"\nAgainst seat {1 - member.seat}'s members (its return in seat {member.seat})\n", style="bold underline")
+    else:
+        text.append("\nAgainst each member (its row)\n", style="bold underline")
     for other, cell in data.row(member_id):
         label = ("  " + one_line(f"vs {other.id} {other.name}"))[:30].ljust(30)
         if cell is None:

@@ -85,6 +85,8 @@ class PlayScreen(Screen[None]):
         self.match: Match | None = None
         self.opponent_key: str | None = None
         self.opponents: dict[str, tuple[str | None, str, str | None]] = {}  # option id -> (member id, name, source)
+        # Two populations: option id -> the member's seat; the person takes the other one (`seat_against`).
+        self.opponent_seats: dict[str, int] = {}
         self.recorded = 0
         self.moving = False  # a move is being played in the worker
         # Move keys typed while the opponent answered, each with the moves on offer when it was
@@ -131,12 +133,18 @@ class PlayScreen(Screen[None]):
         options = self.query_one(OptionList)
         options.clear_options()
         self.opponents.clear()
-        if self.data.members:
-            options.add_option(Option(Text("Population", style="bold"), disabled=True))
-        for member in self.data.members:
-            key = f"member:{member.id}"
-            self.opponents[key] = (member.id, member.name, member.source)
-            options.add_option(Option(plain(f"{member.id} {one_line(member.name, 40)}"), id=key))
+        self.opponent_seats.clear()
+        groups = ([(f"Seat {seat} (you: {1 - seat})", self.data.seat_members(seat)) for seat in (0, 1)]
+                  if self.data.populations == 2 else [("Population", self.data.members)])
+        for heading, members in groups:
+            if members:
+                options.add_option(Option(Text(heading, style="bold"), disabled=True))
+            for member in members:
+                key = f"member:{member.id}"
+                self.opponents[key] = (member.id, member.name, member.source)
+                if member.seat in (0, 1):
+                    self.opponent_seats[key] = member.seat
+                options.add_option(Option(plain(f"{member.id} {one_line(member.name, 40)}"), id=key))
         if bots:
             options.add_option(Option(Text(f"Bots ({len(bots)})", style="bold"), disabled=True))
         for bot in bots:
@@ -157,6 +165,11 @@ class PlayScreen(Screen[None]):
         if event.option.id is not None:
             self.start_game(event.option.id)
 
+    @on(OptionList.OptionHighlighted, "#opponents")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if self.opponent_key is None:  # before a match the status line says the seat against this one
+            self._status()
+
     def action_pick_opponent(self) -> None:
         self.query_one(OptionList).focus()
 
@@ -172,7 +185,27 @@ class PlayScreen(Screen[None]):
             return
         self.start_game(key)
 
+    def seat_against(self, option_id: str | None) -> int:
+        """The person's seat against an opponent: the other seat than a two-population
+        member's (its code plays only its own), else the person's choice (`t`)."""
+        member_seat = self.opponent_seats.get(option_id) if option_id is not None else None
+        return self.seat if member_seat is None else 1 - member_seat
+
+    def _current_option(self) -> str | None:
+        """The opponent of the match, or the highlighted one before any."""
+        if self.opponent_key is not None:
+            return self.opponent_key
+        options = self.query_one(OptionList)
+        option = options.highlighted_option if options.highlighted is not None else None
+        return option.id if option is not None else None
+
     def action_toggle_seat(self) -> None:
+        key = self._current_option()
+        if key in self.opponent_seats:
+            member_id, name, _ = self.opponents[key]
+            seat = self.opponent_seats[key]
+            self.notify(f"{member_id} plays seat {seat} only (its population's seat): you play seat {1 - seat}.", timeout=4)
+            return
         self.seat = 1 - self.seat
         self._status()
         moves_first = "you move first" if self.seat == 0 else "they move first"
@@ -195,12 +228,13 @@ class PlayScreen(Screen[None]):
         self._close_session()
         self.query_one("#play-board", Static).update(f"Dealing a game against {name}…")
         self._set_actions([])
-        self._start(opponent_for(member_id, name, source), member_id, self.new_seed())
+        self._status()
+        self._start(opponent_for(member_id, name, source), member_id, self.new_seed(), self.seat_against(option_id))
 
     @work(thread=True, exclusive=True, group="play")
-    def _start(self, opponent: Any, member_id: str | None, seed: int) -> None:
+    def _start(self, opponent: Any, member_id: str | None, seed: int, seat: int) -> None:
         try:
-            session = PlaySession(self.spec, opponent, seat=self.seat, seed=seed, policy_id=member_id)
+            session = PlaySession(self.spec, opponent, seat=seat, seed=seed, policy_id=member_id)
         except Exception as error:  # noqa: BLE001 - e.g. the policy failed in its sandbox
             self.app.call_from_thread(self.notify, f"Cannot start the game: {one_line(error, 300)}", severity="error", timeout=10)
             return
@@ -348,7 +382,8 @@ class PlayScreen(Screen[None]):
             game = self.match.games[-1] if self.match and self.match.games else None
             if game is not None and game.summary:
                 text.append(f"\n{game.summary}")
-            text.append("\nn: next game   t: switch seat   o: another opponent", style="dim")
+            switch = "   t: switch seat" if self.opponent_key not in self.opponent_seats else ""  # a seated member: fixed
+            text.append(f"\nn: next game{switch}   o: another opponent", style="dim")
             return text
         rows = table(session)
         width = max([10, *(len(label) for label, _ in rows)]) + 2  # steady columns as rows come and go
@@ -469,7 +504,10 @@ class PlayScreen(Screen[None]):
                 keys = f"1-9 {verb}; beyond 9: tab to it, enter"
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
         ahead = f"  │  {len(self.typed)} typed ahead" if self.typed else ""
-        self.query_one("#play-status", Static).update(f"seat {self.seat} (t)  │  {keys}{ahead}  │  {recorded}")
+        key = self._current_option() if self.is_mounted else None
+        # against a two-population member the seat is the other one than its own (t does not switch it)
+        seat = f"seat {self.seat} (t)" if key not in self.opponent_seats else f"seat {self.seat_against(key)} (vs seat {self.opponent_seats[key]})"
+        self.query_one("#play-status", Static).update(f"{seat}  │  {keys}{ahead}  │  {recorded}")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id and event.button.id.startswith("action-"):

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from csro_tui.numbers import counted, duration
+from csro_tui.numbers import counted, duration, number
 from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.adapt import call_tokens
 from csro_tui.tui.diffing import coloured_diff, unified_diff
@@ -30,6 +30,8 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
     """The header over a proposal's tabs; `diff_key` is the key of the Diff tab on that screen."""
     text = Text()
     text.append(one_line(info.name), style="bold")
+    if info.seat is not None:  # two populations: it joins that seat's population if accepted
+        text.append(f"  for seat {info.seat}", style="bold cyan")
     text.append(f"  by {one_line(info.oracle)}  iteration {info.iteration}  attempt {info.attempt}")
     if info.max_attempts:
         text.append(f" of {info.max_attempts}")
@@ -63,11 +65,13 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
             failure = f": {failure}" if failure else ""
         text.append(failure, style="red")
     if info.expected_payoff is not None:
-        text.append(f"  measured for this code: expected payoff vs meta-strategy {info.expected_payoff:+.4f}")
+        text.append(f"  measured for this code: expected payoff vs {opponents_word(info)}meta-strategy {info.expected_payoff:+.4f}")
         if info.expected_stderr:
             text.append(f" ± {info.expected_stderr:.4f}")
         elif info.expected_stderr is not None:  # sampled, but too briefly for a standard error
             text.append(" (noise not measured: too few episodes)", style="dim")
+        if info.seat_value is not None:  # the gate's bar with two populations, not 0
+            text.append(f" (to beat: seat {info.seat}'s value {number(info.seat_value, 4, signed=True)})", style="dim")
         before = info.history[-1][3] if info.history else None
         if before is not None:
             text.append(f" (before the edit {before:+.4f})", style="dim")
@@ -78,6 +82,11 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
         ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))
         text.append("\nvs the benchmark bots: " + "  ".join(f"{name} {named[name]:+.4f}" for name in ordered))
     return text
+
+
+def opponents_word(info: ReviewInfo) -> str:
+    """Whose meta-strategy a proposal is measured against: the other seat's (two populations)."""
+    return f"seat {1 - info.seat}'s " if info.seat is not None else ""
 
 
 # the names the dashboard, the CLI and the README use for the preview's population metrics
@@ -125,7 +134,8 @@ def checks_text(info: ReviewInfo) -> Text:
         text.append("\nHints about the code (not reasons to reject)\n", style="bold underline")
         for hint in hints:
             text.append(f"  line {hint.line}: {one_line(hint.message)}\n", style="yellow")
-    text.append("\nPreview against each member\n", style="bold underline")
+    members = f"seat {1 - info.seat} member (its opponents)" if info.seat is not None else "member"
+    text.append(f"\nPreview against each {members}\n", style="bold underline")
     if info.per_member:
         for member_id, value in info.per_member.items():
             style = "green" if value > 0 else "red" if value < 0 else ""
@@ -224,7 +234,10 @@ def behaviour_line(app, info: ReviewInfo):
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
 
-        yield ReviewBehaviourLine(context, info.proposal_id or "proposal", info.source)
+        from csro_tui.tui.behaviour import seat_context
+
+        # two populations: nearest among its own seat's members (issue 23)
+        yield ReviewBehaviourLine(seat_context(context, info.seat, keep_meta=False), info.proposal_id or "proposal", info.source)
 
 
 class ReviewScreen(Screen[ReviewDecision]):
@@ -291,8 +304,11 @@ class ReviewScreen(Screen[ReviewDecision]):
         if context is None or not self.info.valid:
             self.notify("Comparing needs a valid proposal of a live session.", severity="warning")
             return
-        self.app.push_screen(ComparePoliciesScreen(context, self.info.proposal_id or "proposal", self.info.source,
-                                                   proposal=True))
+        from csro_tui.tui.behaviour import seat_context
+
+        self.app.push_screen(ComparePoliciesScreen(seat_context(context, self.info.seat, keep_meta=False),
+                                                   self.info.proposal_id or "proposal", self.info.source, proposal=True,
+                                                   seat=self.info.seat))
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 
 from csro_tui.sessions.state import fold
 from csro_tui.text import one_line, plain
-from csro_tui.tui.adapt import event_line
+from csro_tui.tui.adapt import event_line, member_seats
 from csro_tui.tui.backend import session_summary
 from csro_tui.tui.screens.compare_sessions import MarkingScreen
 from csro_tui.tui.screens.dashboard import session_dir
@@ -203,7 +203,7 @@ class TimelineScreen(Screen[None]):
     def _fold(self, step: int) -> None:
         try:
             data = self.backend.dashboard_at(self.events, step)
-            line = event_line(self.events[step - 1])
+            line = event_line(self.events[step - 1], member_seats(self.state) if self.state is not None else None)
         except Exception as error:  # noqa: BLE001 - a log the fold rejects
             self.app.call_from_thread(self.notify, f"Cannot replay to step {step}: {error}", severity="error", timeout=10)
             return

@@ -32,6 +32,7 @@ from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+POPULATIONS = ("1", "2")  # RunConfig.populations: one population for both seats, or one per seat (issue 23)
 GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
 
@@ -74,6 +75,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         # with on_choice the screen stays (the app opens the choice over it); without, it is dismissed
         self.on_choice = on_choice
         self._ready = False
+        # the engine's refusal of two populations, with the (populations, oracle, solver) it was given
+        self.populations_error: tuple[tuple[int, str, str] | None, str] | None = None
         self.game_error: str | None = None  # the registry's reason, while the game string is wrong
         self.oracle_refusals: dict[str, str] = {}  # oracle -> why it cannot serve the game last checked
         self.checked_game: str | None = None  # the last game string checked (valid or not)
@@ -162,6 +165,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                     yield Static("", id="human-error", classes="field-error")
                 yield Label("Meta-solver", classes="field-label")
                 yield _select(self.choices.solvers, d.meta_solver, "solver")
+                yield Label("Populations (2: one per seat)", classes="field-label")
+                yield _select(list(POPULATIONS), str(d.populations), "populations")
+                yield Static("", id="populations-error", classes="field-error")
                 yield Label("Iterations now (empty: one by one)", classes="field-label")
                 yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations", compact=True)
                 yield Label("Seed policies (comma-separated)", classes="field-label")
@@ -196,6 +202,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
     def on_mount(self) -> None:
         self._list_sessions()
         self.query_one("#model-list", Select).display = False
+        self.query_one("#populations-error", Static).display = False
+        self.check_populations(self._populations_choice())
         self._toggle_oracle_fields()
         self._toggle_backend_fields()
         self._focus_sessions()
@@ -276,12 +284,42 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             message.display = error is not None
 
     def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id in ("populations", "oracle", "solver"):
+            self.check_populations(self._populations_choice())
         if event.select.id == "oracle":
             self._toggle_oracle_fields()
         elif event.select.id == "eval-backend":
             self._toggle_backend_fields()
         elif event.select.id == "model-list" and event.value is not Select.BLANK:
             self.query_one("#model", Input).value = str(event.value)
+
+    def _populations_choice(self) -> tuple[int, str, str] | None:
+        """(populations, oracle, solver) as chosen, or None while one is blank."""
+        values = [self.query_one(f"#{name}", Select).value for name in ("populations", "oracle", "solver")]
+        if any(value is Select.BLANK for value in values):
+            return None
+        return int(values[0]), str(values[1]), str(values[2])
+
+    @work(thread=True, exclusive=True, group="populations")
+    def check_populations(self, choice: tuple[int, str, str] | None) -> None:
+        """The engine's own refusal of two populations with this oracle and solver, under the field
+        (in a worker: the check may load scipy)."""
+        refusal = None
+        if choice is not None and choice[0] == 2:
+            try:
+                refusal = _backend().populations_refusal(*choice)
+            except Exception as error:  # noqa: BLE001 - the start says it again, as any start error
+                refusal = one_line(error, 300)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._populations_checked, choice, refusal)
+
+    def _populations_checked(self, choice: tuple[int, str, str] | None, refusal: str | None) -> None:
+        if choice != self._populations_choice():
+            return  # changed meanwhile: its own check follows
+        self.populations_error = (choice, refusal) if refusal else None
+        message = self.query_one("#populations-error", Static)
+        message.update(f"✗ {refusal}" if refusal else "")
+        message.display = refusal is not None
 
     def _oracle_refusal(self) -> str | None:
         """Why the chosen oracle cannot serve the game last checked (its declared needs), or None."""
@@ -350,8 +388,11 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if refusal:
             self.notify(f"The oracle: {refusal}", severity="error")
             return None
+        if self.populations_error is not None and self.populations_error[0] == self._populations_choice():
+            self.notify(self.populations_error[1], severity="error")
+            return None
         values = {}
-        for name in ("oracle", "solver", "eval-backend"):
+        for name in ("oracle", "solver", "eval-backend", "populations"):
             value = self.query_one(f"#{name}", Select).value
             if value is Select.BLANK:
                 self.notify(f"Choose a {name}.", severity="error")
@@ -410,6 +451,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             move_budget=budgets["move-budget"],
             budget_reserve=budgets["budget-reserve"],
             init_budget=budgets["init-budget"],
+            populations=int(values["populations"]),
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

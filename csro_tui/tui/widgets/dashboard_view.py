@@ -13,7 +13,7 @@ from csro_tui.tui.model import DashboardData
 from csro_tui.tui.widgets.event_log import EventLog
 from csro_tui.tui.widgets.meta_bars import MetaBars
 from csro_tui.tui.widgets.metric_curve import MetricCurve
-from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap, matrix_title
 from csro_tui.tui.widgets.population_table import PopulationTable
 
 
@@ -74,6 +74,11 @@ class DashboardView(Horizontal):
         self.query_one(PopulationTable).show(data)
         self.query_one(MetaBars).show(data)
         self.query_one(PayoffHeatmap).show(data)
+        self.query_one("#panel-payoffs").border_title = matrix_title(data)
+        self.query_one("#panel-population").border_title = "Populations (seat 0, seat 1)" if data.populations == 2 else "Population"
+        meta = self.query_one("#panel-meta")
+        meta.border_title = "Meta-strategies" if data.populations == 2 else "Meta-strategy"
+        meta.set_class(data.populations == 2, "-seats")  # two headings more: a taller cap (app.tcss)
         self.query_one(MetricCurve).show(data)
         self.query_one(EventLog).show(data.log)
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from csro_tui.numbers import number
 from csro_tui.text import one_line
-from csro_tui.tui.model import DashboardData, bar
+from csro_tui.tui.model import DashboardData, Member, bar
 
 PERCENT = 7  # " 100.0%"
+SIDE_BY_SIDE_MIN = 26  # columns a seat's bars need beside the other's: "id name" + a short bar + weight
+GUTTER = 2
 
 
 class MetaBars(Static):
@@ -27,19 +31,45 @@ class MetaBars(Static):
         if self._data is not None:
             self.update(self.render_bars(self._data))
 
-    def render_bars(self, data: DashboardData, width: int | None = None) -> Text:
+    def render_bars(self, data: DashboardData, width: int | None = None) -> Text | Table:
         """Each member on one line, label, bar and weight cut to `width` (a bar wider than the
-        panel wrapped each member onto three lines at 80 columns)."""
+        panel wrapped each member onto three lines at 80 columns).  Two populations: each
+        seat's mixture under its seat and value, side by side where there is room, else
+        seat 0's over seat 1's."""
         if not data.members:
             return Text("No population yet.", style="dim")
         width = width if width is not None else (self.size.width or 80)
-        label_width = min(max(len(one_line(f"{m.id} {m.name}")) for m in data.members), 28)
+        if data.populations == 2:
+            return self._seats(data, width)
+        return self._lines(data.members, width)
+
+    def _seats(self, data: DashboardData, width: int) -> Text | Table:
+        side_by_side = width >= 2 * SIDE_BY_SIDE_MIN + GUTTER
+        column = (width - GUTTER) // 2 if side_by_side else width
+        groups = []
+        for seat in (0, 1):
+            group = Text(no_wrap=True, overflow="ellipsis")
+            group.append(seat_heading(seat, data.meta_value), style="bold")
+            members = data.seat_members(seat)
+            group.append("\n")
+            group.append_text(self._lines(members, column) if members else Text("no members yet", style="dim"))
+            groups.append(group)
+        if not side_by_side:
+            return Text("\n", no_wrap=True, overflow="ellipsis").join(groups)
+        grid = Table.grid(padding=(0, GUTTER, 0, 0))
+        grid.add_column(width=column, no_wrap=True)
+        grid.add_column(width=column, no_wrap=True)
+        grid.add_row(*groups)
+        return grid
+
+    def _lines(self, members: list[Member], width: int) -> Text:
+        label_width = min(max(len(one_line(f"{m.id} {m.name}")) for m in members), 28)
         bar_width = min(self.BAR_WIDTH, width - label_width - 1 - PERCENT)
         if bar_width < self.MIN_BAR:  # narrow: the names give way to the bars (the population table has them)
             label_width = max(4, width - 1 - PERCENT - self.MIN_BAR)
             bar_width = max(1, width - label_width - 1 - PERCENT)
         text = Text(no_wrap=True, overflow="ellipsis")
-        for i, member in enumerate(data.members):
+        for i, member in enumerate(members):
             label = one_line(f"{member.id} {member.name}", label_width).ljust(label_width)
             if i:
                 text.append("\n")
@@ -47,3 +77,11 @@ class MetaBars(Static):
             text.append(bar(member.weight, bar_width), style="bold cyan")
             text.append(f" {member.weight:6.1%}")
         return text
+
+
+def seat_heading(seat: int, seat0_value: float | None) -> str:
+    """"seat 0 · value -0.0556": a seat's population and its value of the meta-game (seat 1's is
+    the negation of seat 0's)."""
+    if seat0_value is None:
+        return f"seat {seat}"
+    return f"seat {seat} · value {number(seat0_value if seat == 0 else -seat0_value, 4, signed=True)}"

@@ -32,6 +32,21 @@ def heat_colour(value: float, scale: float) -> Color:
     return Color.from_rgb(*(round(x + (y - x) * t) for x, y in zip(a, b)))
 
 
+def matrix_axes(data: DashboardData) -> tuple[list[str], list[str]]:
+    """(row ids, column ids): every member both ways (one population), or seat 0's members
+    against seat 1's (two populations: the meta-game is rectangular)."""
+    if data.populations == 2:
+        return [m.id for m in data.seat_members(0)], [m.id for m in data.seat_members(1)]
+    ids = [m.id for m in data.members]
+    return ids, ids
+
+
+def matrix_title(data: DashboardData) -> str:
+    if data.populations == 2:
+        return "Payoffs: seat 0 (rows) vs seat 1 (columns)"  # fits 80 columns; the detail says whose return
+    return "Payoff matrix (row vs column, seat-averaged)"
+
+
 class PayoffHeatmap(Vertical):
     """A DataTable with a cell cursor; each cell coloured by its mean."""
 
@@ -52,14 +67,15 @@ class PayoffHeatmap(Vertical):
         table = self.table
         cursor = table.cursor_coordinate
         table.clear(columns=True)
-        ids = [m.id for m in data.members]
+        rows, columns = matrix_axes(data)
+        ids = rows
         scale = max((abs(c.mean) for c in data.payoffs.values()), default=0.0)
-        width = max([6, *(len(i) for i in ids)])  # "+0.00~"
-        for member_id in ids:
+        width = max([6, *(len(i) for i in columns)])  # "+0.00~"
+        for member_id in columns:
             table.add_column(member_id, key=member_id, width=width)
         for row_id in ids:
             cells = []
-            for col_id in ids:
+            for col_id in columns:
                 cell = data.cell(row_id, col_id)
                 if cell is None:
                     cells.append(Text("  ·  ", justify="center", style="dim"))
@@ -78,9 +94,9 @@ class PayoffHeatmap(Vertical):
         label_column = getattr(table, "_label_column", None)
         if ids and label_column is not None:
             label_column.content_width = max(label_column.content_width, *(len(i) for i in ids))
-        if ids:
+        if ids and columns:
             table.move_cursor(
-                row=min(cursor.row, len(ids) - 1), column=min(cursor.column, len(ids) - 1)
+                row=min(cursor.row, len(ids) - 1), column=min(cursor.column, len(columns) - 1)
             )
         self._describe()
 
@@ -104,7 +120,7 @@ class PayoffHeatmap(Vertical):
 
     def selected(self) -> tuple[str, str] | None:
         table = self.table
-        if not table.row_count:
+        if not table.row_count or not table.columns:  # two populations: seat 0's first member before seat 1's
             return None
         keys = table.coordinate_to_cell_key(table.cursor_coordinate)
         return keys.row_key.value, keys.column_key.value
@@ -119,6 +135,8 @@ class PayoffHeatmap(Vertical):
         cell = self._data.cell(row, col)
         if cell is None:
             return f"{names}: not evaluated yet"
+        if self._data.populations == 2:  # rows are seat 0's members: the cell is their return
+            return f"{names}: seat 0's return {cell.describe()}"
         return f"{names}: {cell.describe()}"
 
     def _describe(self) -> None:

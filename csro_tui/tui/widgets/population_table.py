@@ -29,6 +29,7 @@ class PopulationTable(MeasuredTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._score_names: list[str] = []
         self._narrow: bool | None = None
+        self._seats = False
         self._shown: DashboardData | None = None
 
     def show(self, data: DashboardData) -> None:
@@ -36,16 +37,25 @@ class PopulationTable(MeasuredTable):
         score_names = sorted({name for m in data.members for name in m.scores})
         # a narrow terminal (80 columns): the numbers fit; oracle and parent are in the inspector
         narrow = self.app.size.width < NARROW_BELOW
+        # two populations: a seat column, seat 0's members then seat 1's (each weight is
+        # within its seat's mixture; vs meta is against the other seat's)
+        seats = data.populations == 2
         selected = self.selected_id
-        self.clear(columns=score_names != self._score_names or narrow != self._narrow or not self.columns)
+        self.clear(columns=score_names != self._score_names or narrow != self._narrow or seats != self._seats
+                   or not self.columns)
         if not self.columns:
+            seat = ["seat"] if seats else []
             if narrow:
-                self.add_columns("id", "name", "wt", *(SHORT_HEADERS.get(name, name) for name in score_names))
+                self.add_columns(*seat, "id", "name", "wt", *(SHORT_HEADERS.get(name, name) for name in score_names))
             else:
-                self.add_columns("id", "name", "oracle", "parent", "weight", *score_names)
-        self._score_names, self._narrow = score_names, narrow
-        for member in data.members:
-            self.add_row(*self._cells(member, score_names, narrow), key=member.id)
+                self.add_columns(*seat, "id", "name", "oracle", "parent", "weight", *score_names)
+        self._score_names, self._narrow, self._seats = score_names, narrow, seats
+        members = sorted(data.members, key=lambda m: m.seat if m.seat is not None else -1) if seats else data.members
+        for member in members:
+            cells = self._cells(member, score_names, narrow)
+            if seats:
+                cells.insert(0, "–" if member.seat is None else str(member.seat))
+            self.add_row(*cells, key=member.id)
         if selected is not None and selected in self.rows:
             self.move_cursor(row=self.get_row_index(selected))
 

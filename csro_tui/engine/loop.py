@@ -605,6 +605,7 @@ class Engine(ReviewLoop):
         opponents = list(self.state.seat_members(1 - seat))
         weights = self.state.meta_strategy
         known = known_policies(self.state, seat)
+        own = list(self.state.seat_members(seat))
         return OracleContext(
             spec=self.spec,
             iteration=number,
@@ -619,7 +620,9 @@ class Engine(ReviewLoop):
             seed=derive_seed(self.config.seed, "oracle", number, attempt, "seat", seat),
             play_candidate=lambda source, members, episodes: self._play_candidate(source, members, episodes, seat),
             seat=seat,
-            own_population=list(self.state.seat_members(seat)),
+            own_population=own,
+            own_meta_strategy=[weights[m.id] for m in own],
+            seat_value=self.state.seat_value(seat),
         )
 
     def _play_candidate(

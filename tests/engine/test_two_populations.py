@@ -235,3 +235,25 @@ def test_a_sweep_cell_with_populations_2_is_refused_before_anything_runs(tmp_pat
     path.write_text('name = "x"\n[grid]\noracle = ["best-response", "seed"]\n[options]\ngame = "kuhn_poker"\npopulations = 2\n')
     with pytest.raises(ConfigError, match="--populations 2: oracle seed cannot propose for one seat"):
         read_sweep(path)
+
+
+def test_an_oracle_gets_its_seats_own_mixture_and_value(tmp_path):
+    """llm-refine aims at the seat's value and starts from the seat's heaviest member: the
+    engine fills both from the meta-game at the iteration's start."""
+    seen = []
+
+    class Watching(BestResponseOracle):
+        def propose(self, context):
+            seen.append((context.seat, [m.id for m in context.own_population], list(context.own_meta_strategy),
+                         context.seat_value))
+            return super().propose(context)
+
+    store, outcome = record(tmp_path, oracle=Watching())
+    assert seen and {seat for seat, *_ in seen} == {0, 1}
+    for seat, own, weights, value in seen:
+        assert len(own) == len(weights) and sum(weights) == pytest.approx(1.0)
+        assert value is not None
+    # the first iteration: the seed in each seat alone, and Kuhn's seat values of always_bet vs always_bet
+    first = {seat: (weights, value) for seat, _, weights, value in seen[:2]}
+    assert first[0][0] == [1.0] and first[1][0] == [1.0]
+    assert first[0][1] == pytest.approx(-first[1][1])

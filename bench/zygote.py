@@ -303,7 +303,8 @@ def proposal(pairs: int) -> None:
           f"{episodes} episodes: smoke and preview against the members, 20 against each of the 43 bots), "
           f"{pairs} turns of zygote off / on, warm evaluator of the engine's defaults:")
     print(f"  zygote off (before) median {statistics.median(before):.2f} s "
-          f"(range {min(before):.2f}-{max(before):.2f}); zygote on median {statistics.median(after):.2f} s (range {min(after):.2f}-{max(after):.2f})")
+          f"(range {min(before):.2f}-{max(before):.2f}); zygote on median {statistics.median(after):.2f} s "
+          f"(range {min(after):.2f}-{max(after):.2f})")
     print(f"  before / after per turn: median {statistics.median(ratios):.2f}x "
           f"(range {min(ratios):.2f}-{max(ratios):.2f}); target >= 1.5x")
 

@@ -19,7 +19,16 @@ timed separately.  Prints the median of the pairs with the range.
 the bare limit (two `act` calls per throw in one process) timed in the
 same turn, and a Kuhn PSRO race to exploitability 0.01 (the engine,
 best-response oracle, a fresh table cache each run) with psro_v2 (exact
-entries) in the same turn.
+entries, `bench.psro_race.race_psro_v2`) in the same turn.
+
+--proposal adds, in turns of zygote off (CSRO_ZYGOTE=0, hosts spawned: what
+the issue calls "before") and on, the time from `n` to a reviewable RRPS
+proposal at 1000 throws as the engine spends it: the gate's validation
+(static checks, a smoke match against each member) and preview (10
+episodes against each member, and the benchmark against the 43 bots, 20
+episodes each), on an evaluator of the engine's defaults already warm (its
+referee pool and their zygotes started by a first small batch, as they
+are by the time a session's reviewer presses `n`).
 """
 
 from __future__ import annotations
@@ -213,22 +222,114 @@ def games(pairs: int) -> None:
               f"{statistics.median(r[2] for r in runs) * 1e3:.1f} ms")
 
 
+# The candidate and the population of the proposal measure: a session some
+# iterations in (the default seed, beat_last, and two members since).
+PROPOSAL_CANDIDATE = "markov_predictor"
+PROPOSAL_MEMBERS = ("beat_last", "frequency_counter", "cycle")
+
+
+def _zygotes_below(pid: int) -> int:
+    """How many zygote processes run below `pid` (this process's own and the
+    referee pool's workers'; under bubblewrap a zygote's bwrap counts too)."""
+    from csro_tui.sandbox.zygote import _descendants
+
+    count = 0
+    for child in _descendants(pid, 3):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as stream:
+                count += b"zygote_main" in stream.read()
+        except OSError:
+            pass
+    return count
+
+
+def _proposal_once(use_zygote: bool) -> tuple[float, int, int]:
+    """(seconds from the oracle's proposal to the review request, episodes
+    played, zygotes seen below this process) on a warm evaluator."""
+    from csro_tui.config import RunConfig
+    from csro_tui.engine.evaluator import GameEvaluator
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.games.registry import get_game
+    from csro_tui.records import MatchJob, PolicyRecord
+    from csro_tui.sandbox import zygote
+
+    os.environ["CSRO_ZYGOTE"] = "1" if use_zygote else "0"
+    spec = get_game("rrps")
+    seeds = spec.seed_policies()
+    defaults = RunConfig(game="rrps")
+    members = [PolicyRecord(id=f"m{i}", name=name, source=seeds[name], origin="seed")
+               for i, name in enumerate(PROPOSAL_MEMBERS)]
+    weights = {member.id: 1.0 / len(members) for member in members}
+    evaluator = GameEvaluator(spec, workers=defaults.workers)
+    try:
+        # Warm: the referee pool and its workers' zygotes, as after the session's first evaluations.
+        uniform = PolicyRecord(id="warm", name="uniform_random", source=seeds["uniform_random"], origin="seed")
+        warm = [MatchJob(member, uniform, 900 + i, 2) for i, member in enumerate(members * 4)]
+        evaluator.run(warm)
+        gate = Gate(evaluator, GateSettings(
+            seed=1, smoke_episodes=defaults.smoke_episodes or 2,
+            preview_episodes=defaults.preview_episodes or getattr(spec, "preview_episodes", None),
+            benchmark=True, benchmark_episodes=defaults.benchmark_episodes,
+        ))
+        source = seeds[PROPOSAL_CANDIDATE]
+        began = time.perf_counter()
+        validation = gate.validate("i3.1", source, members)
+        if not validation.valid:
+            raise RuntimeError(f"the candidate did not validate: {validation.summary()}")
+        preview, _exact, per_member = gate.preview("i3.1", source, members, weights, validation, member_id="m3")
+        seconds = time.perf_counter() - began
+        if preview.failure is not None or preview.population_metrics is None:
+            raise RuntimeError(f"the preview failed: {preview.failure}")
+        zygotes = _zygotes_below(os.getpid())
+        episodes = len(members) * (validation.smoke_episodes + per_member) \
+            + len(evaluator.bots()) * defaults.benchmark_episodes
+        return seconds, episodes, zygotes
+    finally:
+        evaluator.close()
+        zygote.shutdown()  # this process's own (the gate's small batches run here)
+        os.environ["CSRO_ZYGOTE"] = "1"
+
+
+def proposal(pairs: int) -> None:
+    before, after, ratios = [], [], []
+    episodes = 0
+    for _ in range(pairs):
+        off, episodes, zygotes_off = _proposal_once(False)
+        on, _, zygotes_on = _proposal_once(True)
+        if zygotes_off or not zygotes_on:
+            raise RuntimeError(f"zygotes below us: {zygotes_off} with CSRO_ZYGOTE=0, {zygotes_on} with it on")
+        before.append(off), after.append(on), ratios.append(off / on)
+    print(f"RRPS proposal at 1000 throws, n to review ({PROPOSAL_CANDIDATE} against {', '.join(PROPOSAL_MEMBERS)}; "
+          f"{episodes} episodes: smoke and preview against the members, 20 against each of the 43 bots), "
+          f"{pairs} turns of zygote off / on, warm evaluator of the engine's defaults:")
+    print(f"  zygote off (before) median {statistics.median(before):.2f} s "
+          f"(range {min(before):.2f}-{max(before):.2f}); zygote on median {statistics.median(after):.2f} s "
+          f"(range {min(after):.2f}-{max(after):.2f})")
+    print(f"  before / after per turn: median {statistics.median(ratios):.2f}x "
+          f"(range {min(ratios):.2f}-{max(ratios):.2f}); target >= 1.5x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--mode", choices=("rlimits", "bubblewrap", "both"), default="both")
     parser.add_argument("--games", action="store_true", help="also RRPS 1000 throws and Kuhn PSRO")
+    parser.add_argument("--proposal", action="store_true", help="also an RRPS proposal at 1000 throws, n to review")
+    parser.add_argument("--only", choices=("hosts", "games", "proposal"), help="just one part")
     args = parser.parse_args()
     print(machine_line())
     previous = os.environ.get("CSRO_SANDBOX")
-    for mode in (("rlimits", "bubblewrap") if args.mode == "both" else (args.mode,)):
-        run(mode, max(5, args.pairs))
+    if args.only in (None, "hosts"):
+        for mode in (("rlimits", "bubblewrap") if args.mode == "both" else (args.mode,)):
+            run(mode, max(5, args.pairs))
     if previous is None:
         os.environ.pop("CSRO_SANDBOX", None)
     else:
         os.environ["CSRO_SANDBOX"] = previous
-    if args.games:
+    if args.games or args.only == "games":
         games(max(5, args.pairs))
+    if args.proposal or args.only == "proposal":
+        proposal(max(5, args.pairs))
     try:
         print(f"load average at end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     except OSError:

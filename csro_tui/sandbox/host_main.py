@@ -603,10 +603,12 @@ class _Host:
                 raise _ProtocolError(f"act for unknown episode {episode}")
         # The observations, key by key (one tight loop per key, not a dispatch
         # per key and request), and per observation its grown lists with their
-        # fingerprints (_fingerprint, inlined), checked after its act as
-        # _unchanged does.
+        # fingerprints (_fingerprint's five samples, inlined, with the
+        # positions they were taken at), checked after its act as _unchanged
+        # does.
         observations = [{} for _ in ids]
         prints = [[] for _ in ids]
+        helds = None
         for key, kind, column, items in plan:
             if kind == 0:
                 for obs, value in zip(observations, column):
@@ -618,9 +620,24 @@ class _Host:
                 for obs in observations:
                     obs[key] = column
             else:
+                if helds is None:
+                    helds = [held_lists[episode] for episode in ids]
+                if column.__class__ is int and not whole:
+                    # The common case: every list of the batch one item longer, at the same length.
+                    before = column
+                    n = before + 1
+                    q, h, t = n >> 2, n >> 1, (3 * n) >> 2
+                    for episode, obs, held, item, fingerprints in zip(ids, observations, helds, items, prints):
+                        full = held.get(key)
+                        if full is None or len(full) != before:
+                            raise _ProtocolError(f"list {key!r} of episode {episode} is out of step")
+                        full.append(item)
+                        obs[key] = full
+                        fingerprints.append((key, full, n, q, h, t, full[0], full[q], full[h], full[t], item))
+                    continue
                 lengths = column if column.__class__ is list else None
                 for index, episode in enumerate(ids):
-                    held = held_lists[episode]
+                    held = helds[index]
                     full = whole.get((index, key)) if whole else None
                     if full is None:
                         full = held.get(key)
@@ -633,10 +650,11 @@ class _Host:
                         held[key] = full
                         n = len(full)
                     observations[index][key] = full
-                    prints[index].append(
-                        (key, full, n, full[0], full[n >> 2], full[n >> 1], full[(3 * n) >> 2], full[-1])
-                        if n else (key, full, 0)
-                    )
+                    if n:
+                        q, h, t = n >> 2, n >> 1, (3 * n) >> 2
+                        prints[index].append((key, full, n, q, h, t, full[0], full[q], full[h], full[t], full[-1]))
+                    else:
+                        prints[index].append((key, full, 0, 0, 0, 0, None, None, None, None, None))
         episode = None
         timer.start(seq, "act")  # armed once per batch; each call below only restarts the clock
         clock = timer._monotonic
@@ -664,17 +682,16 @@ class _Host:
             if timer.expired:
                 timer.stop()
                 return self.timed_out(seq, f"act (episode {episode})")
-            for fingerprint in fingerprints:
-                full, n = fingerprint[1], fingerprint[2]
+            for key, full, n, q, h, t, first_item, quarter, half, three_quarters, last in fingerprints:
                 if len(full) != n or n and not (
-                    full[0] is fingerprint[3]
-                    and full[n >> 2] is fingerprint[4]
-                    and full[n >> 1] is fingerprint[5]
-                    and full[(3 * n) >> 2] is fingerprint[6]
-                    and full[-1] is fingerprint[7]
+                    full[0] is first_item
+                    and full[q] is quarter
+                    and full[h] is half
+                    and full[t] is three_quarters
+                    and full[-1] is last
                 ):
-                    del held_lists[episode][fingerprint[0]]  # changed in place: the parent sends it whole next time
-                    resync.append([episode, fingerprint[0]])
+                    del held_lists[episode][key]  # changed in place: the parent sends it whole next time
+                    resync.append([episode, key])
         self.progress.add(1, len(answers), started - first, longest)
         if self.guard.violations:
             return self.violation(seq, f"act (episode {episode})")

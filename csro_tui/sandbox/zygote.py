@@ -47,6 +47,7 @@ import tempfile
 import threading
 import time
 
+from csro_tui.booleans import parse_boolean
 from csro_tui.sandbox.isolation import (
     _SANDBOX_SCRIPT,
     HOST_SCRIPT,
@@ -69,7 +70,7 @@ _RETRY_AFTER_SECONDS = 5.0  # after a zygote failed to start: spawn hosts meanwh
 
 def zygote_enabled(mode: str) -> bool:
     """Whether hosts of this isolation mode come from the zygote."""
-    if os.environ.get(ZYGOTE_ENV_VAR, "1").strip() in ("0", "false", "no", "off"):
+    if _switched_off(ZYGOTE_ENV_VAR):
         return False
     return mode in ("rlimits", "bubblewrap")
 
@@ -78,7 +79,13 @@ def numpy_zygote_enabled() -> bool:
     """Whether policies that import numpy get hosts from a second zygote
     that has imported it (its import is most of such a policy's load; its
     submodules stay lazy, as in a spawned host).  CSRO_ZYGOTE_NUMPY=0: no."""
-    return os.environ.get(ZYGOTE_NUMPY_ENV_VAR, "1").strip() not in ("0", "false", "no", "off")
+    return not _switched_off(ZYGOTE_NUMPY_ENV_VAR)
+
+
+def _switched_off(variable: str) -> bool:
+    """The project's off-words in any case (0/false/no/off, csro_tui.booleans);
+    unset or anything else leaves the zygote on, its default."""
+    return parse_boolean(os.environ.get(variable, "1")) is False
 
 
 class ZygoteHost:

@@ -230,6 +230,25 @@ def test_a_list_changed_in_place_must_be_sent_whole_next():
         assert host.dropped_lists == {(1, "history")}  # reversed again
 
 
+def test_each_sampled_position_of_a_grown_list_is_checked_after_act():
+    # The host samples a grown list at 0, n/4, n/2, 3n/4 and its end (n items
+    # once this throw's is appended); a change at any of them is caught, the
+    # list dropped and the next batch must send it whole.
+    for position in ("0", "n >> 2", "n >> 1", "(3 * n) >> 2", "n - 1"):
+        changer = code("changer", "h = obs['history']\nn = len(h)\n"
+                       f"if n == 8:\n    h[{position}] = 2 - h[{position}]\nreturn 0")
+        with PolicyHost(changer.source, SPEC.game_info()) as host:
+            host.new_episodes([(1, 0, 5), (2, 1, 6)])
+            send(host, [1, 2], 0, 0, [0, 0], [(0, "history", []), (1, "history", [])])
+            host.receive_act()
+            for length in range(1, 9):
+                send(host, [1, 2], length, length - 1, [0, 0])
+                host.receive_act()
+            assert host.dropped_lists == {(1, "history"), (2, "history")}, position
+            with pytest.raises(ValueError, match="sent whole"):
+                send(host, [1, 2], 9, 8, [0, 0])
+
+
 SLOW = code("slow", "total = 0\nfor i in range(400000):\n    total += i\nreturn total % 3")
 
 

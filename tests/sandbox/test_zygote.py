@@ -88,9 +88,10 @@ def test_hosts_are_forked_by_the_zygote_each_with_its_own_uid_and_layers(mode):
             assert any(link.startswith("/memfd:csro-host-clock") for link in links), links
 
 
-def test_zygote_off_spawns_hosts_as_before(monkeypatch):
+@pytest.mark.parametrize("off", ["0", "false", "FALSE", " Off ", "no"])
+def test_zygote_off_spawns_hosts_as_before(off, monkeypatch):
     monkeypatch.setenv("CSRO_SANDBOX", "rlimits")
-    monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, "0")
+    monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, off)
     with PolicyHost(HONEST, GAME, name="spawned", limits=LIMITS) as host:
         assert _play(host) in (0, 1, 2)
         assert isinstance(host._process, subprocess.Popen)
@@ -201,6 +202,19 @@ def test_a_child_that_cannot_prove_its_layers_is_replaced_not_charged_to_the_pol
         assert not isinstance(host._process, zygote.ZygoteHost)
         assert host.failure is None
     assert "could not prove its sandbox" in caplog.text
+
+
+def test_the_zygote_switches_read_the_projects_boolean_words_in_any_case(monkeypatch):
+    for on in ("1", "TRUE", "yes", "On", "anything else"):
+        monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, on)
+        monkeypatch.setenv(zygote.ZYGOTE_NUMPY_ENV_VAR, on)
+        assert zygote.zygote_enabled("rlimits") and zygote.numpy_zygote_enabled(), on
+    for off in ("0", "FALSE", "No", "OFF"):
+        monkeypatch.setenv(zygote.ZYGOTE_ENV_VAR, off)
+        monkeypatch.setenv(zygote.ZYGOTE_NUMPY_ENV_VAR, off)
+        assert not zygote.zygote_enabled("rlimits") and not zygote.numpy_zygote_enabled(), off
+    monkeypatch.delenv(zygote.ZYGOTE_ENV_VAR)
+    assert zygote.zygote_enabled("bubblewrap") and not zygote.zygote_enabled("none")
 
 
 @pytest.mark.parametrize("numpy_flag", ["1", "0"])

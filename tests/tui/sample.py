@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import App
 
-from csro_tui.tui.model import Cell, DashboardData, Member, ReviewInfo
+from csro_tui.tui.model import Cell, DashboardData, Member, ReviewInfo, StartChoices
 
 ALWAYS_CALL = '''\
 class Policy:
@@ -218,3 +218,13 @@ def record_two_population_session(root, session_id: str = "kuhn-2pop") -> list:
         for event in events:
             writer.append(event)
     return events
+
+
+# The start form's choices in its tests (a fixed list, not the registry's).
+CHOICES = StartChoices(
+    games=["kuhn_poker", "leduc_poker", "rrps", "repeated_leduc"],
+    oracles=["best-response", "seed", "human", "llm"],
+    llm_oracles={"llm"},
+    file_oracles={"human"},
+    solvers=["nash", "uniform"],
+)

@@ -9,15 +9,8 @@ from csro_tui.tui.model import LaunchOptions, StartChoices
 from csro_tui.tui.screens.start import StartScreen
 from tests.llm_server import ScriptedLLMServer, closed_port_url
 from tests.tui.helpers import notifications, wait_until
-from tests.tui.sample import ScreenApp
+from tests.tui.sample import CHOICES, ScreenApp
 
-CHOICES = StartChoices(
-    games=["kuhn_poker", "leduc_poker", "rrps", "repeated_leduc"],
-    oracles=["best-response", "seed", "human", "llm"],
-    llm_oracles={"llm"},
-    file_oracles={"human"},
-    solvers=["nash", "uniform"],
-)
 
 
 def _error(app, selector: str = "#game-error") -> str:

@@ -23,8 +23,7 @@ from csro_tui.tui.screens.review import ReviewScreen, checks_text, summary_text
 from csro_tui.tui.screens.sessions import TimelineScreen
 from csro_tui.tui.screens.start import StartScreen
 from tests.tui.helpers import wait_until
-from tests.tui.sample import ScreenApp, record_sample_session, record_two_population_session
-from tests.tui.test_start_form import CHOICES
+from tests.tui.sample import CHOICES, ScreenApp, record_sample_session, record_two_population_session
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
 

@@ -20,6 +20,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from csro_tui.text import clean_text, one_line
+from csro_tui.tui.adapt import seat_view, session_populations
 from csro_tui.tui.behaviour import BehaviourContext, deliver, seat_context
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
@@ -269,8 +270,6 @@ class DiversityScreen(Screen[None]):
     def _compute(self) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
-
-        from csro_tui.tui.adapt import seat_view, session_populations
 
         state = self.context.state()
         try:

@@ -227,14 +227,12 @@ def diff_text(info: ReviewInfo) -> Text:
 def behaviour_line(app, info: ReviewInfo):
     """The proposal's nearest member by behaviour (issue 22), when a live session can profile it."""
     # imported when used, not at the top: keeps csro's start-up fast
-    from csro_tui.tui.behaviour import live_context
+    from csro_tui.tui.behaviour import live_context, seat_context
 
     context = live_context(app) if info.valid else None
     if context is not None:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
-
-        from csro_tui.tui.behaviour import seat_context
 
         # two populations: nearest among its own seat's members (issue 23)
         yield ReviewBehaviourLine(seat_context(context, info.seat, keep_meta=False), info.proposal_id or "proposal", info.source)
@@ -297,15 +295,13 @@ class ReviewScreen(Screen[ReviewDecision]):
 
     def action_compare(self) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
-        from csro_tui.tui.behaviour import live_context
+        from csro_tui.tui.behaviour import live_context, seat_context
         from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen
 
         context = live_context(self.app)
         if context is None or not self.info.valid:
             self.notify("Comparing needs a valid proposal of a live session.", severity="warning")
             return
-        from csro_tui.tui.behaviour import seat_context
-
         self.app.push_screen(ComparePoliciesScreen(seat_context(context, self.info.seat, keep_meta=False),
                                                    self.info.proposal_id or "proposal", self.info.source, proposal=True,
                                                    seat=self.info.seat))

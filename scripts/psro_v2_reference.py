@@ -25,6 +25,12 @@ run each:
   the only remaining differences from our engine are the loop itself, the
   best-response oracle and the evaluation: this is the like-for-like
   reference the fidelity test holds our engine to.
+- "exact_lp_our_best_response": "exact_lp" with the best responses computed
+  by our oracle's own function (`oracles.best_response.seat_best_response`,
+  its tie rules below) instead of `TabularBestResponse`, to the same
+  aggregated opponent psro_v2 hands its oracle.  psro_v2's loop, entries and
+  exploitability, our meta-solver and best-response choices: what is left
+  between this run and our engine is the loop alone.
 
 Random and tie-breaking choices in psro_v2 (OpenSpiel 2.0.2; they are listed
 in the data file too):
@@ -63,11 +69,11 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from open_spiel.python import policy as os_policy
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPOSITORY / "tests" / "data" / "psro_v2_kuhn.json"
 GAME = "kuhn_poker"
-META_SOLVERS = ("nash", "exact_lp")
 
 RANDOMNESS_AND_TIES = {
     "initial_policies": "one open_spiel.python.policy.UniformRandomPolicy per player (psro_v2's default too)",
@@ -93,6 +99,11 @@ RANDOMNESS_AND_TIES = {
         "csro_tui.meta.solvers.nash (HiGHS simplex via scipy; copies of a strategy merged and their weight "
         "shared; otherwise HiGHS's vertex): the meta-solver of our engine"
     ),
+    "our_best_response_ties": (
+        "variant exact_lp_our_best_response: csro_tui.oracles.best_response.seat_best_response - the lowest "
+        "action id within 1e-12 of the best value; where the opponent's mixture never reaches an information "
+        "state, the best response to a uniform random opponent there"
+    ),
     "entries": "expected_game_score.policy_value of the joint policy (exact), not sampled episodes",
 }
 
@@ -111,28 +122,143 @@ def exact_lp_strategy(solver, return_joint=False):
     return result, meta_strategies.get_joint_strategy_from_marginals(result)
 
 
-def run(meta_solver: str, iterations: int) -> list[dict]:
-    """psro_v2 on Kuhn with exact entries; one dict of figures per iteration (0 = initial)."""
+class OurBestResponseOracle:
+    """A psro_v2 oracle that answers with our best-response oracle's choices.
+
+    The opponent is built as our engine builds it: each of the other seat's
+    members as a table over the game's states, mixed by reach
+    (`evaluation.exact.mixture_policy_of_tables`), then `seat_best_response`
+    (the function behind our `best-response` oracle) gives the responder's
+    table, played as an OpenSpiel policy.  (psro_v2's own aggregation leaves
+    ~1e-41 of probability on actions a pure member never takes, which our
+    oracle, tolerance 1e-12, would read as ties where the engine sees
+    unreached states.)
+    """
+
+    def __init__(self, game) -> None:
+        from csro_tui.evaluation.exact import game_tables
+        from csro_tui.games.registry import get_game
+        from csro_tui.oracles.render import decision_points
+
+        self._spec = get_game(GAME)
+        self._template = game_tables(self._spec).template
+        self._points = {seat: decision_points(self._spec, seat) for seat in range(2)}
+
+    def _table(self, member, seat: int) -> os_policy.TabularPolicy:
+        """`member` (a policy for `seat`) as a table over the game's states."""
+        table = os_policy.TabularPolicy(self._template.game)
+        for key in self._template.states_per_player[seat]:
+            row = self._template.state_lookup[key]
+            table.action_probability_array[row, :] = 0.0
+            for action, probability in member.action_probabilities(self._template.states[row]).items():
+                table.action_probability_array[row, action] = probability
+        return table
+
+    def __call__(self, game, training_parameters, strategy_sampler=None, using_joint_strategies=False, **kwargs):
+        from csro_tui.evaluation.exact import mixture_policy_of_tables
+        from csro_tui.oracles.best_response import seat_best_response
+
+        answers = []
+        for player_parameters in training_parameters:
+            policies = []
+            for params in player_parameters:
+                seat = params["current_player"]
+                other = 1 - seat
+                total, probabilities = params["total_policies"], params["probabilities_of_playing_policies"]
+                if using_joint_strategies:  # joint over (seat 0, seat 1): the other seat's marginal
+                    joint = np.asarray(probabilities).reshape(len(total[0]), len(total[1]))
+                    weights = joint.sum(axis=seat)
+                else:
+                    weights = np.asarray(probabilities[other])
+                members = [self._table(member, other) for member in total[other]]
+                opponent = mixture_policy_of_tables(self._spec, members, weights)
+                table = seat_best_response(self._spec, seat, opponent, self._points[seat])
+                policies.append(TablePolicy(game, seat, {
+                    point.history: table.actions[point.key] for point in self._points[seat]}))
+            answers.append(policies)
+        return answers
+
+
+class TablePolicy(os_policy.Policy):
+    """A deterministic policy for one seat: history_str -> action."""
+
+    def __init__(self, game, seat: int, action_of_history: dict[str, int]) -> None:
+        super().__init__(game, [seat])
+        self._action_of_history = action_of_history
+
+    def action_probabilities(self, state, player_id=None):
+        return {self._action_of_history[state.history_str()]: 1.0}
+
+
+# Variant -> (meta-solver, best-response oracle, gated).
+VARIANTS = {
+    "nash": ("nash", "cpp", False),
+    "exact_lp": ("exact_lp", "cpp", False),
+    "exact_lp_our_best_response": ("exact_lp", "ours", False),
+    "exact_lp_gated": ("exact_lp", "cpp", True),
+    "exact_lp_our_best_response_gated": ("exact_lp", "ours", True),
+}
+# A new policy improves when it beats its seat's meta-game value by more than
+# this (our gate's `_EXACT_SLACK`, and the best-response oracle's own bar).
+GATE_SLACK = 1e-9
+
+
+def run(variant: str, iterations: int) -> list[dict]:
+    """psro_v2 on Kuhn with exact entries; one dict of figures per iteration (0 = initial).
+
+    A gated run stops after the first iteration in which neither seat's new
+    policy improves (nothing joins), as our engine's run ends there.
+    """
     import pyspiel
-    from open_spiel.python import policy as os_policy
     from open_spiel.python.algorithms import exploitability, expected_game_score, policy_aggregator
     from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2
 
+    meta_solver, responder, gated = VARIANTS[variant]
+
+    def exact_value(policies) -> np.ndarray:
+        return np.asarray(expected_game_score.policy_value(game.new_initial_state(), policies))
+
     class ExactEntriesPSRO(psro_v2.PSROSolver):
-        """psro_v2 with every meta-game entry the exact expected return."""
+        """psro_v2 with every meta-game entry the exact expected return; gated: a
+        seat's new policy joins only if it improves on the seat's meta-game value."""
+
+        joined: list[int] = [1, 1]
 
         def sample_episodes(self, policies, num_episodes):
-            return np.asarray(expected_game_score.policy_value(self._game.new_initial_state(), policies))
+            return exact_value(policies)
+
+        def update_agents(self):
+            super().update_agents()
+            self.joined = [len(new) for new in self._new_policies]
+            if not gated:
+                return
+            policies, strategies = self.get_policies(), self.get_meta_strategies()
+            value = float(strategies[0] @ self.get_meta_game()[0] @ strategies[1])
+            for seat in range(2):
+                other = 1 - seat
+                kept = []
+                for new in self._new_policies[seat]:
+                    payoff = sum(
+                        weight * exact_value([new, member] if seat == 0 else [member, new])[seat]
+                        for member, weight in zip(policies[other], strategies[other])
+                    )
+                    if payoff > (value if seat == 0 else -value) + GATE_SLACK:
+                        kept.append(new)
+                self._new_policies[seat] = kept
+            self.joined = [len(new) for new in self._new_policies]
 
     game = pyspiel.load_game(GAME)
     np.random.seed(0)
-    method = "nash" if meta_solver == "nash" else exact_lp_strategy
     with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its settings
-        oracle = best_response_oracle.BestResponseOracle(game=game, best_response_backend="cpp")
+        if responder == "ours":
+            oracle = OurBestResponseOracle(game)
+        else:
+            oracle = best_response_oracle.BestResponseOracle(game=game, best_response_backend="cpp")
         solver = ExactEntriesPSRO(
             game, oracle, sims_per_entry=1,
             initial_policies=[os_policy.UniformRandomPolicy(game) for _ in range(2)],
-            meta_strategy_method=method, training_strategy_selector="probabilistic",
+            meta_strategy_method="nash" if meta_solver == "nash" else exact_lp_strategy,
+            training_strategy_selector="probabilistic",
             symmetric_game=False,
         )
     aggregator = policy_aggregator.PolicyAggregator(game)
@@ -141,16 +267,22 @@ def run(meta_solver: str, iterations: int) -> list[dict]:
         if iteration > 0:
             with contextlib.redirect_stdout(io.StringIO()):
                 solver.iteration()
+            if gated and not any(solver.joined):
+                break
         policies = solver.get_policies()
         strategies = solver.get_meta_strategies()
         joint = aggregator.aggregate(range(2), policies, strategies)
-        nash_conv = float(exploitability.nash_conv(game, joint))
+        report = exploitability.nash_conv(game, joint, return_only_nash_conv=False)
+        nash_conv = float(report.nash_conv)
         table = np.asarray(solver.get_meta_game()[0], dtype=float)
         rows.append({
             "iteration": iteration,
             "population_sizes": [len(policies[0]), len(policies[1])],
+            "joined": list(solver.joined) if iteration > 0 else [1, 1],
             "meta_strategies": [[float(w) for w in s] for s in strategies],
             "meta_value": float(np.asarray(strategies[0]) @ table @ np.asarray(strategies[1])),
+            # What each player's best response gains over the profile (sums to NashConv).
+            "player_improvements": [float(x) for x in report.player_improvements],
             "nash_conv": nash_conv,
             "exploitability": nash_conv / 2.0,
         })
@@ -162,11 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=12, help="PSRO iterations after the initial population")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    runs = {name: run(name, args.iterations) for name in META_SOLVERS}
+    runs = {name: run(name, args.iterations) for name in VARIANTS}
     data = {
         "what": "OpenSpiel psro_v2 on kuhn_poker: two populations (symmetric_game=False), exact entries, "
                 "exact best-response oracle (cpp); per iteration: population sizes, meta-strategies, meta-game "
-                "value (player 0), NashConv and exploitability (= NashConv / 2) of the joint profile",
+                "value (player 0), each player's best-response improvement, NashConv and exploitability (= NashConv / 2) of the joint profile",
         "made_by": "scripts/psro_v2_reference.py",
         "made_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "open_spiel_version": metadata.version("open_spiel"),

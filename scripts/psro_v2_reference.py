@@ -203,8 +203,11 @@ VARIANTS = {
 GATE_SLACK = 1e-9
 
 
-def run(variant: str, iterations: int) -> list[dict]:
-    """psro_v2 on Kuhn with exact entries; one dict of figures per iteration (0 = initial).
+def run(variant: str, iterations: int) -> tuple[list[dict], list[list[float]]]:
+    """psro_v2 on Kuhn with exact entries: one dict of figures per iteration
+    (0 = initial), and the final meta-game for player 0 (rows: player 0's
+    members in joining order, columns player 1's; each iteration's meta-game
+    is its top-left block).
 
     A gated run stops after the first iteration in which neither seat's new
     policy improves (nothing joins), as our engine's run ends there.
@@ -286,7 +289,7 @@ def run(variant: str, iterations: int) -> list[dict]:
             "nash_conv": nash_conv,
             "exploitability": nash_conv / 2.0,
         })
-    return rows
+    return rows, np.asarray(solver.get_meta_game()[0], dtype=float).tolist()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,11 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=12, help="PSRO iterations after the initial population")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    runs = {name: run(name, args.iterations) for name in VARIANTS}
+    results = {name: run(name, args.iterations) for name in VARIANTS}
+    runs = {name: rows for name, (rows, _) in results.items()}
+    meta_games = {name: table for name, (_, table) in results.items()}
     data = {
-        "what": "OpenSpiel psro_v2 on kuhn_poker: two populations (symmetric_game=False), exact entries, "
-                "exact best-response oracle (cpp); per iteration: population sizes, meta-strategies, meta-game "
-                "value (player 0), each player's best-response improvement, NashConv and exploitability (= NashConv / 2) of the joint profile",
+        "what": (
+            "OpenSpiel psro_v2 on kuhn_poker: two populations (symmetric_game=False), exact entries, exact "
+            "best-response oracle; runs: per iteration the population sizes, the policies that joined, the "
+            "meta-strategies, the meta-game value (player 0), each player's best-response improvement, NashConv "
+            "and exploitability (= NashConv / 2) of the joint profile; meta_games: each run's final meta-game for "
+            "player 0 (rows: player 0's members in joining order; an iteration's meta-game is its top-left block)"
+        ),
         "made_by": "scripts/psro_v2_reference.py",
         "made_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "open_spiel_version": metadata.version("open_spiel"),
@@ -309,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         "iterations": args.iterations,
         "randomness_and_ties": RANDOMNESS_AND_TIES,
         "runs": runs,
+        "meta_games": meta_games,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n")

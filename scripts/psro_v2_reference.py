@@ -8,29 +8,40 @@ to regenerate the file (needs `pip install -e '.[bench]'`):
     .venv/bin/python scripts/psro_v2_reference.py [--iterations 12] [--out tests/data/psro_v2_kuhn.json]
 
 What runs: `psro_v2.PSROSolver` with `symmetric_game=False` (one population
-per player), `BestResponseOracle` (cpp backend: `pyspiel.TabularBestResponse`),
-every meta-game entry the exact expected return of the joint policy
-(`expected_game_score.policy_value`, overriding `sample_episodes`; with it
-`sims_per_entry` is irrelevant and is set to 1), and two meta-solvers, one
-run each:
+per player), every meta-game entry the exact expected return of the joint
+policy (`expected_game_score.policy_value`, overriding `sample_episodes`;
+`sims_per_entry` is then irrelevant and set to 1), 12 iterations after the
+initial population, in five variants (`VARIANTS`), one run each:
 
-- "nash": psro_v2's own `meta_strategies.nash_strategy` (two LPs through
-  `lp_solver` / cvxpy with ECOS, an interior-point solver).  This is psro_v2
-  as people run it.  ECOS stops at ~1e-8 accuracy and, where the meta-game's
-  equilibrium is not unique, lands near the centre of the optimal face rather
-  than on a vertex.
-- "exact_lp": the same loop with the meta-game solved by our Nash LP
+- "nash": psro_v2 as people run it: `BestResponseOracle` (cpp backend,
+  `pyspiel.TabularBestResponse`) and psro_v2's own `nash_strategy` (two LPs
+  through `lp_solver` / cvxpy with ECOS, an interior-point solver: ~1e-8
+  accurate, and near the centre of the optimal face where the meta-game's
+  equilibrium is not unique, not on a vertex).  Every best response joins.
+- "exact_lp": the same with the meta-game solved by our Nash LP
   (`csro_tui.meta.solvers.nash`: HiGHS simplex, copies of a strategy merged
-  and their weight shared), i.e. the meta-solver our engine uses.  With it
-  the only remaining differences from our engine are the loop itself, the
-  best-response oracle and the evaluation: this is the like-for-like
-  reference the fidelity test holds our engine to.
-- "exact_lp_our_best_response": "exact_lp" with the best responses computed
-  by our oracle's own function (`oracles.best_response.seat_best_response`,
-  its tie rules below) instead of `TabularBestResponse`, to the same
-  aggregated opponent psro_v2 hands its oracle.  psro_v2's loop, entries and
-  exploitability, our meta-solver and best-response choices: what is left
-  between this run and our engine is the loop alone.
+  and their weight shared), the meta-solver our engine uses.  Why not ECOS
+  for the reference: its answers are approximate (exploitability ~1e-10 at
+  an exact equilibrium) and its choice among equal equilibria is not one
+  our LP can reproduce; the exact LP separates "a different equilibrium of
+  the meta-game" from every other difference.
+- "exact_lp_our_best_response": "exact_lp" with the best responses chosen by
+  our oracle's own function (`oracles.best_response.seat_best_response`, its
+  tie rules below), to the opponent mixture built as our engine builds it.
+- "exact_lp_gated", "exact_lp_our_best_response_gated": the two above with
+  our gate: a player's new best response joins only if its expected payoff
+  against the other player's meta-strategy beats the player's meta-game
+  value by more than 1e-9 (what `--review auto` and our best-response oracle
+  do: nothing for a seat whose population already holds a best response);
+  the run ends after an iteration in which neither joins.  "exact_lp_gated"
+  is the like-for-like reference of the fidelity test (our engine with
+  `--populations 2 --review auto`, from the uniform seed).
+
+On Kuhn all five have the same exploitability per iteration up to the exact
+equilibrium at iteration 6 (0.4583 0.4167 0.1667 0.1 0.0833 0.0321 0); the
+meta-strategies differ from iteration 4 on between ECOS and the LP, and the
+gated runs hold fewer members (seat 1 adds nothing at iteration 3, seat 0
+nothing at 5, seat 1 nothing at 6).
 
 Random and tie-breaking choices in psro_v2 (OpenSpiel 2.0.2; they are listed
 in the data file too):

@@ -18,14 +18,15 @@ intensity for a payoff gap of the whole range.
 
 With two populations (`alpharank_two_populations`, one per seat, payoff
 tables [A, -A] of the zero-sum bimatrix game A) the chain runs over joint
-profiles (i, j): one population, chosen with the other's strategy fixed,
-mutates (each of its other strategies equally likely, eta = 1 / ((n0 - 1) +
-(n1 - 1)) per mutant) and the mutant fixes with the same Moran probability,
+profiles (i, j): a mutant appears in one population while the other stays
+(each of the (n0 - 1) + (n1 - 1) possible mutants with probability eta =
+1 / ((n0 - 1) + (n1 - 1))) and fixes with the same Moran probability,
 u = alpha * (its payoff - the resident's payoff) against the other
 population's strategy.  Each seat's meta-strategy is the marginal of the
 stationary distribution.  This is OpenSpiel's multi-population
-`egt.alpharank.compute([A, -A])`, built sparse so that a 125 x 125 meta-game
-(15,625 profiles) stays small.
+`egt.alpharank.compute([A, -A])`.  Cost: n0 * n1 profiles; up to
+`DENSE_PROFILE_LIMIT` (63 x 63) a dense solve of a second or so, beyond it
+a sparse one that grows steeply (a 125 x 125 meta-game took minutes).
 """
 
 from __future__ import annotations

@@ -187,6 +187,7 @@ def psro_race(table: Table, quick: bool) -> None:
         theirs = None if quick and game == "leduc_poker" else race_psro_v2(game, max_iterations, max_seconds)
         _report(table, game, ours, theirs)
         _report_two_populations(table, game, ours, two, theirs)
+        _report_fidelity(table, game, two, theirs)
         if game == "kuhn_poker":
             _report_second_session(table, again, theirs)
             _report_host_costs(table, game)
@@ -305,6 +306,53 @@ def _report_two_populations(table: Table, game: str, one: Race, two: Race, their
               note=(f"ours, one population, over its first {both}: "
                     f"{fmt_seconds(statistics.median(_steps(one, min(both, len(one.points)))[1:]))}"
                     if len(one.points) >= 2 else ""))
+
+
+# Iterations of psro_v2's loop run with our LP and our best-response choices
+# for the fidelity row (Leduc: ~20-40 s).
+FIDELITY_ITERATIONS = 8
+
+
+def _report_fidelity(table: Table, game: str, two: Race, theirs: Race | None) -> None:
+    """Ours with two populations against psro_v2 iteration by iteration: where the
+    exploitability first differs from psro_v2's, and whether it is psro_v2's loop
+    once the meta-solver (our LP) and the best-response choices (ours) are the same
+    (`scripts/psro_v2_reference.py`'s "exact_lp_our_best_response_gated" run)."""
+    reference = _reference_script()
+    rows, _ = reference.run("exact_lp_our_best_response_gated", FIDELITY_ITERATIONS, game)
+    same_loop = [row["exploitability"] for row in rows[1:]]
+    mine = [value for _, _, value in two.points[: len(same_loop)]]
+    count = min(len(mine), len(same_loop))
+    gap = max((abs(a - b) for a, b in zip(mine[:count], same_loop[:count])), default=math.nan)
+    if theirs is None:
+        against = NOT_RUN_QUICK
+    else:
+        first = next((iteration for (iteration, _, a), (_, _, b) in zip(two.points, theirs.points)
+                      if abs(a - b) > 1e-6), None)  # ECOS's answers are ~1e-8 accurate
+        both = min(len(two.points), len(theirs.points))
+        against = (f"the same up to iteration {first - 1}, apart from {first} on" if first is not None
+                   else f"the same in all {both} iterations both ran")
+    table.add("9", f"{_short(game)} PSRO, two populations, exploitability per iteration: ours against psro_v2's loop "
+                   f"with our LP and best-response choices (iterations 1-{count}) | against psro_v2 as it is",
+              f"max |difference| {gap:.1e}", against, "", "", None,
+              note=("where psro_v2 as it is differs from ours, it is by its meta-solver (ECOS, interior point: another "
+                    "equilibrium where the meta-game has several) and its best-response ties (OpenSpiel's "
+                    "TabularBestResponse: the lowest action id strictly better, action 0 where the opponent never "
+                    "goes; ours: the lowest id within 1e-12, the best response to a uniform opponent there); with "
+                    "both made ours its loop gives ours: "
+                    + " ".join(f"{v:.4g}" for v in same_loop[:count])))
+
+
+def _reference_script():
+    """`scripts/psro_v2_reference.py` as a module (the variants of psro_v2 it runs)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "psro_v2_reference.py"
+    spec = importlib.util.spec_from_file_location("psro_v2_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _steps(race: Race, count: int) -> list[float]:

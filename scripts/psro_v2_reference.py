@@ -151,7 +151,7 @@ class OurBestResponseOracle:
         from csro_tui.games.registry import get_game
         from csro_tui.oracles.render import decision_points
 
-        self._spec = get_game(GAME)
+        self._spec = get_game(game.get_type().short_name)
         self._template = game_tables(self._spec).template
         self._points = {seat: decision_points(self._spec, seat) for seat in range(2)}
 
@@ -214,8 +214,8 @@ VARIANTS = {
 GATE_SLACK = 1e-9
 
 
-def run(variant: str, iterations: int) -> tuple[list[dict], list[list[float]]]:
-    """psro_v2 on Kuhn with exact entries: one dict of figures per iteration
+def run(variant: str, iterations: int, game_name: str = GAME) -> tuple[list[dict], list[list[float]]]:
+    """psro_v2 on `game_name` with exact entries: one dict of figures per iteration
     (0 = initial), and the final meta-game for player 0 (rows: player 0's
     members in joining order, columns player 1's; each iteration's meta-game
     is its top-left block).
@@ -261,7 +261,7 @@ def run(variant: str, iterations: int) -> tuple[list[dict], list[list[float]]]:
                 self._new_policies[seat] = kept
             self.joined = [len(new) for new in self._new_policies]
 
-    game = pyspiel.load_game(GAME)
+    game = pyspiel.load_game(game_name)
     np.random.seed(0)
     with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its settings
         if responder == "ours":

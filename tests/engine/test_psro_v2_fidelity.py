@@ -34,8 +34,8 @@ default seed.  What still differs, and why it does not show on Kuhn:
   on Kuhn the two pick different mixtures from iteration 4 on (the "nash" and
   "exact_lp" runs), yet the exploitability per iteration is the same.  Even
   the same LP does not always pick the same vertex: at iteration 4 the two
-  meta-games differ by 1e-17 in a few entries (0 against 2.8e-17, the order
-  of a float sum), which is enough to move HiGHS from one optimal column
+  meta-games differ by up to 6e-17 in a few entries (0 against 2.8e-17 and
+  -5.6e-17, the order of a float sum), which is enough to move HiGHS from one optimal column
   mixture (2/3, 1/3 on the last two) to another (1/2, 1/2).  So the test
   holds our meta-strategies to being an equilibrium of the same meta-game
   with the same value, not to the reference's mixture.
@@ -48,7 +48,8 @@ Tolerances.  Both sides' entries are exact expected values (sums over Kuhn's
 30 terminal histories in float64: round-off ~1e-16), so the meta-games agree
 to 1e-12; exploitability is OpenSpiel's exact tree walk on both sides, so it
 and the meta-game values agree to round-off too: 1e-9 is well above that and
-far below any real difference (the trajectory's smallest step is 0.032).
+far below any real difference (the smallest non-zero exploitability on the
+way is 0.032).
 Our meta-strategies' NashConv in the meta-game: at most 1e-9 (the LP's
 round-off is ~1e-12).  Against psro_v2's own ECOS run the
 exploitability agrees to 1e-7 (ECOS solves to ~1e-8; its converged

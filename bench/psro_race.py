@@ -332,8 +332,9 @@ def _report_fidelity(table: Table, game: str, two: Race, theirs: Race | None) ->
         both = min(len(two.points), len(theirs.points))
         against = (f"the same up to iteration {first - 1}, apart from {first} on" if first is not None
                    else f"the same in all {both} iterations both ran")
-    table.add("9", f"{_short(game)} PSRO, two populations, exploitability per iteration: ours against psro_v2's loop "
-                   f"with our LP and best-response choices (iterations 1-{count}); baseline column: against psro_v2 as it is",
+    table.add("9", f"{_short(game)} PSRO, two populations, exploitability per iteration: ours against psro_v2's "
+                   f"loop with our LP and best-response choices (iterations 1-{count}); baseline column: against "
+                   f"psro_v2 as it is",
               f"max |difference| {gap:.1e}", against, "", "", None,
               note=("where psro_v2 as it is differs from ours, it is by its meta-solver (ECOS, interior point: another "
                     "equilibrium where the meta-game has several) and its best-response ties (OpenSpiel's "

@@ -335,7 +335,7 @@ def _report_fidelity(table: Table, game: str, two: Race, theirs: Race | None) ->
     table.add("9", f"{_short(game)} PSRO, two populations, exploitability per iteration: ours against psro_v2's "
                    f"loop with our LP and best-response choices (iterations 1-{count}); baseline column: against "
                    f"psro_v2 as it is",
-              f"max |difference| {gap:.1e}", against, "", "", None,
+              f"largest difference {gap:.1e}", against, "", "", None,
               note=("where psro_v2 as it is differs from ours, it is by its meta-solver (ECOS, interior point: another "
                     "equilibrium where the meta-game has several) and its best-response ties (OpenSpiel's "
                     "TabularBestResponse: the lowest action id strictly better, action 0 where the opponent never "

@@ -766,8 +766,10 @@ class Engine(ReviewLoop):
         matrix = self.state.meta_matrix(ids)
         if np.isnan(matrix).any():
             raise CsroError("the payoff matrix has missing entries; cannot solve the meta-game")
-        solution = self._solver()(self.config.solver, matrix)
-        strategy = joint_strategy(solution, two_populations=self.state.metagame.populations == 2)
+        two_populations = self.state.metagame.populations == 2
+        # alpha-rank's chain differs with two populations; the other solvers take either
+        solution = self._solver()(self.config.solver, matrix, **({"populations": 2} if two_populations else {}))
+        strategy = joint_strategy(solution, two_populations=two_populations)
         self._emit(
             MetaSolved(
                 solver=self.config.solver,

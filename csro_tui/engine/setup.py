@@ -130,7 +130,7 @@ def populations_refusal(populations: int, oracle: str, solver: str) -> str | Non
 
     def solves_rectangular(name: str) -> str | None:
         try:
-            solve(name, [[1.0, -1.0, 0.5], [-1.0, 1.0, -0.5]])  # a small rectangular meta-game: 2 seat-0 members, 3 seat-1
+            solve(name, [[1.0, -1.0, 0.5], [-1.0, 1.0, -0.5]], populations=2)  # a small rectangular meta-game: 2 seat-0 members, 3 seat-1
         except ValueError as error:
             return str(error)
         return None

@@ -111,8 +111,9 @@ def verify(
             say(f"re-solving the meta-game of {len(event.population)} policies (event {event.seq})")
             before = state.at(event.seq)
             matrix = before.meta_matrix(event.population)  # two populations: its seat-0 x seat-1 block
-            solution = meta_solve(event.solver, matrix)
-            strategy = np.asarray(joint_strategy(solution, two_populations=before.metagame.populations == 2))
+            two_populations = before.metagame.populations == 2
+            solution = meta_solve(event.solver, matrix, **({"populations": 2} if two_populations else {}))
+            strategy = np.asarray(joint_strategy(solution, two_populations=two_populations))
             gap = float(np.max(np.abs(strategy - np.asarray(event.strategy)))) if len(strategy) else 0.0
             result.checks.append(
                 Check(

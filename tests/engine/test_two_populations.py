@@ -257,3 +257,20 @@ def test_an_oracle_gets_its_seats_own_mixture_and_value(tmp_path):
     first = {seat: (weights, value) for seat, _, weights, value in seen[:2]}
     assert first[0][0] == [1.0] and first[1][0] == [1.0]
     assert first[0][1] == pytest.approx(-first[1][1])
+
+
+def test_alpharank_with_two_populations_runs_and_verifies(tmp_path, capsys):
+    """alpha-rank is the multi-population one with two populations: each seat's
+    meta-strategy is its marginal of one chain, and replay --verify re-solves it."""
+    store = SessionStore(tmp_path, fsync=False)
+    engine = new_engine(dataclasses.replace(CONFIG, solver="alpharank", iterations=3), store=store, session_id="ar",
+                        reviewer=AutoReviewer())
+    outcome = engine.run()
+    engine.writer.close()
+    assert outcome.reason == "completed"
+    state = outcome.state
+    assert state.meta.solver == "alpharank"
+    for seat in (0, 1):
+        assert sum(state.seat_strategy(seat).values()) == pytest.approx(1.0)
+    assert main(["replay", "ar", "--session-dir", str(tmp_path), "--verify"]) == 0
+    assert "reproduced: all" in capsys.readouterr().out

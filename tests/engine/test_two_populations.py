@@ -168,11 +168,16 @@ def test_resume_mid_iteration_keeps_the_decided_seat_and_reviews_the_other_again
     assert outcome.state.latest_metrics.exploitability == pytest.approx(full.state.latest_metrics.exploitability)
 
 
-def test_a_session_cut_after_any_event_of_an_iteration_resumes_to_the_same_end(tmp_path):
+# Iteration 1 has a proposal for each seat (both join); in iteration 2 seat 0's oracle has nothing.
+@pytest.mark.parametrize("iteration", [1, 2])
+def test_a_session_cut_after_any_event_of_an_iteration_resumes_to_the_same_end(tmp_path, iteration):
     store, full = record(tmp_path, "full")
     lines = (store.session_dir("full") / EVENTS_FILE).read_bytes().splitlines(keepends=True)
-    started = next(i for i, line in enumerate(lines) if b'"iteration_started"' in line and b'"iteration": 2' in line)
-    finished = next(i for i, line in enumerate(lines) if b'"iteration_finished"' in line and b'"iteration": 2' in line)
+    mark = f'"iteration": {iteration}'.encode()
+    started = next(i for i, line in enumerate(lines) if b'"iteration_started"' in line and mark in line)
+    finished = next(i for i, line in enumerate(lines) if b'"iteration_finished"' in line and mark in line)
+    seats = {state.proposal.seat for state in full.state.proposals.values() if state.iteration == iteration}
+    assert seats == ({0, 1} if iteration == 1 else {1})
     expected = [(m.name, m.seat, m.source) for m in full.state.population]
     for keep in range(started + 1, finished + 1):
         session_id = f"cut-{keep}"

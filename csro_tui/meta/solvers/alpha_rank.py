@@ -192,8 +192,8 @@ def _stationary_of_moves(
             # Strong selection underflowed the chain into several closed classes.
             distribution = stationary_distribution(transitions)
         return distribution
-    from scipy.sparse import coo_matrix, csc_matrix
-    from scipy.sparse.linalg import MatrixRankWarning, spsolve
+    from scipy.sparse import coo_matrix, csc_matrix  # start-up time: scipy.sparse only for chains past the dense limit
+    from scipy.sparse.linalg import MatrixRankWarning, spsolve  # start-up time: as above
     import warnings
 
     # pi (P - I) = 0 with the last equation replaced by sum(pi) = 1.

@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sessions",
         help="list recorded sessions",
         description="List the sessions under the sessions directory: id, game, oracle, iterations, "
-        "population size, best metric, date and status. Unreadable logs are listed with the reason.",
+        "population size (seat 0 + seat 1 with two populations), best metric, date and status. Unreadable logs are listed with the reason.",
     )
     add_sessions_dir_argument(parser)
     parser.set_defaults(func=run)
@@ -38,6 +38,11 @@ def sessions_store(args: argparse.Namespace) -> SessionStore:
 # (the id and status always stay: what to copy, and whether it can resume).
 SESSIONS_DROP_ORDER = ("population", "iterations", "date", "oracle", "best metric", "game")
 CHOOSE_ANOTHER = "another directory: --sessions-dir DIR, CSRO_SESSIONS_DIR or sessions_dir in csro.toml"
+
+
+def population_text(info) -> str:
+    """The population's size; with two populations, seat 0's + seat 1's."""
+    return "{}+{}".format(*info.seat_sizes) if info.seat_sizes else str(info.population_size)
 
 
 def _status(info) -> str:
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         best = f"{info.best_metric[0]} {number(info.best_metric[1])}" if info.best_metric else "-"
         date = info.started.replace("T", " ")[:19]
-        rows.append([info.id, info.game, info.oracle, str(info.iterations), str(info.population_size), best,
+        rows.append([info.id, info.game, info.oracle, str(info.iterations), population_text(info), best,
                      date, _status(info)])
     columns = [("id", "left"), ("game", "left"), ("oracle", "left"), ("iterations", "right"),
                ("population", "right"), ("best metric", "right"), ("date", "left"), ("status", "left")]

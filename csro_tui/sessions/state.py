@@ -406,6 +406,7 @@ class SessionState:
             iterations=self.completed_iterations - (self.oracle_finished_iteration is not None),
             oracle_finished=self.oracle_finished_iteration is not None,
             population_size=len(self.population),
+            seat_sizes=(tuple(len(self.seat_members(seat)) for seat in (0, 1)) if self.populations == 2 else ()),
             best_metric=best_metric(self.metrics),
             closed=self.closed.reason if self.closed else None,
         )

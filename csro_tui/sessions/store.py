@@ -305,6 +305,8 @@ class SessionInfo:
     iterations: int = 0  # iterations that proposed (or tried to): not the oracle's empty last one
     oracle_finished: bool = False  # the session ended with the oracle having nothing more to propose
     population_size: int = 0
+    # Two populations: the members of seat 0 and of seat 1; () for one population.
+    seat_sizes: tuple[int, ...] = ()
     best_metric: tuple[str, float] | None = None  # (name, value)
     closed: str | None = None  # close reason, None if it never closed
     error: str | None = None  # set when the log cannot be read

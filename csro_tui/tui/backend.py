@@ -196,7 +196,10 @@ def session_summary(info: Any, *, status: bool = True) -> str:
         return f"unreadable: {info.error}"
 
     iterations = counted(info.iterations, "iteration") + (", then the oracle finished" if info.oracle_finished else "")
-    parts = [info.game, info.oracle, info.solver, iterations, counted(info.population_size, "policy", "policies")]
+    members = counted(info.population_size, "policy", "policies")
+    if info.seat_sizes:  # two populations
+        members += " ({} in seat 0, {} in seat 1)".format(*info.seat_sizes)
+    parts = [info.game, info.oracle, info.solver, iterations, members]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
     if status:

@@ -279,3 +279,16 @@ def test_alpharank_with_two_populations_runs_and_verifies(tmp_path, capsys):
         assert sum(state.seat_strategy(seat).values()) == pytest.approx(1.0)
     assert main(["replay", "ar", "--session-dir", str(tmp_path), "--verify"]) == 0
     assert "reproduced: all" in capsys.readouterr().out
+
+
+def test_the_sessions_list_says_how_many_members_each_seat_has(tmp_path, capsys):
+    from csro_tui.sessions.store import SessionStore as Store
+    from csro_tui.tui.backend import session_summary
+
+    store, outcome = record(tmp_path)
+    seat_sizes = tuple(len(outcome.state.seat_members(seat)) for seat in (0, 1))
+    info = next(info for info in Store(tmp_path).list_sessions() if info.id == "two")
+    assert info.seat_sizes == seat_sizes and sum(seat_sizes) == info.population_size
+    assert f"({seat_sizes[0]} in seat 0, {seat_sizes[1]} in seat 1)" in session_summary(info)
+    assert main(["sessions", "--session-dir", str(tmp_path)]) == 0
+    assert "{}+{}".format(*seat_sizes) in capsys.readouterr().out

@@ -194,6 +194,11 @@ class Lockstep:
         """End the episodes a host still holds (a lockstep cut short), so a
         carried host starts the next wave empty."""
         for host in self.hosts.values():
+            if host.failure is None and getattr(host.host, "batch_in_flight", False):
+                # cut short between sending a batch and reading it (a SIGTERM while unwinding):
+                # nothing more can be asked of it, so it ends with its episodes
+                host.host.close()
+                continue
             live = getattr(host.host, "live_episodes", None) if host.failure is None else None
             if live:
                 try:

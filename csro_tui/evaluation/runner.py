@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.pool
 import os
 import queue
 import signal
@@ -197,6 +198,12 @@ def _evaluate_in_pool(spec, jobs, chunks, processes, progress, limits) -> list[M
         pool.close()
 
 
+# How long ending a referee pool may take before its workers are killed (see RefereePool._end):
+# terminating waits for the workers to unwind (their hosts end); closing for the tasks in hand.
+POOL_END_SECONDS = 10.0
+POOL_CLOSE_SECONDS = 5.0
+
+
 class RefereePool:
     """Worker processes playing lockstep chunks of one game's matches, kept
     between calls.
@@ -230,22 +237,61 @@ class RefereePool:
             try:
                 return _collect(self._pool, self._messages, jobs, chunks, progress, limits)
             except _CapReached as reached:
-                self._pool.terminate()  # matches still playing end here
-                self._pool.join()
-                self._pool = self._messages = None
+                self._end(terminate=True)  # matches still playing end here
                 return reached.results
             except BaseException:
-                self._pool.terminate()  # interrupted, or a worker raised: stop the rest now
-                self._pool.join()
-                self._pool = self._messages = None
+                self._end(terminate=True)  # interrupted, or a worker raised: stop the rest now
                 raise
 
     def close(self) -> None:
         with self._lock:
             if self._pool is not None:
-                self._pool.close()
-                self._pool.join()
-                self._pool = self._messages = None
+                self._end(terminate=False)
+
+    def _end(self, *, terminate: bool) -> None:
+        """Ends the pool: `terminate` (SIGTERM to the workers, so their hosts are ended) or
+        close (workers finish their tasks), with a deadline.
+
+        multiprocessing's Pool can wait forever here once workers have died on their own
+        (a SIGTERM to the whole process group, as `timeout` and service managers send): a
+        task they held never completes, so close's join waits for it; the pool starts
+        replacements, one of which holds the task queue's lock while waiting for work, and
+        terminate waits for that lock (seen: csro run hung after `kill -TERM -PGID`).  Past
+        the deadline every worker is killed and the pool is left to its daemon thread."""
+        pool = self._pool
+        self._pool = self._messages = None
+        if any(worker.exitcode is not None for worker in list(getattr(pool, "_pool", ()))):
+            terminate = True  # a worker died on its own: a task it held never ends, so closing would wait for it
+
+        def finish() -> None:
+            if not terminate:
+                pool.close()
+                pool.join()
+            # the pool's finalizer, run here under the deadline rather than when the pool is
+            # collected (where a lock a dead worker held would stop the caller for good)
+            pool.terminate()
+            pool.join()
+
+        ending = threading.Thread(target=finish, name="csro-referee-pool-end", daemon=True)
+        ending.start()
+        ending.join(POOL_END_SECONDS if terminate else POOL_CLOSE_SECONDS)
+        if ending.is_alive():
+            _abandon(pool)
+
+
+def _abandon(pool) -> None:
+    """Kill a pool's workers and leave the pool to its daemon threads: no replacements are
+    started, and its finalizer (which would wait for the queue's lock again when the pool is
+    collected, or at exit) is cancelled.  CPython's Pool internals, guarded."""
+    handler = getattr(pool, "_worker_handler", None)
+    if handler is not None:
+        handler._state = multiprocessing.pool.TERMINATE  # stop starting replacements
+    for worker in list(getattr(pool, "_pool", ())):
+        with contextlib.suppress(Exception):
+            worker.kill()
+    finalizer = getattr(pool, "_terminate", None)
+    if finalizer is not None:
+        finalizer.cancel()
 
 
 _tracker_lock = threading.Lock()

@@ -409,6 +409,11 @@ class PolicyHost:
         return (clock.play_used, clock.decisions) if clock is not None else (0.0, 0)
 
     @property
+    def batch_in_flight(self) -> bool:
+        """An act batch was sent and its answers not read yet (`send_act` without `receive_act`)."""
+        return self._in_flight is not None
+
+    @property
     def live_episodes(self) -> list[int]:
         """The ids of the episodes this host holds (constructed, not ended)."""
         return list(self._episodes)

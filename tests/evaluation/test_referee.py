@@ -425,3 +425,26 @@ def test_a_policy_keeping_megabytes_per_episode_evaluates_at_the_default_limits(
         assert failures == [], [f.summary() for f in failures]
     else:
         assert failures and failures[0].category is FailureCategory.MEMORY
+
+
+def test_a_lockstep_cut_short_with_a_batch_in_flight_ends_that_host_instead_of_raising():
+    """A SIGTERM in a referee worker can land between send_act and receive_act; unwinding
+    then ends the carried hosts' episodes, and asking a host with a batch in flight raised
+    RuntimeError, which replaced the stop with a traceback (seen once in the suite)."""
+    from csro_tui.evaluation.lockstep import Lockstep, _SharedHost
+
+    spec = rrps(5)
+    shared = _SharedHost(ROCK)
+    shared.host = PolicyHost(ROCK.source, spec.game_info(), name="rock")
+    shared.host.new_episodes([(1, 0, 7)])
+    assert shared.host.send_act([(1, {"legal_actions": [0, 1, 2]})]) is not None
+    assert shared.host.batch_in_flight
+    lockstep = Lockstep.__new__(Lockstep)  # only what release_episodes reads
+    lockstep.hosts = {"rock": shared}
+    try:
+        lockstep.release_episodes()
+        assert shared.failure is None  # not the policy's doing
+        with pytest.raises(Exception):
+            shared.host.act([(1, {"legal_actions": [0, 1, 2]})])  # it ended with its episodes
+    finally:
+        shared.host.close()

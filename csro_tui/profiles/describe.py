@@ -1,7 +1,7 @@
 """Words for a behaviour profile, no model needed.
 
 Exact games: per situation (betting so far), what the policy does with each
-holding, merged where all holdings do the same ("first to act (seat 1): bets
+holding, merged where all holdings do the same ("first to act (seat 0): bets
 the King; checks the Jack and the Queen").  Sampled games: against each probe
 what it achieves and whether it changes over the match, then which probes it
 beats and which it loses to.
@@ -84,7 +84,7 @@ def _describe_exact(profile: Profile) -> list[str]:
     sentences = []
     for seat, tokens, body, _ in kept:
         label = " ".join(tokens)
-        where = f"{label} (seat {seat + 1})" if seat is not None else label
+        where = f"{label} (seat {seat})" if seat is not None else label
         sentences.append(f"{where}: {body}")
     if len(ranked) > len(kept):
         sentences.append(f"... and {len(ranked) - len(kept)} less often reached situations (the profile lists them)")

@@ -26,7 +26,7 @@ class SituationRow:
     @property
     def name(self) -> str:
         where = f"{self.group}, {self.label}" if self.group else self.label
-        return where if self.seat is None else f"{where} (seat {self.seat + 1})"
+        return where if self.seat is None else f"{where} (seat {self.seat})"
 
 
 def merged_by_name(rows: list[SituationRow]) -> list[SituationRow]:

@@ -71,7 +71,7 @@ def test_diff_json_carries_the_decided_fields(tmp_path, capsys):
     assert report["distance"] > 0 and report["distance_stderr"] is None
     assert set(report["head_to_head"]) >= {"mean", "stderr"}
     (difference,) = report["differences"]
-    assert difference["situation"] == "Jack, first to act (seat 1)"
+    assert difference["situation"] == "Jack, first to act (seat 0)"
     assert difference["a"]["check"] == 1.0 and difference["b"]["bet"] == 1.0
 
 

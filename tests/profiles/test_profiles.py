@@ -89,13 +89,13 @@ def test_always_bet_in_kuhn_bets_and_calls_everywhere_it_is_reached():
     for row in reached:
         assert max(row.distribution, key=row.distribution.get) in ("bet", "call")
         assert max(row.distribution.values()) == pytest.approx(1.0)
-    # Seat 1 holds each card a third of the time; it never checks, so never faces a bet after checking.
+    # Seat 0 holds each card a third of the time; it never checks, so never faces a bet after checking.
     first = [row for row in profile.situations if row.label == "first to act"]
     assert sorted(row.weight for row in first) == pytest.approx([1 / 3] * 3)
     assert all(row.weight == 0 for row in profile.situations if row.label == "checked, then facing a bet")
     words = describe(profile)
-    assert "first to act (seat 1): always bets" in words
-    assert "facing a bet (seat 2): always calls" in words
+    assert "first to act (seat 0): always bets" in words
+    assert "facing a bet (seat 1): always calls" in words
 
 
 def test_the_same_behaviour_written_twice_is_at_distance_zero_with_no_differences():
@@ -115,7 +115,7 @@ def test_one_added_bluff_differs_in_exactly_that_situation():
     honest = profile_policy(spec, CodePolicy("honest", KUHN_CARD_RULE))
     bluffer = profile_policy(spec, CodePolicy("bluffer", KUHN_ONE_BLUFF))
     comparison = compare(honest, bluffer)
-    assert [d["situation"] for d in comparison.differences] == ["Jack, first to act (seat 1)"]
+    assert [d["situation"] for d in comparison.differences] == ["Jack, first to act (seat 0)"]
     (difference,) = comparison.differences
     assert difference["a"] == {"check": 1.0, "bet": 0.0}
     assert difference["b"] == {"check": 0.0, "bet": 1.0}
@@ -296,7 +296,7 @@ def test_leduc_words_say_once_what_is_the_same_on_every_board():
     words = describe(profile_policy(spec, resolve_participant(spec, "seed:always_call")))
     boards = [line for line in words if "board" in line]
     assert boards and all("board " in line and "/" in line.split("board ")[1].split(":")[0] for line in boards)
-    assert "pre-flop: check, check; board J/Q/K: first to act (seat 1): always checks" in words  # boards in the holdings' order
+    assert "pre-flop: check, check; board J/Q/K: first to act (seat 0): always checks" in words  # boards in the holdings' order
 
 
 def test_leduc_lists_every_situation_once_though_suits_make_two_states_of_it():
@@ -315,7 +315,7 @@ def test_leduc_lists_every_situation_once_though_suits_make_two_states_of_it():
     for comparison in (compare(calls, rules), compare(Profile.from_dict(calls.to_record()), rules)):
         names = [d["situation"] for d in comparison.differences]
         assert names and len(names) == len(set(names))
-        first = next(d for d in comparison.differences if d["situation"] == "King, pre-flop: first to act (seat 1)")
+        first = next(d for d in comparison.differences if d["situation"] == "King, pre-flop: first to act (seat 0)")
         assert first["reach"]["a"] == pytest.approx(1 / 3)  # either King: a third of the deals
         assert first["a"] == {"check": 1.0, "bet": 0.0}
     listed = [line.split("  reach")[0].strip() for line in profile_lines(calls) if " reach " in line]
@@ -345,7 +345,7 @@ def test_words_claim_a_result_or_a_trend_only_beyond_its_noise():
 def test_a_mixed_move_everywhere_is_not_said_to_be_always_made():
     spec = kuhn()
     words = describe(profile_policy(spec, resolve_participant(spec, "seed:uniform")))
-    assert "first to act (seat 1): checks 50%, bets 50%, whatever it holds" in words
+    assert "first to act (seat 0): checks 50%, bets 50%, whatever it holds" in words
     assert not any("always" in line for line in words)
 
 

@@ -85,7 +85,7 @@ async def test_compare_a_proposal_nearest_member_first(size):
         await wait_until(pilot, lambda: screen.selected in screen.matches, "the head-to-head match")
         await pilot.pause()
         detail = str(screen.query_one("#compare-behaviour").render())
-        assert "Jack, first to act (seat 1)" in detail
+        assert "Jack, first to act (seat 0)" in detail
         assert "head to head: A" in detail
         assert "A: bet 100%" in detail and "B: check 100%" in detail
         code = str(screen.query_one("#compare-code").render())

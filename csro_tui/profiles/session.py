@@ -147,19 +147,21 @@ class ReviewBehaviour:
 
 def review_behaviour(
     spec: "GameSpec", state: "SessionState", proposal_id: str, source: str, *,
-    profile: Callable[..., Profile] = profile_policy,
+    profile: Callable[..., Profile] = profile_policy, seat: int | None = None,
 ) -> ReviewBehaviour:
+    """`seat` (two populations): the proposal's seat, whose states alone are compared
+    (`state` then holds that seat's members: `tui.adapt.seat_view`)."""
     members, events = member_profiles(spec, state, profile=profile)
     participant = CodePolicy(proposal_id, source)
     mine = _recorded(state, proposal_id, participant.source_hash)
     fresh = mine is None
     if mine is None:
         mine = profile(spec, participant, seed=session_profile_seed(state), branches=True)
-    ranked = sorted(((member_id, compare(mine, other)) for member_id, other in members.items()),
+    ranked = sorted(((member_id, compare(mine, other, seat=seat)) for member_id, other in members.items()),
                     key=lambda item: item[1].distance)
     under_meta = None
     if ranked and mine.kind == EXACT and not mine.failure and not members[ranked[0][0]].failure:
-        under_meta = _distance_under_meta_strategy(spec, state, mine, members[ranked[0][0]])
+        under_meta = _distance_under_meta_strategy(spec, state, mine, members[ranked[0][0]], seat)
     if fresh:
         nearest = None
         if ranked:
@@ -176,7 +178,7 @@ def review_behaviour(
     return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta)
 
 
-def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) -> float | None:
+def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile, seat: int | None = None) -> float | None:
     """Exact games: the distance to the nearest member with the states weighted by the
     current meta-strategy as the opponent (in both seats) instead of the uniform one."""
     # imported when used, not at the top: keeps csro's start-up fast
@@ -192,7 +194,7 @@ def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) 
         mixture = mixture_policy(spec, [CodePolicy(m.id, m.source) for m in members], [weights[m.id] for m in members])
     except (PolicyFailure, ValueError):
         return None
-    return compare(mine, nearest, opponent_reach=opponent_reach(spec, mixture)).distance
+    return compare(mine, nearest, opponent_reach=opponent_reach(spec, mixture), seat=seat).distance
 
 
 @dataclass
@@ -222,11 +224,12 @@ class Diversity:
 
 def population_diversity(
     spec: "GameSpec | None", state: "SessionState", *, profile: Callable[..., Profile] | None = profile_policy,
-    cancelled: Callable[[], bool] = lambda: False,
+    cancelled: Callable[[], bool] = lambda: False, seat: int | None = None,
 ) -> Diversity:
+    """`seat` (two populations): `state` holds that seat's members, compared in it alone."""
     profiles, events = member_profiles(spec, state, profile=profile, cancelled=cancelled)
     ids = [member.id for member in state.population if member.id in profiles]
-    distances, errors = distance_matrix([profiles[i] for i in ids])
+    distances, errors = distance_matrix([profiles[i] for i in ids], seat=seat)
     order = cluster_order(distances)
     ids = [ids[i] for i in order]
     distances, errors = distances[np.ix_(order, order)], errors[np.ix_(order, order)]

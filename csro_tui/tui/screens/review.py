@@ -235,7 +235,8 @@ def behaviour_line(app, info: ReviewInfo):
         from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
 
         # two populations: nearest among its own seat's members (issue 23)
-        yield ReviewBehaviourLine(seat_context(context, info.seat, keep_meta=False), info.proposal_id or "proposal", info.source)
+        yield ReviewBehaviourLine(seat_context(context, info.seat, keep_meta=False), info.proposal_id or "proposal", info.source,
+                                  info.seat if info.seat in (0, 1) else None)
 
 
 class ReviewScreen(Screen[ReviewDecision]):

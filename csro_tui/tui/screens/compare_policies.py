@@ -221,6 +221,12 @@ class ComparePoliciesScreen(Screen[None]):
     def _summarised(self, summary: dict | str) -> None:
         self.summary = summary
         self._render_detail()
+        # The detail shows it under the profile and the code, out of sight on a small
+        # terminal: `m` must visibly answer (no model configured is one line).
+        if isinstance(summary, dict):
+            self.notify("The model's summary is shown below the profile.")
+        else:
+            self.notify(summary, severity="warning")
 
     def _played(self, member_id: str, match: dict) -> None:
         self.matches[member_id] = match

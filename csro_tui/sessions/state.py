@@ -282,7 +282,7 @@ class SessionState:
             meta = next((m for m in reversed(self.meta_history) if m.seq is not None and m.seq < before), None)
         if meta is None:
             return None
-        return meta.value if seat == 0 else -meta.value
+        return meta.value if seat == 0 else (-meta.value or 0.0)  # not "-0.000" in words
 
     def seat_strategy(self, seat: int) -> dict[str, float]:
         """Two populations: the latest meta-strategy of one seat's members (sums to 1 once solved)."""

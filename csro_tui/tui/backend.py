@@ -168,7 +168,7 @@ def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> st
         if number in before.iterations and before.iterations[number].finished:
             continue
         # two populations: up to one member per seat joins (the event names only the last)
-        joined = [m for m in after.population if m.iteration == number and m.origin != "seed"] \
+        joined = [m for m in after.population if m.iteration == number] \
             if adapt.session_populations(after) == 2 else []
         if joined:
             lines.append(f"iteration {number} done: "

@@ -274,3 +274,21 @@ def test_alpharank_with_two_populations_runs_and_verifies(tmp_path, capsys):
         assert sum(state.seat_strategy(seat).values()) == pytest.approx(1.0)
     assert main(["replay", "ar", "--session-dir", str(tmp_path), "--verify"]) == 0
     assert "reproduced: all" in capsys.readouterr().out
+
+
+def test_the_seed_oracles_members_are_evaluated_and_solved(tmp_path):
+    """The seed oracle's accepted proposals (origin "seed", like the seed population's)
+    join both seats and get their payoffs and a meta-solve: the iteration ends with them
+    accepted (it was recorded "nothing accepted", the members left unevaluated)."""
+    store = SessionStore(tmp_path, fsync=False)
+    config = dataclasses.replace(CONFIG, oracle="seed", iterations=1)
+    engine = new_engine(config, store=store, session_id="seeds", reviewer=AutoReviewer())
+    engine.run()
+    engine.writer.close()
+    state = fold(store.read("seeds").events)
+    joined = [m for m in state.population if m.iteration == 1]
+    assert [(m.name, m.seat) for m in joined] == [("card_rules", 0), ("card_rules", 1)]
+    assert state.iterations[1].accepted == joined[-1].id
+    assert not state.missing_payoffs()
+    assert set(state.meta_strategy) == {m.id for m in state.population}
+    assert state.metrics_for(1) is not None

@@ -241,10 +241,10 @@ def population_diversity(
     return Diversity(ids, distances, errors, groups, effective, weights, events)
 
 
-def recorded_diversity(state: "SessionState") -> Diversity | None:
+def recorded_diversity(state: "SessionState", seat: int | None = None) -> Diversity | None:
     """The diversity of the members whose profiles the session recorded (nothing runs);
-    None when fewer than two have one."""
-    diversity = population_diversity(None, state, profile=None)
+    None when fewer than two have one.  `seat` as in `population_diversity`."""
+    diversity = population_diversity(None, state, profile=None, seat=seat)
     return diversity if len(diversity.ids) >= 2 else None
 
 

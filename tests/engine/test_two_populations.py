@@ -292,3 +292,15 @@ def test_the_seed_oracles_members_are_evaluated_and_solved(tmp_path):
     assert not state.missing_payoffs()
     assert set(state.meta_strategy) == {m.id for m in state.population}
     assert state.metrics_for(1) is not None
+
+
+def test_replay_diversity_shows_each_seats_population_apart(tmp_path, capsys):
+    """`csro replay --diversity` of two populations: a matrix per seat, so the seed's copy in
+    each seat (same code, never in the same population) is not called "same strategy"."""
+    record(tmp_path, reviewer=AutoReviewer())
+    capsys.readouterr()
+    assert main(["replay", "two", "--session-dir", str(tmp_path), "--diversity"]) == 0
+    out = capsys.readouterr().out
+    assert "seat 0's population" in out and "seat 1's population" in out
+    assert "same strategy: p0, p1" not in out
+    assert out.count("effective number of distinct strategies") == 2

@@ -215,9 +215,6 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
 def show_diversity(console, state, *, compute: bool) -> None:
     """The population's behaviour diversity (issue 22): recorded profiles, or with
     `compute` every member profiled (sandboxed) where none was recorded."""
-    # imported when used, not at the top: keeps csro's start-up fast
-    from csro_tui.profiles.session import population_diversity, recorded_diversity
-
     if len(state.population) < 2:
         return
     if state.metagame.populations == 2:  # each seat's population apart, compared in its own states

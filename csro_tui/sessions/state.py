@@ -412,6 +412,7 @@ class SessionState:
             population_size=len(self.population),
             best_metric=best_metric(self.metrics),
             closed=self.closed.reason if self.closed else None,
+            populations=self.metagame.populations,
         )
 
 

@@ -196,7 +196,9 @@ def session_summary(info: Any, *, status: bool = True) -> str:
         return f"unreadable: {info.error}"
 
     iterations = counted(info.iterations, "iteration") + (", then the oracle finished" if info.oracle_finished else "")
-    parts = [info.game, info.oracle, info.solver, iterations, counted(info.population_size, "policy", "policies")]
+    # "2 populations" next to the game: still in view where 80 columns cut the line
+    parts = [info.game, "2 populations" if getattr(info, "populations", 1) == 2 else "", info.oracle, info.solver,
+             iterations, counted(info.population_size, "policy", "policies")]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
     if status:

@@ -395,3 +395,15 @@ async def test_a_two_population_timeline_compares_and_clusters_within_each_seat(
         text = screen_lines(app)
         assert "Compare p3 with seat 1's members" in text and "head to head: none (both play seat 1)" in text
     assert len(SessionStore(tmp_path).read("kuhn-2pop").events) == len(events)  # nothing written
+
+
+def test_the_sessions_list_says_two_populations(tmp_path):
+    """The start screen's recorded sessions told one population from two nowhere."""
+    from csro_tui.tui.backend import session_summary
+
+    record_two_population_session(tmp_path)
+    record_sample_session(tmp_path)
+    two = session_summary(_state(tmp_path).summary(tmp_path / "kuhn-2pop"))
+    one = session_summary(_state(tmp_path, "sample-kuhn").summary(tmp_path / "sample-kuhn"))
+    assert two.startswith("completed · kuhn_poker · 2 populations · best-response"), two
+    assert "population" not in one.replace("policies", ""), one

@@ -178,7 +178,8 @@ def review_behaviour(
     return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta)
 
 
-def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile, seat: int | None = None) -> float | None:
+def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile,
+                                  seat: int | None = None) -> float | None:
     """Exact games: the distance to the nearest member with the states weighted by the
     current meta-strategy as the opponent (in both seats) instead of the uniform one."""
     # imported when used, not at the top: keeps csro's start-up fast

@@ -258,8 +258,9 @@ def diversity_svg(diversity: Diversity, title: str) -> str:
                         note=note)
 
 
-def diversity_markdown(diversity: Diversity, picture: str, missing: int) -> list[str]:
-    out = ["", "## Behaviour diversity", "",
+def diversity_markdown(diversity: Diversity, picture: str, missing: int,
+                       title: str = "Behaviour diversity") -> list[str]:
+    out = ["", f"## {title}", "",
            "Behaviour distance between members (0: the same behaviour), ordered so clusters show.", "",
            f"![behaviour distances]({picture})", ""]
     out += [f"- {line}" for line in diversity.lines()]
@@ -281,23 +282,36 @@ def export_with_diversity(state: "SessionState", out) -> list["Path"]:
     from csro_tui.sessions.export import export_session
 
     written = export_session(state, Path(out))
+    if state.metagame.populations == 2:  # each seat's population apart, compared in its own states
+        import copy
+
+        for seat in (0, 1):
+            view = copy.copy(state)
+            view.population = state.seat_members(seat)
+            picture = write_diversity(view, Path(out), seat=seat)
+            written += [picture] if picture else []
+        return written
     picture = write_diversity(state, Path(out))
     return written + ([picture] if picture else [])
 
 
-def write_diversity(state: "SessionState", out) -> "Path | None":
+def write_diversity(state: "SessionState", out, seat: int | None = None) -> "Path | None":
     """After `sessions.export.export_session`: the behaviour-distance heat map of the members
-    with recorded profiles (diversity.svg) and its section appended to report.md; None when
-    fewer than two are profiled."""
+    with recorded profiles (diversity.svg; with `seat`, of that seat's population in `state`:
+    diversity-seat0.svg) and its section appended to report.md; None when fewer than two are
+    profiled."""
     from pathlib import Path
 
-    diversity = recorded_diversity(state)
+    diversity = recorded_diversity(state, seat=seat)
     if diversity is None:
         return None
-    path = Path(out) / DIVERSITY_FILE
+    whose = "" if seat is None else f"seat {seat}'s population"
+    path = Path(out) / (DIVERSITY_FILE if seat is None else DIVERSITY_FILE.replace(".svg", f"-seat{seat}.svg"))
     game = state.started.game if state.started else ""
-    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}"), encoding="utf-8")
+    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}" + (f" · {whose}" if whose else "")),
+                    encoding="utf-8")
     missing = len(state.population) - len(diversity.ids)
+    title = "Behaviour diversity" + (f", {whose}" if whose else "")
     with (Path(out) / "report.md").open("a", encoding="utf-8") as handle:
-        handle.write("\n".join(diversity_markdown(diversity, path.name, missing)) + "\n")
+        handle.write("\n".join(diversity_markdown(diversity, path.name, missing, title)) + "\n")
     return path

@@ -304,3 +304,17 @@ def test_replay_diversity_shows_each_seats_population_apart(tmp_path, capsys):
     assert "seat 0's population" in out and "seat 1's population" in out
     assert "same strategy: p0, p1" not in out
     assert out.count("effective number of distinct strategies") == 2
+
+
+def test_export_diversity_writes_each_seats_population_apart(tmp_path, capsys):
+    """`csro export --diversity` of two populations: one heat map and report section per
+    seat (one mixed both seats, as replay's did)."""
+    record(tmp_path, reviewer=AutoReviewer())
+    out = tmp_path / "out"
+    assert main(["export", "two", "--session-dir", str(tmp_path), "--out", str(out), "--diversity"]) == 0
+    assert (out / "diversity-seat0.svg").exists() and (out / "diversity-seat1.svg").exists()
+    assert not (out / "diversity.svg").exists()
+    report = (out / "report.md").read_text()
+    assert "## Behaviour diversity, seat 0's population" in report
+    assert "## Behaviour diversity, seat 1's population" in report
+    assert "same strategy: p0, p1" not in report

@@ -215,6 +215,21 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
 def show_diversity(console, state, *, compute: bool) -> None:
     """The population's behaviour diversity (issue 22): recorded profiles, or with
     `compute` every member profiled (sandboxed) where none was recorded."""
+    if len(state.population) < 2:
+        return
+    if state.metagame.populations == 2:  # each seat's population apart, compared in its own states
+        import copy
+
+        for seat in (0, 1):
+            view = copy.copy(state)
+            view.population = state.seat_members(seat)
+            console.print(f"seat {seat}'s population", highlight=False)
+            _show_diversity(console, view, compute=compute, seat=seat)
+        return
+    _show_diversity(console, state, compute=compute)
+
+
+def _show_diversity(console, state, *, compute: bool, seat: int | None = None) -> None:
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.profiles.session import population_diversity, recorded_diversity
 
@@ -231,9 +246,9 @@ def show_diversity(console, state, *, compute: bool) -> None:
         missing = [m.id for m in state.population if m.id not in state.profiles]
         if missing:
             print(f"profiling {len(missing)} member(s) in the sandbox…", file=sys.stderr, flush=True)
-        diversity = population_diversity(get_game(state.started.game), state)
+        diversity = population_diversity(get_game(state.started.game), state, seat=seat)
     else:
-        diversity = recorded_diversity(state)
+        diversity = recorded_diversity(state, seat=seat)
     if diversity is None:
         console.print("behaviour diversity: fewer than two members have a recorded profile "
                       "(--diversity profiles them)", highlight=False)

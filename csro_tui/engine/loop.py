@@ -394,8 +394,13 @@ class Engine(ReviewLoop):
         pending = self.state.accepted_pending()
         if pending is not None:
             self._join(pending.id)
-        if current.number == 0 or any(m.iteration == current.number for m in self.state.population if m.origin != "seed"):
+        if current.number == 0 or self._joined_in(current.number):
             self._integrate(current.number)
+
+    def _joined_in(self, number: int) -> bool:
+        """Whether a proposal joined in iteration `number` (> 0).  Not by origin: the seed
+        oracle's members have origin "seed" like the seed population's, whose iteration is 0."""
+        return number > 0 and any(m.iteration == number for m in self.state.population)
 
     # --- one iteration -----------------------------------------------------------
 
@@ -444,7 +449,7 @@ class Engine(ReviewLoop):
         """One psro_v2 iteration: a proposal per seat, then the accepted join together
         (see the module docstring); a message when the oracle has nothing for either seat."""
         finished: dict[int, str] = {}
-        joined = any(m.iteration == number and m.origin != "seed" for m in self.state.population)
+        joined = self._joined_in(number)
         for seat in () if joined else (0, 1):  # once a proposal has joined, both seats were decided
             if self._stop.is_set():
                 return None
@@ -458,7 +463,7 @@ class Engine(ReviewLoop):
                     and p.policy_id is None]
         for proposal in sorted(accepted, key=lambda p: p.proposal.seat):
             self._join(proposal.id)
-        if any(m.iteration == number and m.origin != "seed" for m in self.state.population):
+        if self._joined_in(number):
             self._integrate(number)
             return None
         attempts = self.state.iterations[number].attempts

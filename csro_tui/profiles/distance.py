@@ -50,11 +50,14 @@ def _tv(p: dict[str, float], q: dict[str, float]) -> float:
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
 
 
-def compare(a: Profile, b: Profile, *, opponent_reach=None, differences: bool = True) -> Comparison:
+def compare(a: Profile, b: Profile, *, opponent_reach=None, differences: bool = True,
+            seat: int | None = None) -> Comparison:
     """Distance between two profiles of the same game and kind, and where they differ
     (unless `differences` is False: the distance alone, as a population's matrix needs).
     Exact games: `opponent_reach` (per row, in table order) weighs the states by
-    another opponent than the uniform one (the meta-strategy, in review)."""
+    another opponent than the uniform one (the meta-strategy, in review); `seat` (two
+    populations) keeps that seat's states only: a policy of one seat's population never
+    plays the other seat, so what it would do there is no part of its behaviour."""
     if a.kind != b.kind:
         raise ValueError(f"profiles of different kinds ({a.kind}, {b.kind}) cannot be compared")
     if a.failure or b.failure:
@@ -63,11 +66,12 @@ def compare(a: Profile, b: Profile, *, opponent_reach=None, differences: bool = 
             {"situation": "building the policy's table", "a": a.failure or "ok", "b": b.failure or "ok"}
         ] if not same else [])
     if a.kind == EXACT:
-        return _compare_exact(a, b, opponent_reach, differences)
+        return _compare_exact(a, b, opponent_reach, differences, seat)
     return _compare_sampled(a, b)
 
 
-def _compare_exact(a: Profile, b: Profile, opponent_reach=None, differences: bool = True) -> Comparison:
+def _compare_exact(a: Profile, b: Profile, opponent_reach=None, differences: bool = True,
+                   seat: int | None = None) -> Comparison:
     # Rows are the game's information states in table order; a recorded profile
     # leaves out the state strings (a third of its size), so align by position then.
     if all(row.key for row in a.situations) and all(row.key for row in b.situations):
@@ -81,7 +85,7 @@ def _compare_exact(a: Profile, b: Profile, opponent_reach=None, differences: boo
     measured: list[tuple[int, float, float]] = []  # (row of a, weight, total variation) where weighed
     differing = False
     for index, (row, other) in enumerate(pairs):
-        if other is None:
+        if other is None or (seat is not None and row.seat is not None and row.seat != seat):
             continue
         reach_a = row.weight / row.opponent_reach if row.opponent_reach else 0.0
         reach_b = other.weight / other.opponent_reach if other.opponent_reach else 0.0
@@ -172,13 +176,13 @@ def _probe_difference(row, other) -> dict:
 # ---------------------------------------------------------------- populations
 
 
-def distance_matrix(profiles: Sequence[Profile]) -> tuple[np.ndarray, np.ndarray]:
-    """Pairwise distances and their standard errors (0 in exact games)."""
+def distance_matrix(profiles: Sequence[Profile], seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Pairwise distances and their standard errors (0 in exact games); `seat` as in `compare`."""
     n = len(profiles)
     distances, errors = np.zeros((n, n)), np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1, n):
-            comparison = compare(profiles[i], profiles[j], differences=False)
+            comparison = compare(profiles[i], profiles[j], differences=False, seat=seat)
             distances[i, j] = distances[j, i] = comparison.distance
             errors[i, j] = errors[j, i] = comparison.stderr or 0.0
     return distances, errors

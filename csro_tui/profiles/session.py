@@ -147,19 +147,21 @@ class ReviewBehaviour:
 
 def review_behaviour(
     spec: "GameSpec", state: "SessionState", proposal_id: str, source: str, *,
-    profile: Callable[..., Profile] = profile_policy,
+    profile: Callable[..., Profile] = profile_policy, seat: int | None = None,
 ) -> ReviewBehaviour:
+    """`seat` (two populations): the proposal's seat, whose states alone are compared
+    (`state` then holds that seat's members: `tui.adapt.seat_view`)."""
     members, events = member_profiles(spec, state, profile=profile)
     participant = CodePolicy(proposal_id, source)
     mine = _recorded(state, proposal_id, participant.source_hash)
     fresh = mine is None
     if mine is None:
         mine = profile(spec, participant, seed=session_profile_seed(state), branches=True)
-    ranked = sorted(((member_id, compare(mine, other)) for member_id, other in members.items()),
+    ranked = sorted(((member_id, compare(mine, other, seat=seat)) for member_id, other in members.items()),
                     key=lambda item: item[1].distance)
     under_meta = None
     if ranked and mine.kind == EXACT and not mine.failure and not members[ranked[0][0]].failure:
-        under_meta = _distance_under_meta_strategy(spec, state, mine, members[ranked[0][0]])
+        under_meta = _distance_under_meta_strategy(spec, state, mine, members[ranked[0][0]], seat)
     if fresh:
         nearest = None
         if ranked:
@@ -176,7 +178,8 @@ def review_behaviour(
     return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta)
 
 
-def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) -> float | None:
+def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile,
+                                  seat: int | None = None) -> float | None:
     """Exact games: the distance to the nearest member with the states weighted by the
     current meta-strategy as the opponent (in both seats) instead of the uniform one."""
     # imported when used, not at the top: keeps csro's start-up fast
@@ -192,7 +195,7 @@ def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile) 
         mixture = mixture_policy(spec, [CodePolicy(m.id, m.source) for m in members], [weights[m.id] for m in members])
     except (PolicyFailure, ValueError):
         return None
-    return compare(mine, nearest, opponent_reach=opponent_reach(spec, mixture)).distance
+    return compare(mine, nearest, opponent_reach=opponent_reach(spec, mixture), seat=seat).distance
 
 
 @dataclass
@@ -222,11 +225,12 @@ class Diversity:
 
 def population_diversity(
     spec: "GameSpec | None", state: "SessionState", *, profile: Callable[..., Profile] | None = profile_policy,
-    cancelled: Callable[[], bool] = lambda: False,
+    cancelled: Callable[[], bool] = lambda: False, seat: int | None = None,
 ) -> Diversity:
+    """`seat` (two populations): `state` holds that seat's members, compared in it alone."""
     profiles, events = member_profiles(spec, state, profile=profile, cancelled=cancelled)
     ids = [member.id for member in state.population if member.id in profiles]
-    distances, errors = distance_matrix([profiles[i] for i in ids])
+    distances, errors = distance_matrix([profiles[i] for i in ids], seat=seat)
     order = cluster_order(distances)
     ids = [ids[i] for i in order]
     distances, errors = distances[np.ix_(order, order)], errors[np.ix_(order, order)]
@@ -238,10 +242,10 @@ def population_diversity(
     return Diversity(ids, distances, errors, groups, effective, weights, events)
 
 
-def recorded_diversity(state: "SessionState") -> Diversity | None:
+def recorded_diversity(state: "SessionState", seat: int | None = None) -> Diversity | None:
     """The diversity of the members whose profiles the session recorded (nothing runs);
-    None when fewer than two have one."""
-    diversity = population_diversity(None, state, profile=None)
+    None when fewer than two have one.  `seat` as in `population_diversity`."""
+    diversity = population_diversity(None, state, profile=None, seat=seat)
     return diversity if len(diversity.ids) >= 2 else None
 
 
@@ -254,8 +258,9 @@ def diversity_svg(diversity: Diversity, title: str) -> str:
                         note=note)
 
 
-def diversity_markdown(diversity: Diversity, picture: str, missing: int) -> list[str]:
-    out = ["", "## Behaviour diversity", "",
+def diversity_markdown(diversity: Diversity, picture: str, missing: int,
+                       title: str = "Behaviour diversity") -> list[str]:
+    out = ["", f"## {title}", "",
            "Behaviour distance between members (0: the same behaviour), ordered so clusters show.", "",
            f"![behaviour distances]({picture})", ""]
     out += [f"- {line}" for line in diversity.lines()]
@@ -277,23 +282,36 @@ def export_with_diversity(state: "SessionState", out) -> list["Path"]:
     from csro_tui.sessions.export import export_session
 
     written = export_session(state, Path(out))
+    if state.metagame.populations == 2:  # each seat's population apart, compared in its own states
+        import copy
+
+        for seat in (0, 1):
+            view = copy.copy(state)
+            view.population = state.seat_members(seat)
+            picture = write_diversity(view, Path(out), seat=seat)
+            written += [picture] if picture else []
+        return written
     picture = write_diversity(state, Path(out))
     return written + ([picture] if picture else [])
 
 
-def write_diversity(state: "SessionState", out) -> "Path | None":
+def write_diversity(state: "SessionState", out, seat: int | None = None) -> "Path | None":
     """After `sessions.export.export_session`: the behaviour-distance heat map of the members
-    with recorded profiles (diversity.svg) and its section appended to report.md; None when
-    fewer than two are profiled."""
+    with recorded profiles (diversity.svg; with `seat`, of that seat's population in `state`:
+    diversity-seat0.svg) and its section appended to report.md; None when fewer than two are
+    profiled."""
     from pathlib import Path
 
-    diversity = recorded_diversity(state)
+    diversity = recorded_diversity(state, seat=seat)
     if diversity is None:
         return None
-    path = Path(out) / DIVERSITY_FILE
+    whose = "" if seat is None else f"seat {seat}'s population"
+    path = Path(out) / (DIVERSITY_FILE if seat is None else DIVERSITY_FILE.replace(".svg", f"-seat{seat}.svg"))
     game = state.started.game if state.started else ""
-    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}"), encoding="utf-8")
+    path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}" + (f" · {whose}" if whose else "")),
+                    encoding="utf-8")
     missing = len(state.population) - len(diversity.ids)
+    title = "Behaviour diversity" + (f", {whose}" if whose else "")
     with (Path(out) / "report.md").open("a", encoding="utf-8") as handle:
-        handle.write("\n".join(diversity_markdown(diversity, path.name, missing)) + "\n")
+        handle.write("\n".join(diversity_markdown(diversity, path.name, missing, title)) + "\n")
     return path

@@ -28,7 +28,8 @@ def review_request(
     engine's current ones; empty for a recorded proposal, whose state may be later).
     `max_attempts` defaults to the run configuration's. A proposal the session stopped
     before validating gets an invalid, empty validation.  A proposal for a seat (two
-    populations) carries the seat's value in the state's latest meta-game (`seat_value`).
+    populations) carries the seat's value in the meta-game its preview was measured
+    against (`seat_value`; the state's latest one before it is previewed).
     """
     entry = state.proposals[proposal_id]
     parent = state.member(entry.proposal.parent) if entry.proposal.parent else None
@@ -44,7 +45,10 @@ def review_request(
     if max_attempts is None:
         max_attempts = int(state.config.get("max_attempts") or 0)
     seat = entry.proposal.seat
-    seat_value = state.seat_value(seat) if seat is not None else None
+    # The value it was measured against (its preview's time): a recorded proposal's
+    # state may be later, after the meta-game moved on.
+    measured_at = entry.preview.seq if entry.preview is not None else None
+    seat_value = state.seat_value(seat, before=measured_at) if seat is not None else None
     return ReviewRequest(
         proposal_id=proposal_id,
         proposal=entry.proposal,

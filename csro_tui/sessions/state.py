@@ -273,12 +273,16 @@ class SessionState:
             return [m.id for m in self.seat_members(0)] + [m.id for m in self.seat_members(1)]
         return self.ids
 
-    def seat_value(self, seat: int) -> float | None:
+    def seat_value(self, seat: int, before: int | None = None) -> float | None:
         """Two populations: the seat's value of the latest meta-game (seat 0's is the
-        solver's value, seat 1's its negation); None before any meta-solve."""
-        if self.meta is None:
+        solver's value, seat 1's its negation), or of the latest solved before event
+        `before` (a seq); None before any meta-solve."""
+        meta = self.meta
+        if before is not None:
+            meta = next((m for m in reversed(self.meta_history) if m.seq is not None and m.seq < before), None)
+        if meta is None:
             return None
-        return self.meta.value if seat == 0 else -self.meta.value
+        return meta.value if seat == 0 else (-meta.value or 0.0)  # not "-0.000" in words
 
     def seat_strategy(self, seat: int) -> dict[str, float]:
         """Two populations: the latest meta-strategy of one seat's members (sums to 1 once solved)."""
@@ -409,6 +413,7 @@ class SessionState:
             seat_sizes=(tuple(len(self.seat_members(seat)) for seat in (0, 1)) if self.populations == 2 else ()),
             best_metric=best_metric(self.metrics),
             closed=self.closed.reason if self.closed else None,
+            populations=self.metagame.populations,
         )
 
 

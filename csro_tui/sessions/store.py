@@ -310,6 +310,7 @@ class SessionInfo:
     best_metric: tuple[str, float] | None = None  # (name, value)
     closed: str | None = None  # close reason, None if it never closed
     error: str | None = None  # set when the log cannot be read
+    populations: int = 1  # 2: one population per seat
 
 
 BACKUP_SUFFIX = ".bak"

@@ -159,7 +159,7 @@ def iteration_rows(state: SessionState) -> list[IterationRow]:
             continue
         metrics = state.metrics_for(number) if it.accepted is not None or number == 0 else None
         proposal = ""
-        joined = [m.name for m in state.population if m.iteration == number and m.origin != "seed"]
+        joined = [m.name for m in state.population if number > 0 and m.iteration == number]  # seeds: iteration 0
         if it.accepted is not None and len(joined) > 1:  # two populations: one per seat
             proposal = ", ".join(joined)
         elif it.accepted is not None:

@@ -168,7 +168,7 @@ def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> st
         if number in before.iterations and before.iterations[number].finished:
             continue
         # two populations: up to one member per seat joins (the event names only the last)
-        joined = [m for m in after.population if m.iteration == number and m.origin != "seed"] \
+        joined = [m for m in after.population if m.iteration == number] \
             if adapt.session_populations(after) == 2 else []
         if joined:
             lines.append(f"iteration {number} done: "
@@ -199,7 +199,8 @@ def session_summary(info: Any, *, status: bool = True) -> str:
     members = counted(info.population_size, "policy", "policies")
     if info.seat_sizes:  # two populations
         members += " ({} in seat 0, {} in seat 1)".format(*info.seat_sizes)
-    parts = [info.game, info.oracle, info.solver, iterations, members]
+    # "2 populations" next to the game: still in view where 80 columns cut the line
+    parts = [info.game, "2 populations" if info.populations == 2 else "", info.oracle, info.solver, iterations, members]
     if info.best_metric:
         parts.append(f"best {info.best_metric[0]} {info.best_metric[1]:.4f}")
     if status:

@@ -292,3 +292,47 @@ def test_the_sessions_list_says_how_many_members_each_seat_has(tmp_path, capsys)
     assert f"({seat_sizes[0]} in seat 0, {seat_sizes[1]} in seat 1)" in session_summary(info)
     assert main(["sessions", "--session-dir", str(tmp_path)]) == 0
     assert "{}+{}".format(*seat_sizes) in capsys.readouterr().out
+
+
+def test_the_seed_oracles_members_are_evaluated_and_solved(tmp_path):
+    """The seed oracle's accepted proposals (origin "seed", like the seed population's)
+    join both seats and get their payoffs and a meta-solve: the iteration ends with them
+    accepted (it was recorded "nothing accepted", the members left unevaluated)."""
+    store = SessionStore(tmp_path, fsync=False)
+    config = dataclasses.replace(CONFIG, oracle="seed", iterations=1)
+    engine = new_engine(config, store=store, session_id="seeds", reviewer=AutoReviewer())
+    engine.run()
+    engine.writer.close()
+    state = fold(store.read("seeds").events)
+    joined = [m for m in state.population if m.iteration == 1]
+    assert [(m.name, m.seat) for m in joined] == [("card_rules", 0), ("card_rules", 1)]
+    assert state.iterations[1].accepted == joined[-1].id
+    assert not state.missing_payoffs()
+    assert set(state.meta_strategy) == {m.id for m in state.population}
+    assert state.metrics_for(1) is not None
+
+
+def test_replay_diversity_shows_each_seats_population_apart(tmp_path, capsys):
+    """`csro replay --diversity` of two populations: a matrix per seat, so the seed's copy in
+    each seat (same code, never in the same population) is not called "same strategy"."""
+    record(tmp_path, reviewer=AutoReviewer())
+    capsys.readouterr()
+    assert main(["replay", "two", "--session-dir", str(tmp_path), "--diversity"]) == 0
+    out = capsys.readouterr().out
+    assert "seat 0's population" in out and "seat 1's population" in out
+    assert "same strategy: p0, p1" not in out
+    assert out.count("effective number of distinct strategies") == 2
+
+
+def test_export_diversity_writes_each_seats_population_apart(tmp_path, capsys):
+    """`csro export --diversity` of two populations: one heat map and report section per
+    seat (one mixed both seats, as replay's did)."""
+    record(tmp_path, reviewer=AutoReviewer())
+    out = tmp_path / "out"
+    assert main(["export", "two", "--session-dir", str(tmp_path), "--out", str(out), "--diversity"]) == 0
+    assert (out / "diversity-seat0.svg").exists() and (out / "diversity-seat1.svg").exists()
+    assert not (out / "diversity.svg").exists()
+    report = (out / "report.md").read_text()
+    assert "## Behaviour diversity, seat 0's population" in report
+    assert "## Behaviour diversity, seat 1's population" in report
+    assert "same strategy: p0, p1" not in report

@@ -269,6 +269,22 @@ def test_prd_keeps_every_strategy_above_the_exploration_floor():
     assert solution.row[3] < 0.05
 
 
+def test_prd_solves_a_game_whose_value_is_not_zero():
+    """Two populations' first meta-games (Kuhn: seat 0's seed against seat 1's seed and a best
+    response): the strategies' rounding error grew each step where x.u != 0 until the solver
+    raised "a mixed strategy needs positive, finite total weight"."""
+    import warnings
+
+    third, sixth = 1 / 3, 1 / 6
+    for matrix in ([[0.0, -third]], [[0.0, -third, -third], [third, third, -sixth]],
+                   [[0.0, -third, -third], [third, third, -sixth], [0.0, -sixth, sixth]]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # it divided by zero on the way
+            solution = solve("prd", np.array(matrix))
+        assert solution.row.sum() == pytest.approx(1.0) and solution.col.sum() == pytest.approx(1.0)
+    assert solve("prd", np.array([[0.0, -1 / 3]])).col[1] > 0.99  # the column takes its +1/3
+
+
 def test_prd_matches_openspiel_on_scaled_payoffs():
     matrix = 3.0 * np.random.default_rng(4).uniform(-1.0, 1.0, size=(4, 6))
     scaled = matrix / np.abs(matrix).max()

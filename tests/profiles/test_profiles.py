@@ -89,7 +89,7 @@ def test_always_bet_in_kuhn_bets_and_calls_everywhere_it_is_reached():
     for row in reached:
         assert max(row.distribution, key=row.distribution.get) in ("bet", "call")
         assert max(row.distribution.values()) == pytest.approx(1.0)
-    # Seat 1 holds each card a third of the time; it never checks, so never faces a bet after checking.
+    # Seat 0 holds each card a third of the time; it never checks, so never faces a bet after checking.
     first = [row for row in profile.situations if row.label == "first to act"]
     assert sorted(row.weight for row in first) == pytest.approx([1 / 3] * 3)
     assert all(row.weight == 0 for row in profile.situations if row.label == "checked, then facing a bet")
@@ -121,6 +121,22 @@ def test_one_added_bluff_differs_in_exactly_that_situation():
     assert difference["b"] == {"check": 0.0, "bet": 1.0}
     assert 0 < comparison.distance < 1
     assert not comparison.same_within_noise
+
+
+def test_two_populations_compare_a_seat_in_its_own_states_only():
+    """A seat-1 member never plays seat 0: a bluff first to act (seat 0's state) is no
+    difference between two seat-1 policies, and the distance of their seat-0 pair is the
+    bluff's alone (issue 23's review said a seat-1 proposal differed 'first to act')."""
+    spec = kuhn()
+    honest = profile_policy(spec, CodePolicy("honest", KUHN_CARD_RULE))
+    bluffer = profile_policy(spec, CodePolicy("bluffer", KUHN_ONE_BLUFF))
+    in_seat_1 = compare(honest, bluffer, seat=1)
+    assert in_seat_1.distance == 0.0 and in_seat_1.differences == []
+    in_seat_0 = compare(honest, bluffer, seat=0)
+    assert [d["situation"] for d in in_seat_0.differences] == ["Jack, first to act (seat 0)"]
+    assert in_seat_0.distance > compare(honest, bluffer).distance > 0  # only seat 0's states weigh
+    distances, _ = distance_matrix([honest, bluffer], seat=1)
+    assert distances[0, 1] == 0.0
 
 
 def test_reach_is_under_the_uniform_opponent_so_unreached_states_do_not_count():

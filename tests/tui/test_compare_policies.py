@@ -309,3 +309,22 @@ async def test_the_model_summary_is_asked_recorded_labelled_and_replayed(tmp_pat
         detail = str(screen.query_one("#compare-behaviour").render())
     assert "Model summary (model text from scripted-test-model" in detail and "SCRIPTED TEST REPLY" in detail
     assert len(llm_server.requests) == 1
+
+
+async def test_the_model_summary_without_a_model_says_so_in_one_visible_line(tmp_path, monkeypatch):
+    """`m` with no model configured: one line saying so, shown at 80x24 (a notification),
+    not only in the detail below the profile and code, out of sight there."""
+    monkeypatch.chdir(tmp_path)  # no csro.toml of the checkout
+    ctx, recorded = context()
+    app = ScreenApp(lambda: ComparePoliciesScreen(ctx, "i4.1", BLUFFS_THE_JACK, proposal=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.review is not None, "the profiles")
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(screen.summary, str) and "not available" in screen.summary,
+                         "the refusal")
+        await pilot.pause()
+        shown = [notification.message for notification in app._notifications]
+    assert any(message.startswith("Model summary: not available: no API key") and "\n" not in message
+               for message in shown), shown
+    assert not [e for e in recorded if e.model_summary]

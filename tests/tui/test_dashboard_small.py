@@ -105,3 +105,22 @@ async def test_tables_drawn_before_they_measure_their_rows_are_drawn_again_after
         assert any(line.lstrip().startswith("p1 ") for line in matrix), matrix  # the row ids
         rows = drawn(population)
         assert any("always_call" in line for line in rows), rows
+
+
+async def test_at_80x24_a_two_digit_sampled_payoff_keeps_its_mark():
+    """Repeated Leduc's "-13.60~" (seven characters) showed as "-13.60": the column was
+    six wide, so the "~" that says it is sampled was cut."""
+    from csro_tui.tui.model import Cell
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    data = sample_data()
+    (a, b), _ = next((key, cell) for key, cell in data.payoffs.items() if not cell.self_play)
+    data.payoffs[(a, b)] = Cell(-13.6, 5.5, 20, False)
+    data.payoffs[(b, a)] = Cell(13.6, 5.5, 20, False)
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(PayoffHeatmap).table
+        column = next(c for k, c in table.columns.items() if k.value == b)
+        assert column.width >= len("-13.60~")
+        assert str(table.get_cell(a, b)) == "-13.60~"

@@ -120,6 +120,8 @@ def test_review_header_says_invalid_once_and_names_metrics_as_everywhere_else():
     assert "expected payoff vs meta-strategy +0.2500 ± 0.0312" in header
     assert "AggScore -4.6093  PopReturn +0.5907  PopExpl +5.2000" in header
     assert "agg_score" not in header and "pop_expl" not in header
+    zero = summary_text(replace(sampled, population_metrics={"agg_score": 0.0, "pop_expl": -0.0})).plain
+    assert "AggScore +0.0000  PopExpl +0.0000" in zero and "-0.0000" not in zero  # rounding noise has no sign
     brief = summary_text(replace(sampled, expected_stderr=0.0)).plain
     assert "noise not measured" in brief and "±" not in brief
     exact = summary_text(replace(sampled, expected_stderr=None)).plain

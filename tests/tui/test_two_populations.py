@@ -162,6 +162,18 @@ def test_the_review_of_a_seat_1_proposal_names_seat_1_and_previews_against_seat_
     assert "expected payoff vs meta-strategy +0.5000" in summary_text(one).plain
 
 
+def test_a_recorded_proposal_shows_the_seat_value_it_was_measured_against(tmp_path):
+    """Opened from the timeline after the meta-game moved on (seat 1's value -0.5 when
+    i1a2 was previewed, -0.05 at the end), the bar is the one of its time, as its live
+    review showed it, not the session's latest value."""
+    record_two_population_session(tmp_path)
+    info, _ = proposal_info(_state(tmp_path), "i1a2")
+    assert info.seat_value == pytest.approx(-0.5)
+    assert "to beat: seat 1's value -0.5000" in summary_text(info).plain
+    first, _ = proposal_info(_state(tmp_path), "i1a1")
+    assert first.seat_value == pytest.approx(0.5)
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_review_screen_says_which_seat(tmp_path, size):
     record_two_population_session(tmp_path)
@@ -383,3 +395,15 @@ async def test_a_two_population_timeline_compares_and_clusters_within_each_seat(
         text = screen_lines(app)
         assert "Compare p3 with seat 1's members" in text and "head to head: none (both play seat 1)" in text
     assert len(SessionStore(tmp_path).read("kuhn-2pop").events) == len(events)  # nothing written
+
+
+def test_the_sessions_list_says_two_populations(tmp_path):
+    """The start screen's recorded sessions told one population from two nowhere."""
+    from csro_tui.tui.backend import session_summary
+
+    record_two_population_session(tmp_path)
+    record_sample_session(tmp_path)
+    two = session_summary(_state(tmp_path).summary(tmp_path / "kuhn-2pop"))
+    one = session_summary(_state(tmp_path, "sample-kuhn").summary(tmp_path / "sample-kuhn"))
+    assert two.startswith("completed · kuhn_poker · 2 populations · best-response"), two
+    assert "population" not in one.replace("policies", ""), one

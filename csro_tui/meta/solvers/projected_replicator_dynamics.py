@@ -79,6 +79,10 @@ def replicator_step(
     """
     growth = scaled_payoffs + (1.0 - strategy @ scaled_payoffs)
     strategy = strategy * growth
+    # The sum stays 1 only in exact arithmetic: its rounding error is multiplied by
+    # 1 - x.u each step, so where the game's value is not 0 (two populations: Kuhn's
+    # seat 0 is worth -1/18) it grows until the strategy is all below gamma.
+    strategy /= strategy.sum()
     if strategy.min() < gamma:
         strategy = lift_to_floor(strategy, gamma)
     return strategy

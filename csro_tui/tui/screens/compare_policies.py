@@ -129,7 +129,7 @@ class ComparePoliciesScreen(Screen[None]):
             others_state = copy.copy(state)
             others_state.population = [m for m in state.population if m.id != self.subject_id]
         try:
-            review = review_behaviour(self.context.spec, others_state, self.subject_id, self.source)
+            review = review_behaviour(self.context.spec, others_state, self.subject_id, self.source, seat=self.seat)
         except Exception as error:  # noqa: BLE001 - a failed profile is shown, never a crash
             deliver(self, self._failed, error)
             return
@@ -221,6 +221,12 @@ class ComparePoliciesScreen(Screen[None]):
     def _summarised(self, summary: dict | str) -> None:
         self.summary = summary
         self._render_detail()
+        # The detail shows it under the profile and the code, out of sight on a small
+        # terminal: `m` must visibly answer (no model configured is one line).
+        if isinstance(summary, dict):
+            self.notify("The model's summary is shown below the profile.")
+        else:
+            self.notify(summary, severity="warning")
 
     def _played(self, member_id: str, match: dict) -> None:
         self.matches[member_id] = match
@@ -276,7 +282,7 @@ class DiversityScreen(Screen[None]):
             if session_populations(state) == 2:  # each seat's population on its own (issue 23)
                 diversity: Any = [
                     (seat, population_diversity(self.context.spec, seat_view(state, seat),
-                                                cancelled=lambda: not self.is_attached))
+                                                cancelled=lambda: not self.is_attached, seat=seat))
                     for seat in (0, 1)
                 ]
                 events = [event for _, each in diversity for event in each.events]
@@ -316,10 +322,11 @@ class ReviewBehaviourLine(Static):
     distance, where they differ most and a "behaves like member X" hint (a hint only:
     the auto reviewer's rule is unchanged).  Computed in a worker; `d` opens the comparison."""
 
-    def __init__(self, context: BehaviourContext, proposal_id: str, source: str) -> None:
+    def __init__(self, context: BehaviourContext, proposal_id: str, source: str, seat: int | None = None) -> None:
         super().__init__(Text("behaviour: profiling (sandboxed)…  d compares with the members", style="dim"),
                          id="review-behaviour")
         self.context = context
+        self.seat = seat  # two populations: the proposal's seat (the context holds its members)
         self.proposal_id = proposal_id
         self.source = source
 
@@ -331,7 +338,8 @@ class ReviewBehaviourLine(Static):
         from csro_tui.profiles.session import review_behaviour
 
         try:
-            review = review_behaviour(self.context.spec, self.context.state(), self.proposal_id, self.source)
+            review = review_behaviour(self.context.spec, self.context.state(), self.proposal_id, self.source,
+                                      seat=self.seat)
         except Exception as error:  # noqa: BLE001 - shown, never a crash
             deliver(self, self.update, Text(f"behaviour: not profiled: {one_line(str(error), 160)}", style="red"))
             return

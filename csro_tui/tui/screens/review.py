@@ -74,13 +74,13 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
             text.append(f" (to beat: seat {info.seat}'s value {number(info.seat_value, 4, signed=True)})", style="dim")
         before = info.history[-1][3] if info.history else None
         if before is not None:
-            text.append(f" (before the edit {before:+.4f})", style="dim")
+            text.append(f" (before the edit {number(before, signed=True)})", style="dim")
     if info.valid and info.shortfall:
         text.append(f"\n⚠ the auto reviewer would reject it: {one_line(info.shortfall)}", style="yellow")
     if info.population_metrics:
         named = {METRIC_NAMES.get(key, key): value for key, value in info.population_metrics.items()}
         ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))
-        text.append("\nvs the benchmark bots: " + "  ".join(f"{name} {named[name]:+.4f}" for name in ordered))
+        text.append("\nvs the benchmark bots: " + "  ".join(f"{name} {number(named[name], signed=True)}" for name in ordered))
     return text
 
 
@@ -235,7 +235,8 @@ def behaviour_line(app, info: ReviewInfo):
         from csro_tui.tui.screens.compare_policies import ReviewBehaviourLine
 
         # two populations: nearest among its own seat's members (issue 23)
-        yield ReviewBehaviourLine(seat_context(context, info.seat, keep_meta=False), info.proposal_id or "proposal", info.source)
+        yield ReviewBehaviourLine(seat_context(context, info.seat, keep_meta=False), info.proposal_id or "proposal", info.source,
+                                  info.seat if info.seat in (0, 1) else None)
 
 
 class ReviewScreen(Screen[ReviewDecision]):

@@ -58,6 +58,13 @@ class PayoffHeatmap(Vertical):
         yield MeasuredTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
         yield Static("", id="payoff-detail")
 
+    @staticmethod
+    def _cell_text(cell) -> str:
+        """A cell's figure: two decimals, "~" when sampled; "" for a missing one."""
+        if cell is None:
+            return ""
+        return number(cell.mean, 2, signed=True) + ("~" if not cell.exact and cell.stderr else "")
+
     @property
     def table(self) -> DataTable:
         return self.query_one("#payoff-table", DataTable)
@@ -70,7 +77,9 @@ class PayoffHeatmap(Vertical):
         rows, columns = matrix_axes(data)
         ids = rows
         scale = max((abs(c.mean) for c in data.payoffs.values()), default=0.0)
-        width = max([6, *(len(i) for i in columns)])  # "+0.00~"
+        texts = {(row_id, col_id): self._cell_text(data.cell(row_id, col_id)) for row_id in ids for col_id in columns}
+        # as wide as the widest figure ("-13.60~" in repeated Leduc), else its "~" is cut
+        width = max([6, *(len(i) for i in columns), *(len(t) for t in texts.values() if t)])
         for member_id in columns:
             table.add_column(member_id, key=member_id, width=width)
         for row_id in ids:
@@ -81,11 +90,8 @@ class PayoffHeatmap(Vertical):
                     cells.append(Text("  ·  ", justify="center", style="dim"))
                     continue
                 colour = heat_colour(cell.mean, scale)
-                text = number(cell.mean, 2, signed=True)
-                if not cell.exact and cell.stderr:
-                    text += "~"
                 cells.append(
-                    Text(text, justify="right", style=Style(bgcolor=colour, color="white"))
+                    Text(texts[(row_id, col_id)], justify="right", style=Style(bgcolor=colour, color="white"))
                 )
             table.add_row(*cells, key=row_id, label=row_id)
         # Textual measures row labels when idle; a clear and refill while this screen was

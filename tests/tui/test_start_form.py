@@ -260,9 +260,22 @@ async def test_keys_typed_right_after_tab_reach_the_field_tab_moved_to(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await start_screen(pilot, app)
         assert app.focused.id == "session-list"
-        _burst(app, "tab", "tab", "tab", *"leduc_poker", "tab")  # the list, its button, the form, Game
+        _burst(app, "tab", "tab", *"leduc_poker", "tab")  # the list, its button, Game (the form's panel is no stop)
         for _ in range(40):
             await pilot.pause()
         game = app.screen.query_one("#game", Input)
         await wait_until(pilot, lambda: app.screen.checked_game == "leduc_poker", "the game typed")
         assert game.value == "leduc_poker" and app.focused.id == "oracle"
+
+
+async def test_tab_from_the_open_button_reaches_the_game_field_at_once():
+    """The form's scrolling panel is no Tab stop of its own: it showed nothing and took no
+    keys, so a newcomer's typing went nowhere (found driving it at 80x24)."""
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.screen.query_one("#open-button").focus()
+        await pilot.pause()
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "game"

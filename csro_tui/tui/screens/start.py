@@ -138,6 +138,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         with Horizontal(id="start"):
             with VerticalScroll(id="new-session", classes="panel") as new:
                 new.border_title = "New session"
+                new.can_focus = False  # a Tab stop that shows nothing and takes no keys; fields scroll it into view
                 yield Label("Game: name or name(key=value,…)", classes="field-label")
                 yield OrderedInput(
                     d.game,

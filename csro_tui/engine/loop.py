@@ -699,6 +699,7 @@ class Engine(ReviewLoop):
             IterationFinished(
                 iteration=number,
                 accepted=new[-1] if new else None,
+                joined=new if self.state.metagame.populations == 2 else None,
                 attempts=self.state.iterations[number].attempts,
                 progress=progress_note(self.state, number),
             )

@@ -225,6 +225,8 @@ class IterationFinished(Event):
     TYPE: ClassVar[str] = "iteration_finished"
     iteration: int
     accepted: str | None  # id of the policy that joined, None if all were rejected
+    # Two populations: every member that joined (seat 0's, then seat 1's); `accepted` is the last.
+    joined: list[str] | None = None
     attempts: int = 0
     # One line when the run has stopped improving (engine.gate.progress_note), else "".
     progress: str = ""
@@ -415,7 +417,7 @@ _DECODERS: dict[str, Any] = {
 
 # Fields added for two populations (issue 23), written only when set, so a
 # one-population line is byte for byte what it was before.
-_OMITTED_WHEN_NONE = frozenset({"seat"})
+_OMITTED_WHEN_NONE = frozenset({"seat", "joined"})
 
 
 def to_record(event: Event) -> dict[str, Any]:

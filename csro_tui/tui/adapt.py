@@ -207,7 +207,8 @@ def event_line(event: Any, seats: dict[str, int] | None = None) -> str:
         if event.iteration == 0:
             body = "iteration 0: the seed population"
         else:
-            body = f"iteration {event.iteration}: " + (f"{event.accepted} joined" if event.accepted else "nothing accepted")
+            joined = ", ".join(event.joined or []) or event.accepted  # two populations: one per seat may join
+            body = f"iteration {event.iteration}: " + (f"{joined} joined" if joined else "nothing accepted")
     elif kind == "oracle_failed":
         body = (f"attempt {event.attempt}" + (f" for seat {event.seat}" if getattr(event, "seat", None) in (0, 1) else "")
                 + (" cancelled by the stop (asked again on resume)" if event.cancelled else "")

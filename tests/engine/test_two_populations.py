@@ -336,3 +336,17 @@ def test_export_diversity_writes_each_seats_population_apart(tmp_path, capsys):
     assert "## Behaviour diversity, seat 0's population" in report
     assert "## Behaviour diversity, seat 1's population" in report
     assert "same strategy: p0, p1" not in report
+
+
+def test_an_iteration_records_every_member_that_joined(tmp_path):
+    """Both seats' members are named when both join (the event line said only the last);
+    one-population logs keep their lines without the key."""
+    from csro_tui.sessions.events import IterationFinished, to_record
+    from csro_tui.tui.adapt import event_line
+
+    store, outcome = record(tmp_path)
+    finished = [e for e in outcome.state.events if isinstance(e, IterationFinished) and e.iteration == 1]
+    joined = [m.id for m in outcome.state.population if m.iteration == 1]
+    assert len(joined) == 2 and finished[0].joined == joined and finished[0].accepted == joined[-1]
+    assert f"iteration 1: {joined[0]}, {joined[1]} joined" in event_line(finished[0])
+    assert "joined" not in to_record(IterationFinished(iteration=1, accepted="p3"))

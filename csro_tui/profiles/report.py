@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from csro_tui.numbers import stored_number
 from csro_tui.profiles.distance import Comparison
 from csro_tui.profiles.model import EXACT, Profile, merged_by_name
 
@@ -18,6 +19,7 @@ def figure(value: float, *, signed: bool = True, digits: int = 3) -> str:
     """A result as a person reads it: `digits` significant digits, but whole numbers from
     100 up (a match's +998, not +998.4 or +1e+03)."""
     sign = "+" if signed else ""
+    value = stored_number(value)  # float noise (an exact 1.4e-17) reads as 0, never -0
     if abs(value) >= 100:
         return f"{value:{sign}.0f}"
     return f"{value:{sign}.{digits}g}"

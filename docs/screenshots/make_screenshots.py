@@ -5,7 +5,8 @@
 Runs Kuhn poker with the exact best-response oracle in a temporary sessions
 folder, accepts three proposals through the review screen and saves the
 start screen, a review, a person's edit (the diff oracle -> edited), the
-dashboard, the inspector, a match being played, the session timeline and one
+dashboard, the inspector, a member compared with the others by behaviour, the
+population's diversity, a match being played, the session timeline and one
 of its proposals opened from it, at 160x48.  Then an `llm-refine` session
 against the test suite's scripted OpenAI-compatible server (tests/llm_server.py;
 its reply is fixed test text, not model output) is caught mid-call: the status
@@ -25,6 +26,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 from textual.widgets import OptionList  # noqa: E402
 
 from csro_tui.tui.app import CsroApp  # noqa: E402
+from csro_tui.tui.screens.compare_policies import ComparePoliciesScreen, DiversityScreen  # noqa: E402
 from csro_tui.tui.screens.dashboard import DashboardScreen  # noqa: E402
 from csro_tui.tui.screens.editor import EditorScreen  # noqa: E402
 from csro_tui.tui.screens.play import PlayScreen  # noqa: E402
@@ -80,6 +82,20 @@ async def main() -> None:
         await pilot.press("i")
         await pilot.pause()
         save("inspector")
+        await pilot.press("escape")
+        # behaviour: the selected member against the others, then the population's diversity
+        await pilot.press("d")  # the payoff matrix's row member (its cursor is on row 3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ComparePoliciesScreen), "compare")
+        await wait_until(pilot, lambda: "head to head:" in str(app.screen.query_one("#compare-behaviour").render())
+                         and "playing" not in str(app.screen.query_one("#compare-behaviour").render()),
+                         "the comparison", steps=4000)
+        save("compare")
+        await pilot.press("escape")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, DiversityScreen), "diversity")
+        await wait_until(pilot, lambda: "profiling" not in str(app.screen.query_one("#diversity-header").render()),
+                         "the diversity", steps=4000)
+        save("diversity")
         await pilot.press("escape")
         await pilot.press("p")
         await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen) and app.screen.spec is not None, "play")

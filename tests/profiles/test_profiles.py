@@ -372,3 +372,12 @@ def test_match_results_read_as_whole_numbers_from_a_hundred_up():
         "-1000", "+998", "-21.5", "+0", "750"]
     assert distribution_text({"mean": -1000.0, "stderr": 750.0, "thirds": [-334.0, -333.0, -333.0]}) == (
         "-1000 ± 750 (thirds -334 / -333 / -333)")
+
+
+def test_float_noise_in_a_result_reads_as_zero():
+    """An exact head to head of +1.388e-17 (two best responses that tie) read as such."""
+    from csro_tui.profiles.report import figure
+
+    assert figure(1.3877787807814457e-17, digits=4) == "+0"
+    assert figure(-1.3877787807814457e-17) == "+0"
+    assert figure(0.0555, digits=3) == "+0.0555"

@@ -50,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
     except InvalidPolicy:
         return EXIT_INVALID
     seed = profile_seed(a.session_seed if a.session_seed is not None else b.session_seed, args.seed)
-    profile_a = profile_policy(spec, a.participant, seed=seed)
-    profile_b = profile_policy(spec, b.participant, seed=seed)
-    comparison = compare(profile_a, profile_b)
+    # A member of one seat's population (two populations) is profiled in its seat; two of
+    # the same seat are compared in its states only.
+    profile_a = profile_policy(spec, a.participant, seed=seed, seat=a.seat)
+    profile_b = profile_policy(spec, b.participant, seed=seed, seat=b.seat)
+    comparison = compare(profile_a, profile_b, seat=a.seat if a.seat == b.seat else None)
     match = head_to_head(spec, a.participant, b.participant, seed)
     if args.json:
         # imported when used, not at the top: keeps csro's start-up fast

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     except InvalidPolicy:
         return EXIT_INVALID
     seed = profile_seed(named.session_seed, args.seed)
-    profile = profile_policy(spec, named.participant, seed=seed, branches=True)
+    profile = profile_policy(spec, named.participant, seed=seed, branches=True, seat=named.seat)
     words = describe(profile)
     source = named.participant.source if isinstance(named.participant, CodePolicy) else ""
     hints = profile_hints(source, profile)

@@ -29,7 +29,7 @@ from csro_tui.profiles.model import EXACT, PROBES, SAMPLED, ProbeRow, Profile, S
 if TYPE_CHECKING:
     from csro_tui.games.base import BenchmarkBot, GameSpec
 
-# Profiles are cached by (game, code hash, seed); one is a few kB.
+# Profiles are cached by (game, code hash, seed, episodes, seat); one is a few kB.
 _CACHE_SIZE = 512
 _cache: "OrderedDict[tuple, Profile]" = OrderedDict()
 _cache_lock = threading.Lock()
@@ -56,13 +56,18 @@ def profile_policy(
     host_factory: Callable | None = None,
     episodes: int | None = None,
     branches: bool = False,
+    seat: int | None = None,
 ) -> Profile:
-    """`participant`'s behaviour profile (cached by game, code hash and seed).  Played
+    """`participant`'s behaviour profile (cached by game, code hash, seed and seat).  Played
     profiles always note which of the code's branches never ran (`never_ran`); exact
-    ones only with `branches` (a second pass over the information states)."""
+    ones only with `branches` (a second pass over the information states).  `seat` (a
+    member of one seat's population, two populations): a played profile plays that seat
+    only, its situations named with it; exact profiles hold both seats' states anyway
+    (the comparison keeps the seat's: `distance.compare(..., seat=)`)."""
     kind = profile_kind(spec)
     identity = _identity(participant)
-    key = (str(spec.load()), identity, None if kind == EXACT else seed, episodes)
+    played_seat = None if kind == EXACT else seat
+    key = (str(spec.load()), identity, None if kind == EXACT else seed, episodes, played_seat)
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None:
@@ -77,7 +82,7 @@ def profile_policy(
             profile.never_ran = exact_branches_never_ran(spec, participant, limits=limits, host_factory=host_factory)
     else:
         profile = sampled_profile(spec, participant, seed=seed, limits=limits, host_factory=host_factory,
-                                  episodes=episodes)
+                                  episodes=episodes, seat=played_seat)
     with _cache_lock:
         _cache[key] = profile
         while len(_cache) > _CACHE_SIZE:
@@ -229,7 +234,9 @@ def sampled_profile(
     limits: Any = None,
     host_factory: Callable | None = None,
     episodes: int | None = None,
+    seat: int | None = None,
 ) -> Profile:
+    """`seat`: play that seat only (a member of one seat's population), as many episodes."""
     kind = profile_kind(spec)
     opponents = profile_opponents(spec)
     per_opponent = max(2, episodes or spec.profile_episodes)
@@ -237,9 +244,10 @@ def sampled_profile(
     instrumented = instrument(participant.source) if isinstance(participant, CodePolicy) else None
     coverage = Coverage(instrumented) if instrumented is not None else None
     played = play_against(spec, participant, opponents, episodes=per_opponent, seed=seed, limits=limits,
-                          host_factory=host_factory, count_situations=kind == SAMPLED, coverage=coverage)
+                          host_factory=host_factory, count_situations=kind == SAMPLED, coverage=coverage,
+                          seat=seat)
     profile = Profile(spec.name, participant.name, _identity(participant), kind, seed=seed,
-                      payoff_scale=_payoff_scale(spec))
+                      payoff_scale=_payoff_scale(spec), seat=seat)
     if coverage is not None and coverage.complete:
         profile.never_ran = [hint.to_dict() for hint in coverage.never_ran(WHERE[kind])]
     profile.probes = played.rows
@@ -250,7 +258,7 @@ def sampled_profile(
     for (group, label), (visits, moves) in counts:
         total = sum(moves.values()) or 1.0
         profile.situations.append(SituationRow(
-            group=group, label=label, seat=None,
+            group=group, label=label, seat=seat,
             distribution={word: weight / total for word, weight in sorted(moves.items())},
             weight=float(visits),
         ))
@@ -289,9 +297,10 @@ def play_against(
     count_situations: bool = False,
     seconds: float = PROFILE_SECONDS,
     coverage: Coverage | None = None,
+    seat: int | None = None,
 ) -> _Played:
     """Play `participant` against each opponent, `episodes` each (seats swapped in
-    pairs that share a seed).  The episodes share as few sandbox hosts as the hosts'
+    pairs that share a seed; with `seat`, all in that seat, each with its own seed).  The episodes share as few sandbox hosts as the hosts'
     episode budget allows, every host asked once per step; if the policy fails, the profile is played again with one host per
     opponent, so each opponent's result says whether the policy failed against it
     (a failure kills its host, and with one host it could not be told apart).
@@ -299,11 +308,11 @@ def play_against(
     reports the branches it took; a failure anywhere leaves the coverage incomplete."""
     played = _play(spec, participant, opponents, _packed(len(opponents), episodes, limits), episodes=episodes,
                    seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
-                   seconds=seconds, coverage=coverage)
+                   seconds=seconds, coverage=coverage, seat=seat)
     if isinstance(participant, CodePolicy) and any(row.failure for row in played.rows) and len(opponents) > 1:
         played = _play(spec, participant, opponents, [[i] for i in range(len(opponents))], episodes=episodes,
                        seed=seed, limits=limits, host_factory=host_factory, count_situations=count_situations,
-                       seconds=seconds, coverage=None)
+                       seconds=seconds, coverage=None, seat=seat)
     if coverage is not None and any(row.failure for row in played.rows):
         coverage.complete = False
     return played
@@ -327,7 +336,7 @@ def _packed(count: int, episodes: int, limits: Any) -> list[list[int]]:
 
 
 def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, seed, limits, host_factory,
-          count_situations, seconds, coverage: Coverage | None = None) -> _Played:
+          count_situations, seconds, coverage: Coverage | None = None, seat: int | None = None) -> _Played:
     """`play_against` with the opponents' episodes on one host per group."""
     # imported when used, not at the top: keeps csro's start-up fast
     # imported when used, not at the top: keeps csro's start-up fast
@@ -337,7 +346,7 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
     import pyspiel
 
     # imported when used, not at the top: keeps csro's start-up fast
-    from csro_tui.evaluation.lockstep import paired_stderr
+    from csro_tui.evaluation.lockstep import episode_stderr, paired_stderr
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.evaluation.sampling import derive, episode_streams, sample, sample_chance
     # imported when used, not at the top: keeps csro's start-up fast
@@ -355,19 +364,27 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
     episodes_of: list[list[_Episode]] = []
     failures: list[str | None] = [None] * len(opponents)
     next_id = 0
+    # (pair, seat) per episode: seats swapped in pairs that share a seed, or one seat's
+    # episodes each with a seed of its own (the first half's seeds are the pairs' seeds).
+    plan = ([(pair, own) for pair in range(episodes // 2) for own in (0, 1)] if seat is None
+            else [(pair, seat) for pair in range(episodes)])
+    if seat is None:
+        stderr_of = paired_stderr
+    else:  # independent episodes, no pairs
+        def stderr_of(values: list[float | None]) -> float:
+            return episode_stderr([value for value in values if value is not None])
     for index, opponent in enumerate(opponents):
         mine: list[_Episode] = []
-        for pair in range(episodes // 2):
+        for pair, own in plan:
             pair_seed = derive(seed, "profile", opponent.name, pair)
             referee_seed, own_seed, their_seed = episode_streams(pair_seed)
-            for seat in (0, 1):
-                agent = opponent.make(1 - seat, their_seed)
-                view = own_bot.make(seat, own_seed) if own_bot is not None else spec.new_view(seat)
-                episode = _Episode(next_id, index, pair, seat, game.new_initial_state(),
-                                   random.Random(referee_seed), view, agent)
-                episode.own_seed = own_seed
-                mine.append(episode)
-                next_id += 1
+            agent = opponent.make(1 - own, their_seed)
+            view = own_bot.make(own, own_seed) if own_bot is not None else spec.new_view(own)
+            episode = _Episode(next_id, index, pair, own, game.new_initial_state(),
+                               random.Random(referee_seed), view, agent)
+            episode.own_seed = own_seed
+            mine.append(episode)
+            next_id += 1
         episodes_of.append(mine)
     hosts: list[Any] = [None] * len(groups)
     for number, group in enumerate(groups):
@@ -428,12 +445,12 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
                         player = state.current_player()
                         seats = (0, 1) if player == pyspiel.PlayerId.SIMULTANEOUS else (player,)
                         pending = {}
-                        for seat in seats:
-                            if seat == episode.seat:
+                        for mover in seats:
+                            if mover == episode.seat:
                                 obs = episode.view.observe(state) if code is not None else None
-                                requests[number].append((episode, seat, obs))
+                                requests[number].append((episode, mover, obs))
                             else:
-                                pending[seat] = episode.agent.step(state)
+                                pending[mover] = episode.agent.step(state)
                         episode.pending = pending
                     live[index] = still
             # Every host gets its batch before any answer is read (they think together).
@@ -455,7 +472,7 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
             for number, batch in enumerate(requests):
                 if not any(live[index] for index in groups[number]):
                     continue
-                for position, (episode, seat, obs) in enumerate(batch):
+                for position, (episode, mover, obs) in enumerate(batch):
                     if code is not None:
                         answer = answers[number][position]
                     else:
@@ -463,7 +480,7 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
                     distribution = answer if isinstance(answer, dict) else {int(answer): 1.0}
                     if count_situations and obs is not None:
                         _count(played, spec.situation(obs), names, distribution)
-                    episode.pending[seat] = sample(distribution, episode.rng)
+                    episode.pending[mover] = sample(distribution, episode.rng)
                     episode.decisions += 1
                 for index in groups[number]:
                     for episode in live[index]:
@@ -501,9 +518,9 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
             name=opponent.name,
             description=opponent.description,
             mean=float(np.mean(played_returns)) if played_returns else None,
-            stderr=paired_stderr(returns) if played_returns else None,
+            stderr=stderr_of(returns) if played_returns else None,
             thirds=[float(x) for x in thirds / len(finished)] if finished and failures[index] is None else [],
-            trend_stderr=paired_stderr(trends) if played_returns else None,
+            trend_stderr=stderr_of(trends) if played_returns else None,
             episodes=len(played_returns),
             failure=failures[index],
             stops_falling_after=max(falls) if falls else None,

@@ -17,7 +17,8 @@ class SituationRow:
 
     group: str
     label: str
-    seat: int | None  # exact games: the seat (0 or 1); sampled: None (both seats pooled)
+    # exact games: the seat (0 or 1); played: the profile's seat, None (both seats pooled)
+    seat: int | None
     distribution: dict[str, float]  # move word -> probability (words from the game's Situation)
     weight: float  # exact: probability of reaching it under the uniform opponent; sampled: visits
     key: str = ""  # exact: the information state; identifies the row across profiles
@@ -90,6 +91,9 @@ class Profile:
     # Code that never ran while profiled ({line, message} hints; profiles/coverage.py);
     # None: not measured (exact games measure it when asked, or it could not be).
     never_ran: list[dict[str, Any]] | None = None
+    # Played kinds: the one seat it played (a member of one seat's population, two
+    # populations); None: both seats, swapped in pairs.  Exact profiles: always None.
+    seat: int | None = None
 
     @cached_property
     def row_names(self) -> list[str]:
@@ -97,7 +101,10 @@ class Profile:
         return [row.name for row in self.situations]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["seat"] is None:  # one population: the record stays as before seats
+            del data["seat"]
+        return data
 
     def to_record(self) -> dict[str, Any]:
         """The form recorded in a session: without the information-state strings (rows

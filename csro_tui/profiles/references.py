@@ -23,6 +23,8 @@ class Named:
     # The member's payoff per benchmark bot as the session recorded it (sampled games: the
     # profile's row against the benchmark is this evaluation, reused, not replayed).
     benchmark_row: dict | None = None
+    # Two populations: the member's seat, the only one it plays (its played profile too).
+    seat: int | None = None
 
 
 def resolve_policy(spec: "GameSpec", reference: str, sessions_dir: str | None = None) -> Named:
@@ -49,7 +51,8 @@ def resolve_policy(spec: "GameSpec", reference: str, sessions_dir: str | None = 
     return Named(CodePolicy(f"{session_id}:{record.id}", record.source),
                  int(seed) if isinstance(seed, int) else None,
                  state.started.game if state.started else None,
-                 dict(benchmark.per_bot) if benchmark is not None and benchmark.failure is None else None)
+                 dict(benchmark.per_bot) if benchmark is not None and benchmark.failure is None else None,
+                 record.seat if state.metagame.populations == 2 and record.seat in (0, 1) else None)
 
 
 def profile_seed(session_seed: int | None, given: int | None) -> int:

@@ -46,17 +46,27 @@ def session_profile_seed(state: "SessionState") -> int:
     return profile_seed(seed if isinstance(seed, int) else None, None)
 
 
-def _recorded(state: "SessionState", policy_id: str, source_hash: str) -> Profile | None:
-    """A recorded profile of this code: the policy's own, or the one its proposal had in review."""
+def _recorded(state: "SessionState", policy_id: str, source_hash: str, seat: int | None = None) -> Profile | None:
+    """A recorded profile of this code: the policy's own, or the one its proposal had in review.
+    A played profile must have played `seat` (None: both seats; exact profiles hold both)."""
     event = state.profiles.get(policy_id)
     if event is None or event.source_hash != source_hash:
         event = state.profiles.get(state.policy_proposal.get(policy_id, ""))
     if event is None or event.source_hash != source_hash:
         return None
     try:
-        return Profile.from_dict(event.profile)
+        profile = Profile.from_dict(event.profile)
     except (TypeError, ValueError):  # a profile of another shape: compute it again
         return None
+    if profile.kind != EXACT and profile.seat != seat:  # e.g. recorded before seats were profiled apart
+        return None
+    return profile
+
+
+def _played_seat(state: "SessionState", seat: int | None) -> int | None:
+    """The seat a policy's played profile plays: its own with two populations (it never
+    plays the other), None (both) with one."""
+    return seat if state.metagame.populations == 2 and seat in (0, 1) else None
 
 
 def _event(policy_id: str, profile: Profile, source: str, nearest: dict | None = None,
@@ -107,11 +117,12 @@ def member_profiles(
         if cancelled():
             break
         participant = CodePolicy(member.id, member.source)
-        known = _recorded(state, member.id, participant.source_hash)
+        seat = _played_seat(state, member.seat)
+        known = _recorded(state, member.id, participant.source_hash, seat)
         if known is None:
             if profile is None:
                 continue
-            known = profile(spec, participant, seed=seed)
+            known = profile(spec, participant, seed=seed, **({} if seat is None else {"seat": seat}))
             new.append(_event(member.id, known, member.source))
         profiles[member.id] = known
     return profiles, new
@@ -153,10 +164,12 @@ def review_behaviour(
     (`state` then holds that seat's members: `tui.adapt.seat_view`)."""
     members, events = member_profiles(spec, state, profile=profile)
     participant = CodePolicy(proposal_id, source)
-    mine = _recorded(state, proposal_id, participant.source_hash)
+    played_seat = _played_seat(state, seat)
+    mine = _recorded(state, proposal_id, participant.source_hash, played_seat)
     fresh = mine is None
     if mine is None:
-        mine = profile(spec, participant, seed=session_profile_seed(state), branches=True)
+        mine = profile(spec, participant, seed=session_profile_seed(state), branches=True,
+                       **({} if played_seat is None else {"seat": played_seat}))
     ranked = sorted(((member_id, compare(mine, other, seat=seat)) for member_id, other in members.items()),
                     key=lambda item: item[1].distance)
     under_meta = None

@@ -183,3 +183,32 @@ def test_explain_reuses_the_sessions_recorded_benchmark_row(tmp_path, capsys):
     assert main(["explain", f"session:{session}:{member}", "--game", "rrps(num_repetitions=20)", "--json",
                  "--session-dir", str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out)["profile"] == explained["profile"]
+
+
+def test_a_seated_session_member_is_explained_and_diffed_in_its_seat(tmp_path, capsys):
+    """Two populations: `session:ID:MEMBER` of seat 1 is profiled in seat 1 only (in
+    liars_dice seat 1 never opens the bidding)."""
+    from csro_tui.games.registry import get_game
+    from csro_tui.records import PolicyRecord
+    from csro_tui.sessions import events as ev
+    from csro_tui.sessions.store import SessionStore
+
+    honest = get_game("liars_dice").seed_policies()["honest"]
+    with SessionStore(tmp_path).create("seats") as writer:
+        for event in [
+            ev.SessionStarted(session_id="seats", game="liars_dice", oracle="seed", solver="nash",
+                              config={"game": "liars_dice", "populations": 2, "seed": 4}, versions={}),
+            ev.IterationStarted(iteration=0),
+            ev.PolicyAdded(policy=PolicyRecord("p0", "honest", honest, "seed", seat=0)),
+            ev.PolicyAdded(policy=PolicyRecord("p1", "honest", honest, "seed", seat=1)),
+        ]:
+            writer.append(event)
+    assert main(["explain", "session:seats:p1", "--game", "liars_dice", "--json",
+                 "--session-dir", str(tmp_path)]) == 0
+    profile = json.loads(capsys.readouterr().out)["profile"]
+    assert profile["seat"] == 1 and {row["seat"] for row in profile["situations"]} == {1}
+    assert not any("opening bid" in row["label"] for row in profile["situations"])
+    # The same code in the other seat is another profile: not the same behaviour.
+    assert main(["diff", "session:seats:p0", "session:seats:p1", "--game", "liars_dice", "--json",
+                 "--session-dir", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["distance"] > 0

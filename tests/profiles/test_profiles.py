@@ -381,3 +381,36 @@ def test_float_noise_in_a_result_reads_as_zero():
     assert figure(1.3877787807814457e-17, digits=4) == "+0"
     assert figure(-1.3877787807814457e-17) == "+0"
     assert figure(0.0555, digits=3) == "+0.0555"
+
+
+def test_a_seated_liars_dice_profile_plays_only_its_seat():
+    """Two populations: a seat's member never plays the other seat, so its sampled
+    profile holds only its seat's situations and results (seat 1 never opens the bidding)."""
+    spec = get_game("liars_dice")
+    honest = resolve_participant(spec, "seed:honest")
+    seat0 = profile_policy(spec, honest, seed=5, episodes=40, seat=0)
+    seat1 = profile_policy(spec, honest, seed=5, episodes=40, seat=1)
+    both = profile_policy(spec, honest, seed=5, episodes=40)
+    assert (seat0.seat, seat1.seat, both.seat) == (0, 1, None)
+    assert {row.seat for row in seat0.situations} == {0} and {row.seat for row in seat1.situations} == {1}
+    assert {row.seat for row in both.situations} == {None}
+    assert any("opening bid" in row.label for row in seat0.situations)
+    assert not any("opening bid" in row.label for row in seat1.situations)
+    assert all(row.name.endswith("(seat 1)") for row in seat1.situations)
+    assert all(probe.episodes == 40 and probe.failure is None for probe in seat1.probes)
+    # The two seats' results are their own (the cache keeps them apart).
+    assert [p.mean for p in seat0.probes] != [p.mean for p in seat1.probes]
+    assert compare(seat0, seat1).distance > 0
+    assert "seat" not in both.to_dict() and Profile.from_dict(seat1.to_dict()).to_dict() == seat1.to_dict()
+
+
+def test_a_seated_rrps_profile_plays_only_its_seat_and_stays_reproducible():
+    spec = rrps()
+    beat_last = CodePolicy("beat-last", BEAT_LAST)
+    seat1 = profile_policy(spec, beat_last, seed=7, episodes=4, seat=1)
+    assert seat1.seat == 1 and {row.seat for row in seat1.situations} <= {1}
+    constant = {probe.name: probe for probe in seat1.probes if probe.name.startswith("constant")}
+    # Seat 1 plays as seat 0 does in this symmetric game: Rock first, then every throw wins.
+    assert constant["constant paper"].mean == 28 and constant["constant paper"].episodes == 4
+    compute._cache.clear()
+    assert profile_policy(spec, beat_last, seed=7, episodes=4, seat=1).to_dict() == seat1.to_dict()

@@ -139,3 +139,60 @@ def test_export_diversity_profiles_the_members_without_changing_the_log(kuhn_ses
     assert (tmp_path / "out" / "diversity.svg").exists()
     assert "## Behaviour diversity" in (tmp_path / "out" / "report.md").read_text()
     assert (root / session / EVENTS_FILE).read_bytes() == before
+
+
+def _liars_dice_two_populations():
+    """Two populations of liars_dice: the seed `honest` in seat 0 (p0) and seat 1 (p1)."""
+    from csro_tui.games.registry import get_game
+    from csro_tui.records import PolicyRecord
+    from csro_tui.sessions import events as ev
+
+    spec = get_game("liars_dice")
+    honest = spec.seed_policies()["honest"]
+    events = [
+        ev.SessionStarted(session_id="seats", game="liars_dice", oracle="seed", solver="nash",
+                          config={"game": "liars_dice", "populations": 2, "seed": 4}, versions={}),
+        ev.IterationStarted(iteration=0),
+        ev.PolicyAdded(policy=PolicyRecord("p0", "honest", honest, "seed", seat=0)),
+        ev.PolicyAdded(policy=PolicyRecord("p1", "honest", honest, "seed", seat=1)),
+    ]
+    for seq, event in enumerate(events, 1):
+        event.seq = seq
+    return spec, honest, fold(events)
+
+
+def test_two_populations_profile_each_member_and_proposal_in_its_own_seat():
+    from csro_tui.profiles.session import member_profiles
+    from csro_tui.tui.adapt import seat_view
+
+    compute._cache.clear()
+    spec, honest, state = _liars_dice_two_populations()
+    asked = []
+
+    def few_episodes(*args, **kwargs):
+        asked.append(kwargs.get("seat"))
+        return compute.profile_policy(*args, episodes=20, **kwargs)
+
+    profiles, events = member_profiles(spec, state, profile=few_episodes)
+    assert asked == [0, 1] and (profiles["p0"].seat, profiles["p1"].seat) == (0, 1)
+    assert any("opening bid" in row.label for row in profiles["p0"].situations)
+    assert not any("opening bid" in row.label for row in profiles["p1"].situations)
+    for event in events:
+        event.seq = state.step + 1
+        state.apply(event)
+    # The seat-1 proposal of the same code: profiled in seat 1, like p1 and nothing of seat 0's.
+    review = review_behaviour(spec, seat_view(state, 1, keep_meta=False), "i1a2", honest, seat=1,
+                              profile=few_episodes)
+    assert asked[-1] == 1 and review.profile.seat == 1
+    assert review.behaves_like == "p1" and review.ranked[0][1].distance == 0.0
+    assert not any("opening bid" in line for line in review.description)
+    # Recorded profiles are reused for their own seat only.
+    again, none = member_profiles(spec, state, profile=None)
+    assert none == [] and (again["p0"].seat, again["p1"].seat) == (0, 1)
+    # A profile recorded with both seats pooled (before seats were profiled apart) is computed again.
+    import dataclasses
+
+    pooled = dataclasses.replace(state.profiles["p1"], profile={**state.profiles["p1"].profile, "seat": None})
+    pooled.seq = state.step + 1
+    state.apply(pooled)
+    assert sorted(member_profiles(spec, state, profile=None)[0]) == ["p0"]

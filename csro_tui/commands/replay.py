@@ -83,22 +83,24 @@ def whole_number_table(title: str, columns, rows, *, numeric=()):
 
 
 def show_seat_matrix(console, state) -> None:
-    """Two populations: the seat-0 x seat-1 matrix (seat 0's member's return), as many
-    seat-1 columns as fit whole."""
+    """Two populations: the seat-0 x seat-1 matrix (seat 0's member's return)."""
     rows_ids = [m.id for m in state.seat_members(0)]
     cols_ids = [m.id for m in state.seat_members(1)]
-    if not rows_ids or not cols_ids:
-        return
-    matrix = state.seat_matrix()
+    if rows_ids and cols_ids:
+        show_matrix(console, "payoff matrix (seat-0 member's return against the seat-1 member)", state.seat_matrix(),
+                    rows_ids, cols_ids, corner="seat 0 \\ seat 1")
+
+
+def show_matrix(console, title: str, matrix, rows_ids: list[str], cols_ids: list[str], corner: str = "") -> None:
+    """As many columns as fit whole (a payoff is never cut to "-0.33…"), at most MATRIX_MAX_COLUMNS."""
     rows = [[policy_id, *(_number(float(matrix[i, j])) for j in range(len(cols_ids)))] for i, policy_id in enumerate(rows_ids)]
-    widths = [max(len(str(row[k])) for row in rows + [["seat 0 \\ seat 1", *cols_ids]]) + 3 for k in range(len(cols_ids) + 1)]
+    widths = [max(len(str(row[k])) for row in rows + [[corner, *cols_ids]]) + 3 for k in range(len(cols_ids) + 1)]
     fitting = 0
     while fitting < min(len(cols_ids), MATRIX_MAX_COLUMNS) and sum(widths[:fitting + 2]) + 1 <= console.width:
         fitting += 1
     fitting = max(fitting, 1)
     shown = cols_ids[:fitting]
-    console.print(whole_number_table("payoff matrix (seat-0 member's return against the seat-1 member)",
-                                     ["seat 0 \\ seat 1", *shown], [row[:fitting + 1] for row in rows], numeric=shown))
+    console.print(whole_number_table(title, [corner, *shown], [row[:fitting + 1] for row in rows], numeric=shown))
     if len(cols_ids) > len(shown):
         console.print(f"({counted(len(cols_ids) - len(shown), 'more column')} at this width; "
                       "`csro export` writes the whole matrix)", highlight=False)
@@ -133,20 +135,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     if two:
         show_seat_matrix(console, state)
     elif ids:
-        matrix = state.matrix(ids)
-        rows = [[policy_id, *(_number(float(matrix[i, j])) for j in range(len(ids)))] for i, policy_id in enumerate(ids)]
-        # As many columns as fit whole (a payoff is never cut to "-0.33…"), at most MATRIX_MAX_COLUMNS.
-        widths = [max(len(str(row[k])) for row in rows + [["", *ids]]) + 3 for k in range(len(ids) + 1)]
-        fitting = 0
-        while fitting < min(len(ids), MATRIX_MAX_COLUMNS) and sum(widths[:fitting + 2]) + 1 <= console.width:
-            fitting += 1
-        fitting = max(fitting, 1)
-        shown = ids[:fitting]
-        console.print(whole_number_table("payoff matrix (row vs column, seats averaged)", ["", *shown],
-                                         [row[:fitting + 1] for row in rows], numeric=shown))
-        if len(ids) > len(shown):
-            console.print(f"({counted(len(ids) - len(shown), 'more column')} at this width; "
-                          "`csro export` writes the whole matrix)", highlight=False)
+        show_matrix(console, "payoff matrix (row vs column, seats averaged)", state.matrix(ids), ids, ids)
 
     weights = sorted(state.meta_strategy.items(), key=lambda kv: -kv[1])
     mixture = ", ".join(f"{pid} {w:.4f}" for pid, w in weights if w > 1e-9) or "-"

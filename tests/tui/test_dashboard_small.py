@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.widgets.event_log import EventLog
 from csro_tui.tui.widgets.meta_bars import MetaBars
@@ -124,3 +126,49 @@ async def test_at_80x24_a_two_digit_sampled_payoff_keeps_its_mark():
         column = next(c for k, c in table.columns.items() if k.value == b)
         assert column.width >= len("-13.60~")
         assert str(table.get_cell(a, b)) == "-13.60~"
+
+
+def _sampled_rrps(populations: int = 1):
+    """An rrps(num_repetitions=100) population as the seed oracle makes it: long names, AggScores
+    like "-135.981~" and vs meta figures like "-96.400~", more members than the panel's rows."""
+    from csro_tui.tui.model import DashboardData, Member
+
+    names = ["beat_last", "cycle", "uniform_random", "markov_predictor", "frequency_counter", "constant_rock", "beat_last_2"]
+    aggs = [-135.981, -150.358, -6.544, -44.121, -120.5, -499.2, -135.4]
+    vs = [0.0, -0.2, 0.0, -6.1, -96.4, -88.25, -12.5]
+    members = [Member(f"p{i}", name, "seed", None, 1.0 if i == 0 else 0.0, iteration=i,
+                      scores={"AggScore": agg, "vs meta": v}, score_stderr={"AggScore": 2.6, "vs meta": 1.5},
+                      seat=(i % 2 if populations == 2 else None))
+               for i, (name, agg, v) in enumerate(zip(names, aggs, vs))]
+    return DashboardData(game="rrps(num_repetitions=100)", oracle="seed", meta_solver="nash", members=members,
+                         metric_name="AggScore", populations=populations)
+
+
+@pytest.mark.parametrize("populations", [1, 2])
+async def test_at_80x24_a_sampled_games_population_shows_each_number_whole(populations):
+    """rrps and repeated Leduc at 80 columns: the Agg column pushed vs meta off the panel ("vsMe",
+    "+0.0"); now the names shorten and, if that is not enough, the weight (in the Meta-strategy
+    panel beside) and then Agg are left out, and the panel's border says so."""
+    from textual.geometry import Region
+
+    data = _sampled_rrps(populations)
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        table = app.screen.query_one(PopulationTable)
+        region = table.scrollable_content_region
+        lines = [strip.text for strip in table.render_lines(Region(0, 0, region.width, region.height))]
+        header = lines[0].split()
+        assert header[-1] == "vsMeta", lines[0]
+        assert table.virtual_size.width <= region.width, (table.virtual_size, region)  # no column cut at the edge
+        shown = [line for line in lines[1:] if line.strip()]
+        assert shown
+        for line in shown:
+            member = data.member(line.split()[1 if populations == 2 else 0])
+            assert f"{member.scores['vs meta']:+.3f}~" in line, line
+            if "Agg" in header:
+                assert f"{member.scores['AggScore']:+.3f}~" in line, line
+        dropped = [name for name in ("wt", "Agg") if name not in header]
+        subtitle = app.screen.query_one("#panel-population").border_subtitle
+        assert (dropped and subtitle.startswith(", ".join(dropped) + " left out")) or (not dropped and not subtitle)

@@ -172,3 +172,38 @@ async def test_at_80x24_a_sampled_games_population_shows_each_number_whole(popul
         dropped = [name for name in ("wt", "Agg") if name not in header]
         subtitle = app.screen.query_one("#panel-population").border_subtitle
         assert (dropped and subtitle.startswith(", ".join(dropped) + " left out")) or (not dropped and not subtitle)
+
+
+async def test_at_80x24_six_kuhn_members_payoff_columns_show_each_figure_whole():
+    """A one-population Kuhn run after 5 iterations: the matrix's last columns were cut ("+0.0",
+    as the fifth of five with the timeline's rows) at 80 columns; without the cell padding, each
+    figure keeps one space before it."""
+    from textual.geometry import Region
+
+    from csro_tui.tui.model import Cell, DashboardData, Member
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    ids = [f"p{i}" for i in range(6)]
+    members = [Member(i, "always_bet" if i == "p0" else f"br-{n}", "best-response", weight=1 / 6) for n, i in enumerate(ids)]
+    upper = {("p0", "p1"): -1 / 3, ("p0", "p2"): -1 / 3, ("p0", "p3"): -1 / 6, ("p0", "p4"): 0.0417, ("p1", "p2"): -0.25,
+             ("p1", "p3"): 0.0, ("p1", "p4"): 0.25, ("p2", "p3"): -1 / 6, ("p2", "p4"): 0.0, ("p3", "p4"): 0.125,
+             ("p0", "p5"): -0.0556, ("p1", "p5"): 0.0833, ("p2", "p5"): 0.0, ("p3", "p5"): -0.0417, ("p4", "p5"): 0.0}
+    payoffs = {(i, i): Cell(0.0, 0.0, 0, True, self_play=True) for i in ids}
+    for (a, b), value in upper.items():
+        payoffs[(a, b)], payoffs[(b, a)] = Cell(value, 0.0, 0, True), Cell(-value, 0.0, 0, True)
+    data = DashboardData(game="kuhn_poker", oracle="best-response", meta_solver="nash", members=members, payoffs=payoffs)
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        table = app.screen.query_one(PayoffHeatmap).table
+        region = table.scrollable_content_region
+        from tests.tui.test_two_populations import screen_lines; print(screen_lines(app)); print(table.size, region, table.virtual_size)
+        assert table.virtual_size.width <= region.width, (table.virtual_size, region)  # nothing to scroll to
+        lines = [strip.text for strip in table.render_lines(Region(0, 0, region.width, region.height))]
+        assert lines[0].split() == ids, lines[0]
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            row, *figures = line.split()
+            assert figures == [PayoffHeatmap._cell_text(data.cell(row, column)) for column in ids], line  # noqa: SLF001

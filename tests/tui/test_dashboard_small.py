@@ -174,36 +174,66 @@ async def test_at_80x24_a_sampled_games_population_shows_each_number_whole(popul
         assert (dropped and subtitle.startswith(", ".join(dropped) + " left out")) or (not dropped and not subtitle)
 
 
-async def test_at_80x24_six_kuhn_members_payoff_columns_show_each_figure_whole():
-    """A one-population Kuhn run after 5 iterations: the matrix's last columns were cut ("+0.0",
-    as the fifth of five with the timeline's rows) at 80 columns; without the cell padding, each
-    figure keeps one space before it."""
-    from textual.geometry import Region
-
+def _kuhn_after(iterations: int, long_name: str = ""):
+    """A one-population Kuhn run's dashboard after `iterations` (exact payoffs, every weight equal)."""
     from csro_tui.tui.model import Cell, DashboardData, Member
-    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
 
-    ids = [f"p{i}" for i in range(6)]
-    members = [Member(i, "always_bet" if i == "p0" else f"br-{n}", "best-response", weight=1 / 6) for n, i in enumerate(ids)]
+    ids = [f"p{i}" for i in range(iterations + 1)]
+    names = {"p0": "always_bet", ids[-1]: long_name or f"br-{iterations}"}
+    members = [Member(i, names.get(i, f"br-{n}"), "best-response", weight=1 / len(ids)) for n, i in enumerate(ids)]
     upper = {("p0", "p1"): -1 / 3, ("p0", "p2"): -1 / 3, ("p0", "p3"): -1 / 6, ("p0", "p4"): 0.0417, ("p1", "p2"): -0.25,
              ("p1", "p3"): 0.0, ("p1", "p4"): 0.25, ("p2", "p3"): -1 / 6, ("p2", "p4"): 0.0, ("p3", "p4"): 0.125,
              ("p0", "p5"): -0.0556, ("p1", "p5"): 0.0833, ("p2", "p5"): 0.0, ("p3", "p5"): -0.0417, ("p4", "p5"): 0.0}
     payoffs = {(i, i): Cell(0.0, 0.0, 0, True, self_play=True) for i in ids}
     for (a, b), value in upper.items():
-        payoffs[(a, b)], payoffs[(b, a)] = Cell(value, 0.0, 0, True), Cell(-value, 0.0, 0, True)
-    data = DashboardData(game="kuhn_poker", oracle="best-response", meta_solver="nash", members=members, payoffs=payoffs)
+        if a in ids and b in ids:
+            payoffs[(a, b)], payoffs[(b, a)] = Cell(value, 0.0, 0, True), Cell(-value, 0.0, 0, True)
+    return DashboardData(game="kuhn_poker", oracle="best-response", meta_solver="nash", members=members, payoffs=payoffs)
+
+
+def _assert_each_figure_whole(table, data) -> None:
+    from textual.geometry import Region
+
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    region = table.scrollable_content_region
+    assert table.virtual_size.width <= region.width, (table.virtual_size, region)  # nothing to scroll to
+    lines = [strip.text for strip in table.render_lines(Region(0, 0, region.width, region.height))]
+    ids = [m.id for m in data.members]
+    assert lines[0].split() == ids, lines[0]
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        row, *figures = line.split()
+        assert figures == [PayoffHeatmap._cell_text(data.cell(row, column)) for column in ids], line  # noqa: SLF001
+
+
+async def test_at_80x24_six_kuhn_members_payoff_columns_show_each_figure_whole():
+    """A one-population Kuhn run after 5 iterations: the matrix's last columns were cut ("+0.0",
+    as the fifth of five with the timeline's rows) at 80 columns; without the cell padding, each
+    figure keeps one space before it."""
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    data = _kuhn_after(5)
     app = ScreenApp(lambda: DashboardScreen(data))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.pause()
-        table = app.screen.query_one(PayoffHeatmap).table
-        region = table.scrollable_content_region
-        from tests.tui.test_two_populations import screen_lines; print(screen_lines(app)); print(table.size, region, table.virtual_size)
-        assert table.virtual_size.width <= region.width, (table.virtual_size, region)  # nothing to scroll to
-        lines = [strip.text for strip in table.render_lines(Region(0, 0, region.width, region.height))]
-        assert lines[0].split() == ids, lines[0]
-        for line in lines[1:]:
-            if not line.strip():
-                continue
-            row, *figures = line.split()
-            assert figures == [PayoffHeatmap._cell_text(data.cell(row, column)) for column in ids], line  # noqa: SLF001
+        _assert_each_figure_whole(app.screen.query_one(PayoffHeatmap).table, data)
+
+
+async def test_at_80x24_the_matrix_fits_again_when_the_detail_under_it_grows():
+    """Five members fit with the padding until a longer detail under the matrix takes a row from
+    it and its scrollbar two columns (as the timeline's bar does on opening a session)."""
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    data = _kuhn_after(4, long_name="exploits_the_bluffs_of_always_bet_with_queens")
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        heatmap = app.screen.query_one(PayoffHeatmap)
+        assert heatmap.table.cell_padding == 1  # five columns and five rows fit, padded
+        heatmap.table.move_cursor(row=0, column=4)  # the detail names p4: three lines
+        await pilot.pause()
+        await pilot.pause()
+        _assert_each_figure_whole(heatmap.table, data)

@@ -47,6 +47,12 @@ def matrix_title(data: DashboardData) -> str:
     return "Payoff matrix (row vs column, seat-averaged)"
 
 
+class PayoffTable(MeasuredTable):
+    def on_resize(self) -> None:
+        if isinstance(self.parent, PayoffHeatmap):
+            self.parent.refit()  # its columns fit its width
+
+
 class PayoffHeatmap(Vertical):
     """A DataTable with a cell cursor; each cell coloured by its mean."""
 
@@ -56,7 +62,7 @@ class PayoffHeatmap(Vertical):
         self._fitted = (0, 0)  # the size the columns were fitted to
 
     def compose(self) -> ComposeResult:
-        yield MeasuredTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
+        yield PayoffTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
         yield Static("", id="payoff-detail")
 
     @staticmethod
@@ -112,7 +118,7 @@ class PayoffHeatmap(Vertical):
         """The columns' width, and the table's cell padding: where the padded columns do not fit
         (five Kuhn members at 80 columns cut the last one to "+0.0"), no padding and one column
         of space before each figure instead (`unpadded` wide; the cells' colours tell them apart)."""
-        self._fitted = (self.size.width, self.size.height)
+        self._fitted = (table.size.width, table.size.height)
         available = table.size.width
         if len(rows) + 1 > table.size.height:  # rows below: the vertical scrollbar takes its columns
             available -= table.styles.scrollbar_size_vertical
@@ -122,8 +128,10 @@ class PayoffHeatmap(Vertical):
         table.cell_padding = padding
         return width if padding else unpadded
 
-    def on_resize(self) -> None:
-        if (self.size.width, self.size.height) != self._fitted:
+    def refit(self) -> None:
+        """The table's size changed (the detail under it wraps onto more lines, the terminal)."""
+        table = self.table
+        if (table.size.width, table.size.height) != self._fitted:
             self.show(self._data)
 
     class Inspect(Message):

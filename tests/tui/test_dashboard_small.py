@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from csro_tui.tui.screens.dashboard import DashboardScreen
 from csro_tui.tui.widgets.event_log import EventLog
 from csro_tui.tui.widgets.meta_bars import MetaBars
@@ -124,3 +126,114 @@ async def test_at_80x24_a_two_digit_sampled_payoff_keeps_its_mark():
         column = next(c for k, c in table.columns.items() if k.value == b)
         assert column.width >= len("-13.60~")
         assert str(table.get_cell(a, b)) == "-13.60~"
+
+
+def _sampled_rrps(populations: int = 1):
+    """An rrps(num_repetitions=100) population as the seed oracle makes it: long names, AggScores
+    like "-135.981~" and vs meta figures like "-96.400~", more members than the panel's rows."""
+    from csro_tui.tui.model import DashboardData, Member
+
+    names = ["beat_last", "cycle", "uniform_random", "markov_predictor", "frequency_counter", "constant_rock", "beat_last_2"]
+    aggs = [-135.981, -150.358, -6.544, -44.121, -120.5, -499.2, -135.4]
+    vs = [0.0, -0.2, 0.0, -6.1, -96.4, -88.25, -12.5]
+    members = [Member(f"p{i}", name, "seed", None, 1.0 if i == 0 else 0.0, iteration=i,
+                      scores={"AggScore": agg, "vs meta": v}, score_stderr={"AggScore": 2.6, "vs meta": 1.5},
+                      seat=(i % 2 if populations == 2 else None))
+               for i, (name, agg, v) in enumerate(zip(names, aggs, vs))]
+    return DashboardData(game="rrps(num_repetitions=100)", oracle="seed", meta_solver="nash", members=members,
+                         metric_name="AggScore", populations=populations)
+
+
+@pytest.mark.parametrize("populations", [1, 2])
+async def test_at_80x24_a_sampled_games_population_shows_each_number_whole(populations):
+    """rrps and repeated Leduc at 80 columns: the Agg column pushed vs meta off the panel ("vsMe",
+    "+0.0"); now the names shorten and, if that is not enough, the weight (in the Meta-strategy
+    panel beside) and then Agg are left out, and the panel's border says so."""
+    from textual.geometry import Region
+
+    data = _sampled_rrps(populations)
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        table = app.screen.query_one(PopulationTable)
+        region = table.scrollable_content_region
+        lines = [strip.text for strip in table.render_lines(Region(0, 0, region.width, region.height))]
+        header = lines[0].split()
+        assert header[-1] == "vsMeta", lines[0]
+        assert table.virtual_size.width <= region.width, (table.virtual_size, region)  # no column cut at the edge
+        shown = [line for line in lines[1:] if line.strip()]
+        assert shown
+        for line in shown:
+            member = data.member(line.split()[1 if populations == 2 else 0])
+            assert f"{member.scores['vs meta']:+.3f}~" in line, line
+            if "Agg" in header:
+                assert f"{member.scores['AggScore']:+.3f}~" in line, line
+        dropped = [name for name in ("wt", "Agg") if name not in header]
+        subtitle = app.screen.query_one("#panel-population").border_subtitle
+        assert (dropped and subtitle.startswith(", ".join(dropped) + " left out")) or (not dropped and not subtitle)
+
+
+def _kuhn_after(iterations: int, long_name: str = ""):
+    """A one-population Kuhn run's dashboard after `iterations` (exact payoffs, every weight equal)."""
+    from csro_tui.tui.model import Cell, DashboardData, Member
+
+    ids = [f"p{i}" for i in range(iterations + 1)]
+    names = {"p0": "always_bet", ids[-1]: long_name or f"br-{iterations}"}
+    members = [Member(i, names.get(i, f"br-{n}"), "best-response", weight=1 / len(ids)) for n, i in enumerate(ids)]
+    upper = {("p0", "p1"): -1 / 3, ("p0", "p2"): -1 / 3, ("p0", "p3"): -1 / 6, ("p0", "p4"): 0.0417, ("p1", "p2"): -0.25,
+             ("p1", "p3"): 0.0, ("p1", "p4"): 0.25, ("p2", "p3"): -1 / 6, ("p2", "p4"): 0.0, ("p3", "p4"): 0.125,
+             ("p0", "p5"): -0.0556, ("p1", "p5"): 0.0833, ("p2", "p5"): 0.0, ("p3", "p5"): -0.0417, ("p4", "p5"): 0.0}
+    payoffs = {(i, i): Cell(0.0, 0.0, 0, True, self_play=True) for i in ids}
+    for (a, b), value in upper.items():
+        if a in ids and b in ids:
+            payoffs[(a, b)], payoffs[(b, a)] = Cell(value, 0.0, 0, True), Cell(-value, 0.0, 0, True)
+    return DashboardData(game="kuhn_poker", oracle="best-response", meta_solver="nash", members=members, payoffs=payoffs)
+
+
+def _assert_each_figure_whole(table, data) -> None:
+    from textual.geometry import Region
+
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    region = table.scrollable_content_region
+    assert table.virtual_size.width <= region.width, (table.virtual_size, region)  # nothing to scroll to
+    lines = [strip.text for strip in table.render_lines(Region(0, 0, region.width, region.height))]
+    ids = [m.id for m in data.members]
+    assert lines[0].split() == ids, lines[0]
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        row, *figures = line.split()
+        assert figures == [PayoffHeatmap._cell_text(data.cell(row, column)) for column in ids], line  # noqa: SLF001
+
+
+async def test_at_80x24_six_kuhn_members_payoff_columns_show_each_figure_whole():
+    """A one-population Kuhn run after 5 iterations: the matrix's last columns were cut ("+0.0",
+    as the fifth of five with the timeline's rows) at 80 columns; without the cell padding, each
+    figure keeps one space before it."""
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    data = _kuhn_after(5)
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        _assert_each_figure_whole(app.screen.query_one(PayoffHeatmap).table, data)
+
+
+async def test_at_80x24_the_matrix_fits_again_when_the_detail_under_it_grows():
+    """Five members fit with the padding until a longer detail under the matrix takes a row from
+    it and its scrollbar two columns (as the timeline's bar does on opening a session)."""
+    from csro_tui.tui.widgets.payoff_heatmap import PayoffHeatmap
+
+    data = _kuhn_after(4, long_name="exploits_the_bluffs_of_always_bet_with_queens")
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        heatmap = app.screen.query_one(PayoffHeatmap)
+        assert heatmap.table.cell_padding == 1  # five columns and five rows fit, padded
+        heatmap.table.move_cursor(row=0, column=4)  # the detail names p4: three lines
+        await pilot.pause()
+        await pilot.pause()
+        _assert_each_figure_whole(heatmap.table, data)

@@ -407,3 +407,36 @@ def test_the_sessions_list_says_two_populations(tmp_path):
     one = session_summary(_state(tmp_path, "sample-kuhn").summary(tmp_path / "sample-kuhn"))
     assert two.startswith("completed · kuhn_poker · 2 populations · best-response"), two
     assert "population" not in one.replace("policies", ""), one
+
+
+def _after_iteration_2(root):
+    """The recorded session as a Kuhn run with the best-response oracle stands after iteration
+    2: seat 1 has a third member, each seat's mixture is one member at 100%, the rest at 0."""
+    from dataclasses import replace
+
+    from csro_tui.tui.model import Member
+
+    record_two_population_session(root)
+    data = dashboard_data(_state(root))
+    weights = {"p0": 0.0, "p1": 0.0, "p2": 1.0, "p3": 0.0}
+    data.members = [replace(m, weight=weights[m.id]) for m in data.members]
+    data.members.append(Member("p4", "br_seat1_2", "best-response", "p3", 1.0, iteration=2, seat=1))
+    return data
+
+
+async def test_at_80x24_both_seats_meta_strategies_show_every_member_with_weight(tmp_path):
+    """Stacked at 80 columns, seat 1's member at 100% scrolled out of the Meta-strategies panel
+    (a newcomer's Kuhn run after iteration 2); members at weight 0 fold into a count."""
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    data = _after_iteration_2(tmp_path)
+    app = ScreenApp(lambda: DashboardScreen(data))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        shown = [line for line in screen_lines(app).splitlines() if "%" in line]  # the meta panel's lines
+        for member in (m for m in data.members if m.weight > 0):
+            assert any(f"{member.id} " in line and f"{member.weight:.1%}" in line for line in shown), (member.id, shown)
+        text = screen_lines(app)
+        assert "seat 0 · value" in text and "seat 1 · value" in text
+        assert "at 0%: seat 0: 1 · seat 1: 2" in text

@@ -35,7 +35,8 @@ class MetaBars(Static):
         """Each member on one line, label, bar and weight cut to `width` (a bar wider than the
         panel wrapped each member onto three lines at 80 columns).  Two populations: each
         seat's mixture under its seat and value, side by side where there is room, else
-        seat 0's over seat 1's."""
+        seat 0's over seat 1's with the members at weight 0 folded into a count on a last
+        line (stacked, every member took a line and seat 1's scrolled out of view at 80x24)."""
         if not data.members:
             return Text("No population yet.", style="dim")
         width = width if width is not None else (self.size.width or 80)
@@ -47,14 +48,22 @@ class MetaBars(Static):
         side_by_side = width >= 2 * SIDE_BY_SIDE_MIN + GUTTER
         column = (width - GUTTER) // 2 if side_by_side else width
         groups = []
+        folded = []  # stacked: each seat's members at weight 0, as a count (seat 1's rows stay in view)
         for seat in (0, 1):
             group = Text(no_wrap=True, overflow="ellipsis")
             group.append(seat_heading(seat, data.meta_value), style="bold")
             members = data.seat_members(seat)
+            shown = members
+            if not side_by_side and any(m.weight > 0 for m in members):  # (no mixture yet: each shows)
+                shown = [m for m in members if m.weight > 0]
+            if len(shown) < len(members):
+                folded.append(f"seat {seat}: {len(members) - len(shown)}")
             group.append("\n")
-            group.append_text(self._lines(members, column) if members else Text("no members yet", style="dim"))
+            group.append_text(self._lines(shown, column) if shown else Text("no members yet", style="dim"))
             groups.append(group)
         if not side_by_side:
+            if folded:
+                groups.append(Text(f"at 0%: {' · '.join(folded)}", style="dim"))
             return Text("\n", no_wrap=True, overflow="ellipsis").join(groups)
         grid = Table.grid(padding=(0, GUTTER, 0, 0))
         grid.add_column(width=column, no_wrap=True)

@@ -47,15 +47,22 @@ def matrix_title(data: DashboardData) -> str:
     return "Payoff matrix (row vs column, seat-averaged)"
 
 
+class PayoffTable(MeasuredTable):
+    def on_resize(self) -> None:
+        if isinstance(self.parent, PayoffHeatmap):
+            self.parent.refit()  # its columns fit its width
+
+
 class PayoffHeatmap(Vertical):
     """A DataTable with a cell cursor; each cell coloured by its mean."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._data = DashboardData()
+        self._fitted = (0, 0)  # the size the columns were fitted to
 
     def compose(self) -> ComposeResult:
-        yield MeasuredTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
+        yield PayoffTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
         yield Static("", id="payoff-detail")
 
     @staticmethod
@@ -79,7 +86,8 @@ class PayoffHeatmap(Vertical):
         scale = max((abs(c.mean) for c in data.payoffs.values()), default=0.0)
         texts = {(row_id, col_id): self._cell_text(data.cell(row_id, col_id)) for row_id in ids for col_id in columns}
         # as wide as the widest figure ("-13.60~" in repeated Leduc), else its "~" is cut
-        width = max([6, *(len(i) for i in columns), *(len(t) for t in texts.values() if t)])
+        natural = max([0, *(len(i) for i in columns), *(len(t) for t in texts.values() if t)])
+        width = self._fit_padding(table, ids, columns, max(6, natural), natural + 1)
         for member_id in columns:
             table.add_column(member_id, key=member_id, width=width)
         for row_id in ids:
@@ -105,6 +113,26 @@ class PayoffHeatmap(Vertical):
                 row=min(cursor.row, len(ids) - 1), column=min(cursor.column, len(columns) - 1)
             )
         self._describe()
+
+    def _fit_padding(self, table: DataTable, rows: list[str], columns: list[str], width: int, unpadded: int) -> int:
+        """The columns' width, and the table's cell padding: where the padded columns do not fit
+        (five Kuhn members at 80 columns cut the last one to "+0.0"), no padding and one column
+        of space before each figure instead (`unpadded` wide; the cells' colours tell them apart)."""
+        self._fitted = (table.size.width, table.size.height)
+        available = table.size.width
+        if len(rows) + 1 > table.size.height:  # rows below: the vertical scrollbar takes its columns
+            available -= table.styles.scrollbar_size_vertical
+        label = max((len(i) for i in rows), default=0)
+        padded = label + 2 + len(columns) * (width + 2)
+        padding = 1 if available <= 0 or padded <= available else 0
+        table.cell_padding = padding
+        return width if padding else unpadded
+
+    def refit(self) -> None:
+        """The table's size changed (the detail under it wraps onto more lines, the terminal)."""
+        table = self.table
+        if (table.size.width, table.size.height) != self._fitted:
+            self.show(self._data)
 
     class Inspect(Message):
         """Enter on a cell: inspect the row member against the column member."""

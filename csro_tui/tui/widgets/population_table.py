@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
@@ -14,7 +15,11 @@ from csro_tui.tui.widgets.measured_table import MeasuredTable
 
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
 NARROW_NAME = 12  # characters of a name in a narrow table (the inspector has it whole)
+NARROW_MIN_NAME = 8  # a name shortens this far before a column is left out
 SHORT_HEADERS = {"AggScore": "Agg", "vs meta": "vsMeta"}
+# Left out first when the narrow columns do not fit, as `csro sessions` drops its columns: the
+# weight is in the Meta-strategy panel beside the table, and the inspector has both.
+NARROW_DROP_ORDER = ("wt", "Agg")
 
 
 class PopulationTable(MeasuredTable):
@@ -27,9 +32,9 @@ class PopulationTable(MeasuredTable):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._score_names: list[str] = []
+        self._headers: list[str] = []
         self._narrow: bool | None = None
-        self._seats = False
+        self._fitted = (0, 0)  # the size the narrow columns were fitted to
         self._shown: DashboardData | None = None
 
     def show(self, data: DashboardData) -> None:
@@ -41,30 +46,72 @@ class PopulationTable(MeasuredTable):
         # within its seat's mixture; vs meta is against the other seat's)
         seats = data.populations == 2
         selected = self.selected_id
-        self.clear(columns=score_names != self._score_names or narrow != self._narrow or seats != self._seats
-                   or not self.columns)
-        if not self.columns:
-            seat = ["seat"] if seats else []
-            if narrow:
-                self.add_columns(*seat, "id", "name", "wt", *(SHORT_HEADERS.get(name, name) for name in score_names))
-            else:
-                self.add_columns(*seat, "id", "name", "oracle", "parent", "weight", *score_names)
-        self._score_names, self._narrow, self._seats = score_names, narrow, seats
         members = sorted(data.members, key=lambda m: m.seat if m.seat is not None else -1) if seats else data.members
-        for member in members:
-            cells = self._cells(member, score_names, narrow)
-            if seats:
-                cells.insert(0, "–" if member.seat is None else str(member.seat))
+        seat = ["seat"] if seats else []
+        if narrow:
+            headers, rows = self._fit(seat + ["id", "name", "wt", *(SHORT_HEADERS.get(n, n) for n in score_names)],
+                                      members, score_names, seats)
+        else:
+            headers = seat + ["id", "name", "oracle", "parent", "weight", *score_names]
+            rows = [self._row(member, score_names, False, seats) for member in members]
+        # narrow: the columns again too, else they keep the widths of longer names than now shown
+        self.clear(columns=narrow or headers != self._headers or not self.columns)
+        if not self.columns:
+            self.add_columns(*headers)
+        self._headers, self._narrow, self._fitted = headers, narrow, (self.size.width, self.size.height)
+        for member, cells in zip(members, rows):
             self.add_row(*cells, key=member.id)
         if selected is not None and selected in self.rows:
             self.move_cursor(row=self.get_row_index(selected))
 
+    def _row(self, member: Member, score_names: list[str], narrow: bool, seats: bool,
+             name_width: int = NARROW_NAME) -> list[Text | str]:
+        cells = self._cells(member, score_names, narrow, name_width)
+        if seats:
+            cells.insert(0, "–" if member.seat is None else str(member.seat))
+        return cells
+
+    def _fit(self, headers: list[str], members: list[Member], score_names: list[str],
+             seats: bool) -> tuple[list[str], list[list[Text | str]]]:
+        """80 columns: the names shorten (to NARROW_MIN_NAME), then the columns of
+        NARROW_DROP_ORDER are left out, until every column fits whole (an Agg of "-135.981~"
+        pushed vs meta off the panel, read as "+0.0"); the panel's bottom border says which."""
+        width = self.size.width
+        if len(members) + 1 > self.size.height:  # rows below: the vertical scrollbar takes its columns
+            width -= self.styles.scrollbar_size_vertical
+        rows = [self._row(member, score_names, True, seats) for member in members]
+        dropped: list[str] = []
+
+        def needed() -> int:
+            return sum(max([cell_len(header), *(cell_len(_plain(row[i])) for row in rows)]) + 2 * self.cell_padding
+                       for i, header in enumerate(headers))
+
+        if width > 0:  # laid out (before that, on_resize shows it again)
+            for name_width in range(NARROW_NAME - 1, NARROW_MIN_NAME - 1, -1):
+                if needed() <= width:
+                    break
+                rows = [self._row(member, score_names, True, seats, name_width) for member in members]
+            for header in NARROW_DROP_ORDER:
+                if needed() <= width:
+                    break
+                if header in headers:
+                    index = headers.index(header)
+                    headers = headers[:index] + headers[index + 1:]
+                    rows = [row[:index] + row[index + 1:] for row in rows]
+                    dropped.append(header)
+        if self.parent is not None and self.parent.has_class("panel"):
+            self.parent.border_subtitle = f"{', '.join(dropped)} left out: i Inspect shows it" if dropped else ""
+        return headers, rows
+
     def on_resize(self) -> None:
-        if self._shown is not None and (self.app.size.width < NARROW_BELOW) != self._narrow:
+        if self._shown is None:
+            return
+        narrow = self.app.size.width < NARROW_BELOW
+        if narrow != self._narrow or (narrow and (self.size.width, self.size.height) != self._fitted):
             self.show(self._shown)
 
     @staticmethod
-    def _cells(member: Member, score_names: list[str], narrow: bool = False) -> list[Text | str]:
+    def _cells(member: Member, score_names: list[str], narrow: bool = False, name_width: int = NARROW_NAME) -> list[Text | str]:
         # a sampled score with its "±", as the review shows it; in 80 columns there is no room
         # for it: "~" marks it sampled, as in the payoff matrix (a wider terminal shows the ±)
         scores = [
@@ -74,7 +121,7 @@ class PopulationTable(MeasuredTable):
             for name in score_names
         ]
         if narrow:  # a person's edit still shows, after the name: "br-2 ✎" (the inspector names who)
-            name = plain(one_line(member.name, NARROW_NAME))
+            name = plain(one_line(member.name, name_width))
             if member.edited_by:
                 name.append(" ✎", style="bold magenta")
             return [plain(one_line(member.id)), name, f"{member.weight:.3f}", *scores]
@@ -102,3 +149,7 @@ class PopulationTable(MeasuredTable):
         event.stop()
         if event.row_key.value is not None:
             self.post_message(self.Inspect(event.row_key.value))
+
+
+def _plain(cell: Text | str) -> str:
+    return cell.plain if isinstance(cell, Text) else cell

@@ -279,3 +279,18 @@ async def test_tab_from_the_open_button_reaches_the_game_field_at_once():
         await pilot.press("tab")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == "game"
+
+
+async def test_the_form_opens_at_its_top_with_the_sessions_list_focused(tmp_path):
+    """With the panel no Tab stop, Textual's first focus went to the Game field and
+    scrolled the form before its layout settled: at 80x24 Game was out of view."""
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import start_screen
+
+    app = CsroApp(sessions_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        for _ in range(10):
+            await pilot.pause()
+        assert app.focused.id == "session-list"
+        assert app.screen.query_one("#new-session").scroll_y == 0

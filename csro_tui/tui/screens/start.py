@@ -55,6 +55,9 @@ def _backend():
 
 
 class StartScreen(Screen[LaunchOptions | OpenSession]):
+    # Textual's first focus would go to the Game field and scroll the form before the
+    # layout settles (Game then hidden at 80x24); the sessions list is where it belongs.
+    AUTO_FOCUS = "#session-list"
     BINDINGS = [
         Binding("ctrl+n", "start", "Start session", id="start.start"),
         Binding("ctrl+o", "open", "Open selected", id="start.open"),

@@ -48,7 +48,12 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if not os.environ.get(REAL_LLM_ENV):
+    if os.environ.get(REAL_LLM_ENV):
+        # The real-model tests take minutes and share one server slot (a file lock): first in
+        # the order, xdist hands them to one worker at the start, so they overlap the rest of
+        # the suite instead of holding its tail (they are independent of every other test).
+        items.sort(key=lambda item: "real_llm" not in item.keywords)
+    else:
         no_model = pytest.mark.skip(reason=f"no real model: set {REAL_LLM_ENV} (scripts/local-llm.sh start; url)")
         for item in items:
             if "real_llm" in item.keywords:

@@ -175,22 +175,25 @@ class _AnswerTypes:
         those with zero weight on an illegal one (the parent skips them), and
         none after the first it refuses (it stops there).  So an honest reply
         stays within what its request allows, whatever the dict's size."""
-        allowed = None
+        # Exact ints only: nothing of the policy's is hashed or compared.
+        allowed = {item for item in legal if type(item) is int} if type(legal) is list else ()
         pairs = []
         skipped = None
         for key, value in dict.items(answer):
-            pair = [self.action_id(key), self.probability(value)]
-            key, probability = pair
-            if type(key) is int and type(probability) is float:
-                if allowed is None:  # exact ints only: nothing of the policy's is hashed or compared
-                    allowed = {item for item in legal if type(item) is int} if type(legal) is list else set()
+            # The common entry, an exact int key that fits 63 bits and an exact
+            # float, is read inline (literal bounds: nothing a policy could rebind).
+            if type(key) is not int or not -0x8000000000000000 < key < 0x8000000000000000:
+                key = self.action_id(key)
+            if type(value) is not float:
+                value = self.probability(value)
+            if type(key) is int and type(value) is float:
                 if key in allowed:
-                    pairs.append(pair)
+                    pairs.append([key, value])
                     continue
-                if probability == 0.0:
-                    skipped = skipped or pair
+                if value == 0.0:
+                    skipped = skipped or [key, value]
                     continue
-            pairs.append(pair)
+            pairs.append([key, value])
             break
         # All skipped: one of them, for the parent to say the weights sum to 0.
         return pairs or ([skipped] if skipped else [])

@@ -18,10 +18,24 @@ from csro_tui.sandbox.channel import HostChannel
 from csro_tui.sandbox.checks import HostFault, check_reply
 from csro_tui.sandbox.failures import FailureCategory, PolicyFailure
 from csro_tui.sandbox.wire import FAILURE_TEXT_CHARS, TYPE_NAME_CHARS, act_reply_bound, reply_bound
-from tests.sandbox.test_isolation_limits_and_protocol import failure_of, make_host
+from csro_tui.sandbox.sandbox import PolicyHost, SandboxLimits
 
+LIMITS = SandboxLimits(init_timeout=30.0, move_timeout=10.0, batch_timeout=10.0, memory_mb=512)
+GAME = {"name": "test", "num_players": 2, "num_actions": 3, "action_names": ["a", "b", "c"], "params": {}}
 WIDE = "\U0001F600"  # one character, 12 bytes in the host's JSON (a surrogate pair's two escapes)
 LEGAL = list(range(50))
+
+
+def make_host(source: str) -> PolicyHost:
+    return PolicyHost(source, GAME, name="policy", limits=LIMITS)
+
+
+def failure_of(source: str, obs: dict) -> PolicyFailure:
+    with make_host(source) as host:
+        host.new_episodes([(1, 0, 0)])
+        with pytest.raises(PolicyFailure) as caught:
+            host.act([(1, obs)])
+    return caught.value
 
 
 def test_the_longest_honest_answers_fit_their_bound(sandbox_mode):

@@ -283,7 +283,7 @@ class PolicyHost:
             legal_actions += len(legal)
             if sent:  # the lists the host holds for the episode, each of which may come back in `resync`
                 list_keys += len(sent)
-                key_characters += sum(map(len, sent))
+                key_characters += sum(map(len, map(str, sent)))  # str: a key as JSON sends it
         what = f"act for {len(requests)} episode(s)"
         bound = act_reply_bound(self.limits.output_tail_chars, len(requests), legal_actions, list_keys, key_characters)
         self._clock.arm(len(requests), (KIND_ACT,), [entry[0] for entry in encoded])
@@ -359,7 +359,7 @@ class PolicyHost:
         what = f"act for {count} episode(s)"
         legal_actions = count * len(legal_lists[0]) if "legal_actions" in same else sum(map(len, legal_lists))
         bound = act_reply_bound(self.limits.output_tail_chars, count, legal_actions, count * len(grown),
-                                count * sum(map(len, grown)))
+                                count * sum(map(len, map(str, grown))))
         self._clock.arm(count, (KIND_ACT,), episodes)
         self._send(message, what)
         self._in_flight = (list(zip(episodes, legal_lists)), legal_lists, what, bound)

@@ -148,3 +148,33 @@ def test_only_a_failure_report_may_be_longer_than_an_answer():
                                     f"at most {bound.ok_bytes} while act for 2 episode(s)")
     failure = {"seq": 3, "ok": False, "category": "crash", "message": "x"}
     assert check_reply(failure, 3, "act", bound.any_bytes, bound.ok_bytes) is failure
+
+
+def test_the_host_leaves_out_only_what_the_parent_would_not_read(monkeypatch):
+    """Random dict answers: the entries the host now sends get the verdict
+    (the distribution, or the failure and its words) that every entry got
+    when it sent them all."""
+    import random
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)  # host_main sets it on import
+    from csro_tui.sandbox import host_main
+    from csro_tui.sandbox.checks import check_distribution
+
+    answer_types = host_main._AnswerTypes(TYPE_NAME_CHARS)
+    rng = random.Random(34)
+    legal = [0, 2, 3, 7]
+    keys = [0, 1, 2, 3, 4, 7, 9, 10**6, -5, 1 << 70, "x", 2.0, True, None]
+    values = [0.0, -0.0, 0.5, 1.0, 0.25, 0, 1, -0.1, float("nan"), float("inf"), "p", None, 1 << 1100]
+
+    def verdict(pairs):
+        try:
+            return check_distribution(pairs, legal, 1)
+        except HostFault as fault:
+            return fault.args
+
+    for _ in range(3000):
+        answer = {rng.choice(keys): rng.choice(values) for _ in range(rng.randint(1, 8))}
+        every_entry = [[answer_types.action_id(k), answer_types.probability(v)] for k, v in answer.items()]
+        sent = answer_types.distribution(answer, legal)
+        assert verdict(sent) == verdict(every_entry), answer
+        assert len(sent) <= len(legal) + 1

@@ -4,7 +4,10 @@ The host's end is host_channel.py.  Writes never block the parent on a full
 pipe for good (a host that stops reading is found dead by poll); reads wait
 for a whole line as long as the host lives (the clock's watchdog kills a
 host past a deadline, which ends the wait) and refuse a line longer than
-`max_message_bytes`.  What the lines mean is wire.py's and checks.py's.
+its request allows (wire.ReplyBound, never more than `max_message_bytes`)
+as soon as that many bytes have arrived, before anything is parsed: what a
+host sends costs the parent at most that much memory.  What the lines mean
+is wire.py's and checks.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 import select
 import subprocess
 
-from csro_tui.sandbox.checks import HostFault
+from csro_tui.sandbox.checks import HostFault, reply_too_long
 from csro_tui.sandbox.failures import FailureCategory
 
 
@@ -54,14 +57,17 @@ class HostChannel:
                 raise HostDied from None
             view = view[written:]
 
-    def read_line(self) -> bytes:
-        """The next line, without its newline; HostDied at the end of the
-        stream, HostFault for a line longer than the limit."""
+    def read_line(self, limit: int) -> bytes:
+        """The next line, without its newline, of at most `limit` bytes;
+        HostDied at the end of the stream, HostFault for a longer line (read
+        no further than its first `limit` bytes and one more read)."""
         fd = self._process.stdout.fileno()
         buffer = self._buffer
-        limit = self._limit
+        limit = min(limit, self._limit)
         while True:
             end = buffer.find(b"\n", self._scanned)
+            if end > limit:
+                raise HostFault(FailureCategory.MALFORMED, reply_too_long(f"{end} bytes", limit))
             if end >= 0:
                 line = bytes(buffer[:end])
                 del buffer[: end + 1]
@@ -69,7 +75,7 @@ class HostChannel:
                 return line
             self._scanned = len(buffer)
             if len(buffer) > limit:
-                raise HostFault(FailureCategory.MALFORMED, f"host sent a reply longer than {limit} bytes")
+                raise HostFault(FailureCategory.MALFORMED, reply_too_long(f"over {len(buffer)} bytes", limit))
             self._poll_in.poll()  # until a reply, or the end of a host the clock killed
             # 64 kB, not more: a larger read buffer is mmap'ed and unmapped on
             # every call (measured here: 20 us per read at 1 MB, 1.3 us at 64 kB).

@@ -21,7 +21,7 @@ import signal
 from csro_tui.sandbox.failures import FailureCategory
 from csro_tui.sandbox.host_kernel import syscall_name
 from csro_tui.sandbox.limits import SandboxLimits
-from csro_tui.sandbox.wire import PRINTED_HEAD_CHARS
+from csro_tui.sandbox.wire import FAILURE_TEXT_CHARS, PRINTED_HEAD_CHARS, TYPE_NAME_CHARS
 from csro_tui.text import clean_text
 
 # Categories the child may report itself; anything else is malformed.
@@ -32,7 +32,6 @@ _CHILD_CATEGORIES = {
     "timeout": FailureCategory.TIMEOUT,
 }
 _MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "out of memory", "Out of memory", "memory allocation")
-_TEXT_LIMIT = 20_000  # longest message or traceback accepted from the child
 _LAST_LINE_LIMIT = 200  # longest line of the host's log quoted in a failure summary
 
 
@@ -43,11 +42,20 @@ class HostFault(Exception):
     """
 
 
-def check_reply(reply, seq: int, what: str) -> dict:
-    """A decoded reply: a dict with the expected sequence number and `ok`."""
+def check_reply(reply, seq: int, what: str, size: int = 0, ok_bytes: int | None = None) -> dict:
+    """A decoded reply of `size` bytes: a dict with the expected sequence
+    number and `ok`; one that answers (ok true) in at most `ok_bytes` (its
+    request's wire.ReplyBound: only a failure report may be longer)."""
     if not isinstance(reply, dict) or reply.get("seq") != seq or not isinstance(reply.get("ok"), bool):
         raise HostFault(FailureCategory.MALFORMED, f"host sent a reply out of protocol while {what}")
+    if ok_bytes is not None and size > ok_bytes and reply["ok"]:
+        raise HostFault(FailureCategory.MALFORMED, f"{reply_too_long(f'{size} bytes', ok_bytes)} while {what}")
     return reply
+
+
+def reply_too_long(size: str, limit: int) -> str:
+    """The failure of a host whose reply is longer than its request allows."""
+    return f"host sent a reply of {size} where its request allows at most {limit}"
 
 
 def check_printed(printed, printed_bytes: int) -> list:
@@ -126,7 +134,7 @@ def check_answer(answer, legal, episode: int) -> int | dict[int, float]:
     if isinstance(answer, dict) and set(answer) == {"type"} and isinstance(answer["type"], str):
         raise HostFault(
             FailureCategory.MALFORMED,
-            f"act returned a {answer['type'][:60]}; expected an action id (int) or a dict "
+            f"act returned a {answer['type'][:TYPE_NAME_CHARS]}; expected an action id (int) or a dict "
             f"{{action id: probability}} (episode {episode})",
         )
     raise HostFault(FailureCategory.MALFORMED, f"host sent an answer out of protocol (episode {episode})")
@@ -146,13 +154,13 @@ def check_distribution(pairs: list, legal, episode: int) -> dict[int, float]:
             kind = key.get("type") if isinstance(key, dict) else None
             raise HostFault(
                 FailureCategory.MALFORMED,
-                f"distribution key of type {str(kind)[:60]} is not an action id {where}",
+                f"distribution key of type {str(kind)[:TYPE_NAME_CHARS]} is not an action id {where}",
             )
         if type(probability) not in (int, float):
             kind = probability.get("type") if isinstance(probability, dict) else None
             raise HostFault(
                 FailureCategory.MALFORMED,
-                f"probability of action {key} is a {str(kind)[:60]}, not a number {where}",
+                f"probability of action {key} is a {str(kind)[:TYPE_NAME_CHARS]}, not a number {where}",
             )
         if type(probability) is int:  # only a forged reply has ints too big for a float
             probability = float(probability) if probability.bit_length() <= 1023 else math.inf
@@ -190,11 +198,11 @@ def child_failure(reply: dict, limits: SandboxLimits) -> tuple[FailureCategory, 
         message = message.replace(f"system call #{number}", f"system call {syscall_name(number)}", 1)
     # Policy-made text: escape sequences and control characters go here,
     # before it reaches a session log, an LLM prompt or a terminal.
-    message = clean_text(message[:_TEXT_LIMIT]) or "no message"
+    message = clean_text(message[:FAILURE_TEXT_CHARS]) or "no message"
     if category is FailureCategory.MEMORY:
         message += (f" (limit {limits.memory_mb} MB for the host, which may play "
                     f"{limits.episodes_per_host()} episodes at once: {limits.episode_memory_mb} MB each)")
-    traceback_text = clean_text(traceback_text[:_TEXT_LIMIT])
+    traceback_text = clean_text(traceback_text[:FAILURE_TEXT_CHARS])
     if output:
         traceback_text += f"\n--- last output of the policy ---\n{clean_text(output[-limits.output_tail_chars:])}"
     return category, message, traceback_text

@@ -194,12 +194,22 @@ class _CallTimer:
         raise CallTimeout(self.message())
 
 
+def _cut_texts(reply: dict, limit: int) -> dict:
+    """A failure reply with its message and traceback cut to `limit` characters each."""
+    return {key: value[:limit] if key in ("message", "traceback") and type(value) is str else value
+            for key, value in reply.items()}
+
+
 class _Channel:
     """Line-delimited JSON over two private file descriptors."""
 
     def __init__(self, in_fd: int, out_fd: int) -> None:
         self._reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
         self._out_fd = out_fd
+        # A failure reply's message and traceback are cut to this many
+        # characters (the policy's load sets it): the parent reads a reply
+        # only up to the size its request allows (wire.reply_bound).
+        self.text_limit = None
 
     def receive(self):
         line = self._reader.readline()
@@ -208,6 +218,8 @@ class _Channel:
         return json.loads(line)
 
     def send(self, message) -> None:
+        if self.text_limit is not None and message.get("ok") is False:
+            message = _cut_texts(message, self.text_limit)
         data = json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
         view = memoryview(data)
         while view:

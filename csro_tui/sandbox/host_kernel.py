@@ -283,7 +283,11 @@ ALLOWED_SYSCALLS = {
 # Made at every request, most frequent first: tested first by the filter.
 _HOT_SYSCALLS = ("read", "write", "setitimer", "rt_sigreturn", "futex")
 # Allowed only in the form given: (syscall, [(argument index, op, value[, mask])], reason).
-_WRITE_OPEN_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # + O_TMPFILE
+# Refused: every way to write (O_TMPFILE is 0o20000000), and O_PATH, which
+# Landlock does not check (it needs no access right): a descriptor of any
+# file, whose fstat gives its metadata.
+_REFUSED_OPEN_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000
+                       | os.O_PATH)
 _TCGETS = 0x5401
 _PR_SET_NO_NEW_PRIVS = 38
 
@@ -298,7 +302,8 @@ def _comparison(index: int, op: int, value: int, mask: int = 0) -> "_ArgCmp":
 
 def _argument_rules(me: int, drop_to) -> list:
     rules = [
-        ("openat", [(2, _SCMP_CMP_MASKED_EQ, 0, _WRITE_OPEN_FLAGS)], "reading only (Landlock also says where)"),
+        ("openat", [(2, _SCMP_CMP_MASKED_EQ, 0, _REFUSED_OPEN_FLAGS)],
+         "reading only, not O_PATH (Landlock says where)"),
         ("ioctl", [(1, _SCMP_CMP_EQ, _TCGETS)], "isatty() of every file open() opens"),
         ("prlimit64", [(0, _SCMP_CMP_EQ, 0)], "its own limits (glibc's getrlimit/setrlimit), never another's"),
         ("sched_getaffinity", [(0, _SCMP_CMP_EQ, 0)], "OpenBLAS and os.cpu_count, of itself"),

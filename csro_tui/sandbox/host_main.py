@@ -56,6 +56,7 @@ import builtins  # noqa: E402
 globals().update({name: value for name, value in vars(builtins).items() if not name.startswith("__")})
 
 import gc  # noqa: E402
+import itertools  # noqa: E402
 import linecache  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -110,9 +111,15 @@ def _type_name(value) -> str:
 
 
 class _AnswerTypes:
-    """Exact types accepted as action ids and probabilities (numpy's when loaded)."""
+    """Exact types accepted as action ids and probabilities (numpy's when loaded).
 
-    def __init__(self) -> None:
+    What they become is sent as an answer whose size its request bounds
+    (wire.act_reply_bound): a type name is cut to `type_name_chars`, and a
+    distribution carries at most one entry per legal action and the one
+    entry the parent refuses."""
+
+    def __init__(self, type_name_chars: int | None = None) -> None:
+        self.type_name_chars = type_name_chars
         self.integers = frozenset()
         self.floats = frozenset({float})
         numpy = sys.modules.get("numpy")
@@ -126,6 +133,9 @@ class _AnswerTypes:
             self.floats = frozenset({float} | {getattr(numpy, name) for name in ("float16", "float32", "float64")
                                                if type(getattr(numpy, name, None)) is type})
 
+    def type_report(self, value) -> dict:
+        return {"type": _type_name(value)[: self.type_name_chars]}
+
     def action_id(self, value):
         kind = type(value)
         if kind is int:
@@ -133,7 +143,7 @@ class _AnswerTypes:
         elif kind in self.integers:
             number = int(value)  # numpy's own C conversion
         else:
-            return {"type": _type_name(value)}
+            return self.type_report(value)
         bits = int.bit_length(number)
         if bits > _MAX_ACTION_BITS:
             return {"type": f"{bits}-bit int"}
@@ -145,18 +155,48 @@ class _AnswerTypes:
             return float(value) if kind is float or int.bit_length(value) <= 1023 else {"type": "huge int"}
         if kind in self.floats or kind in self.integers:
             return float(value)
-        return {"type": _type_name(value)}
+        return self.type_report(value)
 
-    def encode(self, answer):
+    def encode(self, answer, legal):
         """What act() returned as JSON that keeps its type visible: an int, or
-        {"dist": [[key, probability], ...]}, or {"type": name} (malformed)."""
+        {"dist": [[key, probability], ...]}, or {"type": name} (malformed).
+        `legal`: the request's legal actions, as the parent sent them."""
         kind = type(answer)
         if kind is dict:
             size = dict.__len__(answer)
             if size > _MAX_DIST_ENTRIES:
                 return {"type": f"dict with {size} entries"}
-            return {"dist": [[self.action_id(k), self.probability(v)] for k, v in dict.items(answer)]}
+            return {"dist": self.distribution(answer, legal)}
         return self.action_id(answer)
+
+    def distribution(self, answer: dict, legal) -> list:
+        """The [key, probability] entries of a dict answer the parent reads
+        (checks.check_distribution), in order: those on legal actions, not
+        those with zero weight on an illegal one (the parent skips them), and
+        none after the first it refuses (it stops there).  So an honest reply
+        stays within what its request allows, whatever the dict's size."""
+        # Exact ints only: nothing of the policy's is hashed or compared.
+        allowed = {item for item in legal if type(item) is int} if type(legal) is list else ()
+        pairs = []
+        skipped = None
+        for key, value in dict.items(answer):
+            # The common entry, an exact int key that fits 63 bits and an exact
+            # float, is read inline (literal bounds: nothing a policy could rebind).
+            if type(key) is not int or not -0x8000000000000000 < key < 0x8000000000000000:
+                key = self.action_id(key)
+            if type(value) is not float:
+                value = self.probability(value)
+            if type(key) is int and type(value) is float:
+                if key in allowed:
+                    pairs.append([key, value])
+                    continue
+                if value == 0.0:
+                    skipped = skipped or [key, value]
+                    continue
+            pairs.append([key, value])
+            break
+        # All skipped: one of them, for the parent to say the weights sum to 0.
+        return pairs or ([skipped] if skipped else [])
 
 
 def _ignore_unraisable(_unraisable) -> None:
@@ -233,6 +273,9 @@ class _Host:
         self.filename = config["policy_filename"]
         self.game_json = json.dumps(config["game_info"])
         self.load_seconds = float(config["limits"].get("load_seconds", 10.0))
+        # What a reply may carry (wire.py): type names and failure texts cut to these lengths.
+        self.type_name_chars = config.get("type_name_chars")
+        channel.text_limit = config.get("failure_text_chars")
         self.instances: dict = {}
         self.modules: dict = {}  # episode id -> that episode's module globals
         self.ended_modules: list = []
@@ -382,7 +425,7 @@ class _Host:
             namespace = self._new_module(seq, self.load_seconds)
         except BaseException as error:  # noqa: BLE001 - policy code may raise anything
             return self.failure(seq, error, "module load")
-        self.answers = _AnswerTypes()  # after the policy's own imports (numpy)
+        self.answers = _AnswerTypes(self.type_name_chars)  # after the policy's own imports (numpy)
         try:
             self.base_kb = _peak_kb()  # the host and the module, before any episode
         except Exception:  # noqa: BLE001
@@ -488,6 +531,7 @@ class _Host:
                 fingerprints = self._reconstruct(episode, obs, deltas)
             elif self.lists.get(episode):
                 self.lists[episode] = {}
+            legal = obs.get("legal_actions")  # before the policy holds obs
             try:
                 timer.episode = episode
                 tick += 1
@@ -501,7 +545,7 @@ class _Host:
                 # The common answer, a plain int that fits 63 bits (literal
                 # bounds: nothing a policy could rebind), skips encode.
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
-                    answer = encode(answer)
+                    answer = encode(answer, legal)
                 answers.append(answer)
             except BaseException as error:  # noqa: BLE001 - policy code may raise anything
                 timer.stop()
@@ -662,7 +706,7 @@ class _Host:
         tick = ticks[0]
         longest = 0.0
         started = first = clock()  # then each call's end is the next one's start: one clock read per call
-        for episode, obs, fingerprints in zip(ids, observations, prints):
+        for episode, obs, fingerprints, legal in zip(ids, observations, prints, _legal_lists(plan)):
             try:
                 timer.episode = episode
                 tick += 1
@@ -674,7 +718,7 @@ class _Host:
                     longest = ended - started
                 started = ended
                 if type(answer) is not int or not -0x8000000000000000 < answer < 0x8000000000000000:
-                    answer = encode(answer)
+                    answer = encode(answer, legal)
                 answers.append(answer)
             except BaseException as error:  # noqa: BLE001 - policy code may raise anything
                 timer.stop()
@@ -751,6 +795,19 @@ class _Host:
             self.channel.send(reply)
             if not reply["ok"]:
                 os._exit(_EXIT_AFTER_FAILURE)
+
+
+def _legal_lists(plan: list):
+    """The legal-action list of each observation of a "cols" batch, as the
+    parent sent it (a shared list's copies are the policy's; the list
+    itself is not)."""
+    for key, kind, column, _items in plan:
+        if key == "legal_actions":
+            if kind == 0:
+                return column
+            if kind == 1:
+                return itertools.repeat(column)
+    return itertools.repeat(None)
 
 
 def _with_printed(reply: dict, host: "_Host") -> dict:

@@ -43,7 +43,7 @@ from csro_tui.sandbox.validation import (
     FORBIDDEN_BUILTINS,
     POLICY_FILENAME,
 )
-from csro_tui.sandbox.wire import PRINTED_HEAD_CHARS, encode_message
+from csro_tui.sandbox.wire import FAILURE_TEXT_CHARS, PRINTED_HEAD_CHARS, TYPE_NAME_CHARS, encode_message
 from csro_tui.text import clean_text
 
 # Modules the host also loads before the policy runs: what allowed modules
@@ -216,6 +216,8 @@ def load_message(source: str, game_info: dict, limits: SandboxLimits, imported: 
         "recursion_limit": limits.recursion_limit,
         "output_tail_chars": limits.output_tail_chars,
         "output_head_chars": PRINTED_HEAD_CHARS,
+        "failure_text_chars": FAILURE_TEXT_CHARS,
+        "type_name_chars": TYPE_NAME_CHARS,
         "limits": {
             "call_seconds": limits.move_timeout,
             "call_grace_seconds": limits.call_grace,

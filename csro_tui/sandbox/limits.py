@@ -53,7 +53,9 @@ class SandboxLimits:
     max_processes: RLIMIT_NPROC (counts threads; the host needs no more).
     max_file_bytes: RLIMIT_FSIZE, largest file the host could write.
     max_open_files: RLIMIT_NOFILE.
-    max_message_bytes: longest reply line accepted from the host.
+    max_message_bytes: longest reply line accepted from the host, whatever
+        its request (each reply is also bounded by what its request allows,
+        wire.ReplyBound, which is far less).
     output_tail_chars: how much of the policy's printed output is kept for
         failure reports.
     recursion_limit: cap on sys.setrecursionlimit inside the host.

@@ -45,7 +45,16 @@ from csro_tui.sandbox.host_process import StartedProcess, kill_process, load_mes
 from csro_tui.sandbox.isolation import isolation_mode, kernel_boundary_problem, kernel_layers
 from csro_tui.sandbox.limits import SandboxLimits
 from csro_tui.sandbox.validation import imported_modules
-from csro_tui.sandbox.wire import column_legal_lists, column_message, decode_reply, encode_message, encode_observation
+from csro_tui.sandbox.wire import (
+    ReplyBound,
+    act_reply_bound,
+    column_legal_lists,
+    column_message,
+    decode_reply,
+    encode_message,
+    encode_observation,
+    reply_bound,
+)
 
 
 class PolicyHost:
@@ -77,7 +86,8 @@ class PolicyHost:
         self._closed = False
         self._seq = 0
         self._channel: HostChannel | None = None
-        self._in_flight: tuple | None = None  # (requests, legal lists, what) of a sent act
+        self._in_flight: tuple | None = None  # (requests, legal lists, what, reply bound) of a sent act
+        self._reply_bound = reply_bound(self.limits.output_tail_chars)  # of every reply but act's
         self._launching = False  # launched: the module load not confirmed yet
         self._prepared = False  # its reply to `prepare` read at launch (zygote hosts)
         self._page: ProgressPage | None = None
@@ -213,6 +223,8 @@ class PolicyHost:
             for label, value in (("episode id", episode), ("player", player), ("seed", seed)):
                 if type(value) is not int:
                     raise ValueError(f"{label} must be an int, not {value!r}")
+            if not -1 << 63 < episode < 1 << 63:  # the host echoes it in its replies (wire.act_reply_bound)
+                raise ValueError(f"episode id {episode} does not fit 64 bits")
             if episode in self._episodes or episode in batch_ids:
                 raise ValueError(f"episode {episode} is already running on this host")
             batch_ids.add(episode)
@@ -252,6 +264,7 @@ class PolicyHost:
         encoded = []
         legal_lists = []
         self._mirrors = True
+        legal_actions = list_keys = key_characters = 0  # what the reply may hold (wire.act_reply_bound)
         # Locals: this loop runs once per move of every episode.
         episodes, encode = self._episodes, self._encode_observation
         for entry in requests:
@@ -267,19 +280,24 @@ class PolicyHost:
                 raise ValueError(f"the observation of episode {episode} must be a dict with a legal_actions list")
             encoded.append(encode(episode, obs, sent))
             legal_lists.append(legal)
+            legal_actions += len(legal)
+            if sent:  # the lists the host holds for the episode, each of which may come back in `resync`
+                list_keys += len(sent)
+                key_characters += sum(map(len, map(str, sent)))  # str: a key as JSON sends it
         what = f"act for {len(requests)} episode(s)"
+        bound = act_reply_bound(self.limits.output_tail_chars, len(requests), legal_actions, list_keys, key_characters)
         self._clock.arm(len(requests), (KIND_ACT,), [entry[0] for entry in encoded])
         self._send({"op": "act", "reqs": encoded}, what)
-        self._in_flight = (requests, legal_lists, what)
+        self._in_flight = (requests, legal_lists, what, bound)
         return True
 
     def receive_act(self) -> list[int | dict[int, float]]:
         """The second half of `act`: wait for the answers of the batch sent last."""
         if self._in_flight is None:
             raise RuntimeError(f"policy host {self.name!r} has no act batch in flight")
-        requests, legal_lists, what = self._in_flight
+        requests, legal_lists, what, bound = self._in_flight
         self._in_flight = None
-        reply = self._receive(what)
+        reply = self._receive(what, bound)
         self._clock.disarm()
         answers, resync = self._checked(check_act_reply, reply, requests, legal_lists)
         if resync:
@@ -339,9 +357,12 @@ class PolicyHost:
                 self._episodes[episode].clear()
         message = column_message(episodes, keys, same, each, grown, whole)
         what = f"act for {count} episode(s)"
+        legal_actions = count * len(legal_lists[0]) if "legal_actions" in same else sum(map(len, legal_lists))
+        bound = act_reply_bound(self.limits.output_tail_chars, count, legal_actions, count * len(grown),
+                                count * sum(map(len, map(str, grown))))
         self._clock.arm(count, (KIND_ACT,), episodes)
         self._send(message, what)
-        self._in_flight = (list(zip(episodes, legal_lists)), legal_lists, what)
+        self._in_flight = (list(zip(episodes, legal_lists)), legal_lists, what, bound)
         return True
 
     def end_episodes(self, episode_ids: list[int]) -> None:
@@ -484,11 +505,14 @@ class PolicyHost:
         except HostDied:
             self._fail(*self._death_report(what))
 
-    def _receive(self, what: str, expected_seq: int | None = None) -> dict:
-        """The next reply; waits as long as the host lives (the watchdog
-        kills a host that passes a deadline, which ends the wait)."""
+    def _receive(self, what: str, bound: ReplyBound | None = None, expected_seq: int | None = None) -> dict:
+        """The next reply, read and parsed only within `bound` (what its
+        request allows: by default a reply that answers nothing); waits as
+        long as the host lives (the watchdog kills a host that passes a
+        deadline, which ends the wait)."""
+        bound = bound or self._reply_bound
         try:
-            line = self._checked(self._channel.read_line)
+            line = self._checked(self._channel.read_line, bound.any_bytes)
         except HostDied:
             self._fail(*self._death_report(what))
         verdict = self._clock.verdict if self._clock is not None else None
@@ -498,7 +522,8 @@ class PolicyHost:
             reply = decode_reply(line)
         except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             self._fail(FailureCategory.MALFORMED, f"host sent a reply that is not JSON while {what}")
-        self._checked(check_reply, reply, self._seq if expected_seq is None else expected_seq, what)
+        self._checked(check_reply, reply, self._seq if expected_seq is None else expected_seq, what, len(line),
+                      bound.ok_bytes)
         if "printed" in reply:
             self._note_printed(reply["printed"])
         if not reply["ok"]:

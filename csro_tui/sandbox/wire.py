@@ -9,7 +9,9 @@ it is part of what an exact table depends on (table_cache.fingerprinted_files):
   suffixes (per episode and key the caller keeps what the host holds);
 - `column_legal_lists`, `column_message`: a batch of observations that share
   their keys, checked and sent by column;
-- `decode_reply`: a reply line as Python data (checked by checks.py).
+- `decode_reply`: a reply line as Python data (checked by checks.py);
+- `ReplyBound`, `act_reply_bound`: the most bytes a reply to a request can
+  take (read with that bound, channel.py, before anything is parsed).
 
 Lists in observations (except `legal_actions`) are sent as appended
 suffixes: a list that is the same object as last time is assumed to have
@@ -24,10 +26,16 @@ time ("resync", checks.check_resync).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 # How much of a policy's printed output its host keeps from the start, for
 # the review to show (the count of bytes printed is kept whatever the size).
 PRINTED_HEAD_CHARS = 600
+# The longest message, and traceback, a failure reply carries (the host cuts
+# them: host_channel._Channel.send), and the longest type name reported for
+# an answer of the wrong type (host_main._AnswerTypes).
+FAILURE_TEXT_CHARS = 20_000
+TYPE_NAME_CHARS = 60
 
 # Messages to the host are encoded with orjson when it can produce exactly
 # what the json module would mean (measured: ~10x faster on act batches,
@@ -66,11 +74,63 @@ def encode_message(message: dict, what: str) -> bytes:
         raise ValueError(f"cannot send {what} to the policy host: {error}") from None
 
 
+# -- how long a reply may be ----------------------------------------------------
+#
+# Each reply is read with the bound its request allows and parsed only when
+# it fits, so what a host sends never costs the parent more than its request
+# could need.  The host writes json.dumps' ASCII form (host_channel._Channel),
+# in which a character takes at most 12 bytes (a surrogate pair's two \uXXXX
+# escapes); the figures below are upper bounds of what an honest host sends.
+
+_CHAR_BYTES = 12
+_INT_BYTES = 20  # an int of at most 63 bits with its sign: action ids (host_main), episode ids (PolicyHost)
+_FLOAT_BYTES = 24  # the longest repr of a float, -2.2250738585072014e-308
+_TYPE_REPORT_BYTES = 11 + _CHAR_BYTES * TYPE_NAME_CHARS  # {"type":"name"}
+# {"seq":N,"ok":true,"answers":[],"resync":[]}, or a load's "layers", with room to spare.
+_REPLY_BYTES = 256
+_PRINTED_BYTES = 32 + _CHAR_BYTES * PRINTED_HEAD_CHARS  # ,"printed":[N,"first characters"]
+# An answer: an action id, a type report, or {"dist":[...]} holding at most
+# one [id,probability] entry per legal action and, last, the one entry the
+# parent refuses (host_main._AnswerTypes.distribution sends none after it).
+_ANSWER_BYTES = 12 + 4 + 2 * _TYPE_REPORT_BYTES
+_LEGAL_ENTRY_BYTES = 4 + _INT_BYTES + _FLOAT_BYTES
+
+
+@dataclass(frozen=True)
+class ReplyBound:
+    """The most bytes a reply may take: `ok_bytes` for an answer, `any_bytes`
+    for any reply, a failure report included (its texts are cut by the host)."""
+
+    ok_bytes: int
+    any_bytes: int
+
+
+def reply_bound(output_tail_chars: int, ok_bytes: int = _REPLY_BYTES + _PRINTED_BYTES) -> ReplyBound:
+    """The bound of a reply whose answer takes at most `ok_bytes` (the
+    default: a reply that answers nothing, to prepare, load, new or end)."""
+    failure_bytes = _REPLY_BYTES + _PRINTED_BYTES + _CHAR_BYTES * (2 * FAILURE_TEXT_CHARS + output_tail_chars)
+    return ReplyBound(ok_bytes, max(ok_bytes, failure_bytes))
+
+
+def act_reply_bound(output_tail_chars: int, answers: int, legal_actions: int, keys: int = 0,
+                    characters: int = 0) -> ReplyBound:
+    """The bound of the reply to an act batch of `answers` requests holding
+    `legal_actions` legal actions in all, whose observations send lists under
+    `keys` keys of `characters` characters in all, counted per observation
+    (each may come back as a `resync` entry [episode, key])."""
+    ok_bytes = (_REPLY_BYTES + _PRINTED_BYTES + answers * _ANSWER_BYTES + legal_actions * _LEGAL_ENTRY_BYTES
+                + keys * (6 + _INT_BYTES) + characters * _CHAR_BYTES)
+    return reply_bound(output_tail_chars, ok_bytes)
+
+
 def decode_reply(line: bytes):
     """The reply as Python data; ValueError if it is not JSON.
 
     json, not orjson: replies are small (an action id per request), and
     orjson reads integers beyond 64 bits as floats where json keeps them.
+    Only a line within its request's bound gets here (channel.py), so what
+    parsing builds is bounded too; nesting past the recursion limit raises
+    RecursionError, an integer past 4,300 digits ValueError.
     """
     return json.loads(line)
 

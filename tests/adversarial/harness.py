@@ -18,9 +18,12 @@ module reads without importing (or even decoding) the file:
         "match_seconds": 1.0,      # the referee's per-match wall limit
         "pad_bytes": 150_000,      # the harness appends a comment this long
         "leak": True,              # the policy encodes secrets in its actions
-        "actions": [0],            # every answer it gives must be one of these
+        "actions": [0],            # every answer it gives must be one of these (or
+                                   # {"rlimits": [...], "bubblewrap": [...]})
         "static_lines": [1],       # lines of static issues not marked in the source
         "seconds": 8,              # the match must end within this many seconds
+        "parent_mb": 8,            # the parent's peak Python allocations while the
+                                   # matches play stay within this many MB (tracemalloc)
     }
 
 Lines ending in `# <- rejected` are where static validation must report an
@@ -52,6 +55,7 @@ import socket
 import stat
 import tempfile
 import time
+import tracemalloc
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -90,7 +94,7 @@ OPPONENTS = {
 
 _EXPECT = re.compile(r"^EXPECT = (\{.*?^\})", re.M | re.S)
 _KEYS = {"tries", "static", "runtime", "message", "game", "limits", "match_seconds", "pad_bytes", "leak",
-         "static_lines", "actions", "seconds"}
+         "static_lines", "actions", "seconds", "parent_mb"}
 
 
 @dataclass(frozen=True)
@@ -359,6 +363,7 @@ class CaseRun:
     connections: int = 0  # made to the arena's listener
     host_pids: list[int] = field(default_factory=list)  # every host the referee started
     seconds: float = 0.0  # how long the matches took, hosts' start-up included
+    parent_mb: float | None = None  # the parent's peak Python allocations meanwhile (when the case bounds them)
 
     @property
     def outcome(self) -> str:
@@ -384,20 +389,28 @@ def participants(case: Case, source: str) -> tuple[Any, CodePolicy, CodePolicy, 
 def play_case(case: Case, arena: Arena, mode: str) -> CaseRun:
     """The case's policy (validation bypassed) in a real lockstep; see module doc."""
     spec, adversary, opponent, bystander = participants(case, case.source_text(arena))
+    traced = "parent_mb" in case.expect and not tracemalloc.is_tracing()
     with environment(CSRO_SANDBOX=mode):
         recorder = Recorder()
+        if traced:
+            tracemalloc.start()
         started = time.monotonic()
-        hostile, clean = play_matches(
+        try:
+            hostile, clean = play_matches(
             spec,
             [MatchJob(adversary, opponent, EPISODES, SEED), MatchJob(bystander, opponent, EPISODES, BYSTANDER_SEED)],
-            limits=case.limits,
-            match_seconds=case.expect.get("match_seconds"),
-            host_factory=recorder,
-        )
+                limits=case.limits,
+                match_seconds=case.expect.get("match_seconds"),
+                host_factory=recorder,
+            )
+            seconds = time.monotonic() - started
+            peak = tracemalloc.get_traced_memory()[1] / (1 << 20) if traced else None
+        finally:
+            if traced:
+                tracemalloc.stop()
     return CaseRun(
         case, mode, hostile, clean, recorder.answers("adversary"), arena.connections(),
-        [host.pid for host in recorder.hosts.values() if host.pid is not None],
-        time.monotonic() - started,
+        [host.pid for host in recorder.hosts.values() if host.pid is not None], seconds, peak,
     )
 
 
@@ -472,6 +485,8 @@ def check_runtime_layers(case, mode, arena) -> None:
         assert run.result.episodes == EPISODES and len(run.result.returns) == EPISODES
     if "seconds" in case.expect:  # a stated bound on how long the policy can hold an evaluation
         assert run.seconds <= case.expect["seconds"], f"took {run.seconds:.1f} s"
+    if run.parent_mb is not None:  # a stated bound on what the policy can make the parent hold
+        assert run.parent_mb <= case.expect["parent_mb"], f"the parent's allocations peaked at {run.parent_mb:.1f} MB"
 
     # Nothing outside the hosts' temporary directories changed; nothing connected.
     assert arena.snapshot() == before
@@ -484,8 +499,10 @@ def check_runtime_layers(case, mode, arena) -> None:
     if case.expect.get("leak") and run.outcome == "ok":
         assert run.actions and all(answers for answers in run.actions.values())
     if "actions" in case.expect:  # what the policy's moves may be: e.g. "learned nothing"
+        allowed = case.expect["actions"]
+        allowed = allowed[mode] if isinstance(allowed, dict) else allowed
         answers = [answer for episode in run.actions.values() for answer in episode]
-        assert answers and set(answers) <= set(case.expect["actions"]), sorted(set(map(str, answers)))
+        assert answers and set(answers) <= set(allowed), sorted(set(map(str, answers)))
 
     # The opponent, which also played a clean bystander on the same host, and
     # the referee behaved exactly as without the hostile policy around.

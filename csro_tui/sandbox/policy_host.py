@@ -95,10 +95,10 @@ class PolicyHost:
         # dropped: `send_act_columns` must send them whole (`send_act` does so itself)
         self.dropped_lists: set[tuple[int, str]] = set()
         self._mirrors = False  # send_act has kept copies of lists in _episodes
-        # The caller's own limit on waiting for a reply (the referee's match
-        # deadline, the evaluation's cap): (time.monotonic() deadline, the
-        # failure's message), or None.  Past it the host is stopped, charged
-        # with that message, as when a call overruns.
+        # The caller's own limit on waiting for the next reply (the referee's
+        # match deadline, the evaluation's cap): (time.monotonic() deadline,
+        # the failure's message), or None; that wait uses it up.  Past it the
+        # host is stopped, charged with that message, as when a call overruns.
         self.wait_limit: tuple[float, str] | None = None
 
     # -- lifecycle -------------------------------------------------------------
@@ -500,7 +500,7 @@ class PolicyHost:
         whichever comes first; the watchdog may stop the host sooner."""
         clock = self._clock
         deadline = clock.deadline() if clock is not None else None
-        limit = self.wait_limit
+        limit, self.wait_limit = self.wait_limit, None
         if limit is not None and (deadline is None or limit[0] < deadline):
             deadline = limit[0]
         try:
@@ -508,7 +508,7 @@ class PolicyHost:
         except HostDied:
             self._fail(*self._death_report(what))
         except DeadlinePassed:
-            self._fail(FailureCategory.TIMEOUT, self._overran(limit))
+            self._fail(*self._overran(limit))
         verdict = clock.verdict if clock is not None else None
         if verdict is not None:  # killed just after it replied: the clock's word stands
             self._fail(*verdict)
@@ -523,13 +523,18 @@ class PolicyHost:
             self._fail(*child_failure(reply, self.limits))
         return reply
 
-    def _overran(self, limit: tuple[float, str] | None) -> str:
-        """What a wait that reached its deadline says: the caller's limit's
-        message, or the request's overrun (the clock's words)."""
+    def _overran(self, limit: tuple[float, str] | None) -> tuple[FailureCategory, str]:
+        """What a wait that reached its deadline says: the watchdog's verdict
+        if it stopped the host meanwhile, the caller's limit's message, or
+        the request's overrun (the clock's words)."""
         now = time.monotonic()
-        if limit is not None and now >= limit[0]:
-            return limit[1]
-        return self._clock.overrun(now)
+        clock = self._clock
+        with clock.lock:  # the watchdog may be judging the same deadline
+            if clock.verdict is not None:
+                return clock.verdict
+            if limit is not None and now >= limit[0]:
+                return FailureCategory.TIMEOUT, limit[1]
+            return FailureCategory.TIMEOUT, clock.overrun(now)
 
     def _note_printed(self, printed) -> None:
         """Keep a reply's `printed: [bytes, first characters]`, checked (checks.check_printed)."""

@@ -226,6 +226,7 @@ class HostClock:
         self._last_sample = 0.0
         self._done_at: float | None = None
         self._usage_seen: tuple[float, float] | None = None  # the host's (cpu, run-queue wait) at the last look
+        self._sleep_balance = 0.0  # seconds the host slept while its reply was due, as far as charged (_own_time)
 
     def arm(self, calls: int, kinds: tuple[str, ...], episodes=(), at: float | None = None) -> None:
         """A request of `calls` policy calls is about to be sent: call i is of
@@ -342,11 +343,16 @@ class HostClock:
         return (FailureCategory.TIMEOUT, f"{what} {reason}") if reason else None
 
     def _own_time(self, span: float, replied: bool) -> float:
-        """The host's own share of the last `span` seconds: its CPU time, and,
-        while the parent still waits for its reply, the rest of the span but
-        the time it spent waiting for a CPU (another process's use of the
-        machine is never the policy's).  Without the host's figures: the
-        span while the reply is due (wall time)."""
+        """The host's own share of the last `span` seconds: the CPU time it
+        used, plus, while the parent waits for its reply, the time it spent
+        neither running nor waiting for a CPU (asleep or blocked: its own
+        doing).  Time it waited for a CPU (another process's use of the
+        machine) is never the policy's.  Without the host's figures: the
+        span while the reply is due (wall time).
+
+        The kernel adds a wait for a CPU to the figures only when it ends,
+        so a look during one sees it as sleep; the balance corrects that at
+        the next look (and never runs more than a tick into credit)."""
         now_usage = self.usage.read() if self.usage is not None else None
         if now_usage is None:
             return 0.0 if replied else span
@@ -354,7 +360,9 @@ class HostClock:
         if before is None:  # nothing to compare with yet (see `note_started`): wall time, once
             return 0.0 if replied else span
         cpu, waited = now_usage[0] - before[0], now_usage[1] - before[1]
-        return cpu if replied else max(cpu, span - waited)
+        old = self._sleep_balance
+        self._sleep_balance = max(old + (0.0 if replied else span) - cpu - waited, -TICK)
+        return cpu + max(self._sleep_balance, 0.0) - max(old, 0.0)
 
     def _charge(self, kind: str, episode, seconds: float) -> None:
         if kind in (KIND_LOAD, KIND_INIT):

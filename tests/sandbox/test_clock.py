@@ -210,9 +210,29 @@ def test_the_budget_is_charged_the_hosts_own_time_never_its_wait_for_a_cpu():
     usage.cpu += 0.5  # burnt after its last reply, or now: the host's own CPU either way
     assert clock.check(now + 0.01, lambda: True) is None  # replied: CPU only
     assert abs(clock.play_used - 1.9) < 1e-6
-    now += 0.3  # asleep while its reply is due: its own time
+    now += 0.3  # asleep while its reply is due: its own time (but the tick of credit the balance keeps)
     reason = _message(clock.check(now, lambda: False))
-    assert reason.startswith("act (episode 0) ran out of the policy's time budget: 2.2 s used over 101 decision(s)")
+    assert abs(clock.play_used - (1.9 + 0.29 - 0.05)) < 1e-6  # 0.29 s since the last look
+    assert reason.startswith("act (episode 0) ran out of the policy's time budget: 2.1 s used over 101 decision(s)")
+    page.close()
+
+
+def test_a_wait_for_a_cpu_the_kernel_reports_late_is_not_charged_for_long():
+    """The kernel adds a wait for a CPU to the host's figures when the wait
+    ends: a look in the middle of one sees it as sleep, the next look takes
+    it back."""
+    from csro_tui.sandbox.clock import KIND_ACT
+
+    usage = _Usage()
+    clock, page = _clock(usage, move_timeout=1.0, call_grace=0.5, budget_reserve=10.0)
+    clock.arm(1, (KIND_ACT,), [0], at=0.0)
+    page.counts[0] += 1
+    usage.cpu = 0.010
+    assert clock.check(0.040, lambda: False) is None  # 30 ms waiting for a CPU, not reported yet
+    assert abs(clock.play_used - 0.040) < 1e-9
+    usage.cpu, usage.waited = 0.020, 0.030  # now reported
+    assert clock.check(0.050, lambda: False) is None
+    assert abs(clock.play_used - 0.020) < 1e-9  # its CPU time, no more
     page.close()
 
 

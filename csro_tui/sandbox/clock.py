@@ -1,38 +1,41 @@
 """The sandbox's clock, parent side: every time limit of a policy host,
-enforced from outside the host.
+enforced from outside the host, on the parent's own clock.
 
-The host cannot be trusted to time itself (a policy that owns its process
-can block SIGALRM, or never return to Python).  So each host shares one
-page of memory with the parent (`ProgressPage`, a memfd mapped on both
-sides before the host runs any policy code) and bumps a counter in it when
-it starts each policy call and when it has finished a request.  One
-watchdog thread per csro process (`Watchdog`) looks at every busy host's
-page every `TICK` seconds, with the parent's own monotonic clock, and
-SIGKILLs the host's process group when
+The host is not trusted with time (a policy that owns its process can stop
+its timers, never return to Python, or write what it likes into memory it
+shares with the parent).  What the parent uses:
 
-- a call runs past its limit: no progress for the call's limit
+- **Deadlines from sending.** `HostClock.arm` gives each request, when it
+  is sent, a deadline: `batch_timeout` to start, each call's limit
   (`init_timeout` for the module's code, `move_timeout` for `__init__`,
-  `act` and the end of an episode) plus `call_grace` (the host's own
-  SIGALRM timer normally reports first, with the policy's traceback; this
-  is the part that holds when it cannot);
-- the policy's time budget runs out (a chess clock, pooled over the
-  episodes the host plays at once): `act` may use `move_budget` seconds per
-  decision on average plus a reserve of `budget_reserve` seconds, and
-  loading the module plus `__init__` may use `init_timeout` plus
-  `init_budget` seconds per episode;
-- a finished request's reply does not arrive within `batch_timeout`.
+  `act` and the end of an episode) and `call_grace` once.  The owner waits
+  for the reply no longer than that (`deadline()`; channel.py's poll), the
+  watchdog kills a host past it, and nothing the host does moves it.
+- **The page, checked.** Each host shares one page of memory with the
+  parent (`ProgressPage`, a memfd mapped before any policy code exists)
+  and counts on it each call it starts and each request it finishes.  The
+  page only makes detection sooner: a call showing no progress for its
+  limit plus `call_grace` is stopped at once; a finished request's reply
+  must follow within `batch_timeout`.  An honest host only counts up, to
+  the request's calls plus one: a counter that goes back or jumps past
+  that is a protocol violation (`forbidden`).
+- **Budgets of the host's own time.** A chess clock pooled over the
+  episodes a host plays at once: `act` may use `move_budget` seconds per
+  decision on average plus `budget_reserve`; module loads (the first one
+  included) and `__init__` may use `init_timeout` plus `init_budget` per
+  episode.  Budgets are earned per request sent, and charged by the
+  watchdog (`Watchdog`, one thread per csro process, a look every `TICK`
+  at each busy host) with the host's own time (`HostUsage`): the CPU time
+  of the process that runs the policy, and, while its reply is due, the
+  rest of the time but what it spent waiting for a CPU (never a
+  neighbour's use of the machine).  Without schedstat, wall time while the
+  reply is due.
 
-None of these grows with the size of a batch: a batch of n requests is n
-calls, each on its own deadline, all drawing on the same budget.  A host
-that bumps its counter without working gains nothing: the count is capped
-at the calls the request holds, every sampled moment of a busy host is
-charged to the budget, and the call it claims to be in has the same limit.
-
-Time is charged by sampling (each tick charges the time since the last one
-to the call running then), so a budget is exact to about a tick per
-request; the per-call figures shown with validation come from the host's
-own measurements, written to the same page (display only: nothing is
-enforced on them).
+A batch of n requests is n calls, each on its own limit, all drawing on
+the same budget.  Budgets are exact to about a tick per request; the
+per-call figures shown with validation come from the host's own
+measurements, written to the same page (display only: nothing is enforced
+on them).
 """
 
 from __future__ import annotations

@@ -121,6 +121,7 @@ class Lockstep:
         self._deadline = math.inf  # the lockstep's match deadline, kept while it runs (`_hold`)
         self._limit = 0.0
         self._overrun_message = ""
+        self._hog_stopped = False  # a host was stopped by the match deadline while waited for (`_hold`)
 
     def _host_for(self, participant: CodePolicy) -> _SharedHost:
         if participant not in self.hosts:
@@ -407,6 +408,8 @@ class Lockstep:
     def _fail_host(self, host: _SharedHost, error: PolicyFailure) -> None:
         """The host is dead (the sandbox killed it): end every match it served."""
         host.failure = _blame(error, host.name)
+        if host.failure.message == self._overrun_message:
+            self._hog_stopped = True
         for match in host.matches:
             if match.failure is None and match.result is None:
                 match.failure = host.failure
@@ -436,7 +439,7 @@ class Lockstep:
                 if match.result is None and match.failure is None:
                     match.failure = PolicyFailure(FailureCategory.TIMEOUT, message, policy=host.name)
         # A hog stopped while it was waited for (`_hold`) has had its matches ended already.
-        stopped = any(host.failure is not None and host.failure.message == message for host in self.hosts.values())
+        stopped, self._hog_stopped = self._hog_stopped, False
         if not hogs and not stopped:
             for match in self.matches:
                 if match.result is None:

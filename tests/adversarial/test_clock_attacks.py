@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from csro_tui.evaluation.participants import CodePolicy
-from csro_tui.evaluation.referee import MatchJob, play_match
+from csro_tui.evaluation.referee import MatchJob, play_match, play_matches
 from csro_tui.evaluation.runner import evaluate_matchups
 from csro_tui.games.registry import get_game
 from csro_tui.sandbox.clock import _policy_pid
@@ -102,3 +102,22 @@ def test_the_evaluation_cap_holds_while_the_parent_waits_for_a_host_that_never_a
     assert result.failure is not None and result.failure.policy == "never"
     assert result.failure.summary() == "timeout: the evaluation reached its wall-time cap of 3 s (never)"
     assert elapsed < 15.0, f"took {elapsed:.1f} s"  # the cap (3 s) plus the hosts' start-up; 30 s+ without it
+
+
+def test_the_match_limit_holds_while_the_parent_waits(mode):
+    """A call that loops with a 10 s move limit in a match limited to 0.5 s:
+    the host is stopped at the match limit, while the parent waits for it,
+    charged to it; the opponent's other match plays on to its end."""
+    spec = get_game("rrps(num_repetitions=20)")
+    looping = CodePolicy("looping", _busy_policy(10**12, HOG_ANSWER))
+    opponent = CodePolicy("opponent", spec.seed_policies()["frequency_counter"])
+    bystander = CodePolicy("bystander", spec.seed_policies()["markov_predictor"])
+    started = time.monotonic()
+    with environment(CSRO_SANDBOX=mode):
+        hostile, clean = play_matches(spec, [MatchJob(looping, opponent, 2, 3), MatchJob(bystander, opponent, 2, 4)],
+                                      limits=SandboxLimits(move_timeout=10.0, budget_reserve=30.0), match_seconds=0.5)
+    elapsed = time.monotonic() - started
+    assert hostile.failure is not None
+    assert hostile.failure.summary() == "timeout: the match overran its limit of 0.5 s (looping)"
+    assert clean.failure is None and clean.episodes == 2
+    assert elapsed < 8.0, f"took {elapsed:.1f} s"  # hosts' start-up and 0.5 s; 10 s + grace without the hold

@@ -298,6 +298,11 @@ class HostClock:
             return None
         calls, kinds, episodes, armed_at, base, deadline = batch
         ticks = self.page.ticks() - base
+        if self.batch is not batch:
+            # The owner moved on to another request meanwhile (this thread
+            # can lose the GIL between the two reads): its ticks are not
+            # this request's.  The next look sees the new one.
+            return None
         if batch is not self._seen_batch:
             self._seen_batch, self._seen_ticks, self._done_at = batch, 0, None
             self._last_change = self._last_sample = armed_at

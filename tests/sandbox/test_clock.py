@@ -292,3 +292,28 @@ def test_host_usage_reads_the_cpu_time_of_the_process_that_runs_the_policy():
         subprocess.run(["pkill", "-KILL", "-P", str(parent.pid)], check=False)
         parent.kill()
         parent.wait()
+
+
+def test_a_look_that_straddles_two_requests_accuses_no_one():
+    """The watchdog reads the armed request, then the page; if the owner
+    armed the next request in between (the watchdog's thread can lose the
+    GIL there), the page's count belongs to the new request: that look
+    judges nothing, rather than see a jump."""
+    from csro_tui.sandbox.clock import KIND_ACT
+
+    clock, page = _clock(move_timeout=1.0, call_grace=0.5, batch_timeout=2.0)
+    clock.arm(1, (KIND_ACT,), [1], at=0.0)
+
+    class _Page:  # the page as read at the moment the owner re-arms
+        def ticks(self):
+            page.counts[0] += 2  # the first request done...
+            clock.page = page
+            clock.arm(3, (KIND_ACT,), [1, 2, 3], at=0.0)  # ...the next one sent...
+            clock.page = self
+            page.counts[0] += 3  # ...and its calls started by the time the watchdog reads
+            return page.counts[0]
+
+    clock.page = _Page()
+    assert clock.check(0.1, lambda: False) is None
+    clock.page = page
+    page.close()

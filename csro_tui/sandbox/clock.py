@@ -214,6 +214,9 @@ class HostClock:
         self.usage = usage
         self.lock = threading.Lock()  # held while killing, and by the owner while reaping
         self.verdict: tuple[FailureCategory, str] | None = None
+        # Each kind of call's limit, and what a request gets once (to start; the grace).
+        self._limit_of = {kind: self._call_limit(kind) for kind in (KIND_LOAD, KIND_INIT, KIND_ACT, KIND_END)}
+        self._fixed_allowance = limits.batch_timeout + limits.call_grace
         # (calls, kinds, episodes, armed_at, base ticks, deadline)
         self.batch: tuple | None = None
         # Pooled budgets: seconds charged, and what has been earned.
@@ -241,21 +244,19 @@ class HostClock:
         batch_timeout, each call has its limit, and call_grace is added
         once.  Nothing the host writes to its page moves this deadline."""
         armed_at = time.monotonic() if at is None else at
-        limits = self.limits
-        width = len(kinds)
-        if width == 1:
+        if len(kinds) == 1:  # one kind of call: act (the path of every move), end, the first load
             kind = kinds[0]
-            calls_time = calls * self._call_limit(kind)
             if kind == KIND_ACT:
                 self.decisions += calls
+            deadline = armed_at + self._fixed_allowance + calls * self._limit_of[kind]
         else:
-            calls_time = 0.0
+            width = len(kinds)
+            deadline = armed_at + self._fixed_allowance
             for offset, kind in enumerate(kinds):
                 count = (calls - offset + width - 1) // width
-                calls_time += count * self._call_limit(kind)
+                deadline += count * self._limit_of[kind]
                 if kind == KIND_LOAD:  # a module per new episode (the first load, alone, is no episode)
                     self.episodes_set_up += count
-        deadline = armed_at + limits.batch_timeout + calls_time + limits.call_grace
         self.batch = (calls, kinds, episodes, armed_at, self.page.ticks(), deadline)
 
     def disarm(self) -> None:

@@ -115,6 +115,13 @@ class Lockstep:
         self.live: list[_Episode] = []
         self.cut_short = False  # some match ended early: its episodes must go
         self.max_length = max(1, spec.load().max_game_length())
+        # A deadline of the whole call (the evaluation's cap): (time.monotonic(), the failure's
+        # message), or None; open matches end there, also while a host is being waited for.
+        self.stop_at: tuple[float, str] | None = None
+        self._deadline = math.inf  # the lockstep's match deadline, kept while it runs (`_hold`)
+        self._limit = 0.0
+        self._overrun_message = ""
+        self._hog_stopped = False  # a host was stopped by the match deadline while waited for (`_hold`)
 
     def _host_for(self, participant: CodePolicy) -> _SharedHost:
         if participant not in self.hosts:
@@ -227,7 +234,27 @@ class Lockstep:
         is plain list work.
         """
         with _fewer_gc_passes():
-            self._run(deadline, limit)
+            self._run(self._deadlines(deadline, limit), limit)
+
+    def _deadlines(self, deadline: float, limit: float) -> float:
+        """Keep the match deadline for `_hold`; the time of the next check between steps."""
+        self._deadline, self._limit = deadline, limit
+        self._overrun_message = f"the match overran its limit of {limit:g} s"
+        return deadline if self.stop_at is None else min(deadline, self.stop_at[0])
+
+    def _hold(self, host: _SharedHost, now: float) -> None:
+        """The deadlines hold while the host is waited for: it is stopped
+        (and charged) once it is both past the lockstep's deadline and past
+        its own share of the time (`limit` per match it serves, as
+        `_overrun` judges between steps), or at the call's `stop_at`."""
+        until = max(self._deadline, now + self._limit * len(host.matches) - host.busy_seconds)
+        message = self._overrun_message
+        if self.stop_at is not None and self.stop_at[0] < until:
+            until, message = self.stop_at
+        try:
+            host.host.wait_limit = (until, message)
+        except AttributeError:  # a host without it (a test double): the checks between steps
+            pass
 
     def _run(self, deadline: float, limit: float) -> None:
         auto_action = self.spec.auto_action if _overrides_auto_action(self.spec) else None
@@ -325,6 +352,7 @@ class Lockstep:
         answers = host.answers
         if host.sent:
             started = time.monotonic()
+            self._hold(host, started)
             try:
                 answers = host.host.receive_act()
             except PolicyFailure as error:
@@ -380,6 +408,8 @@ class Lockstep:
     def _fail_host(self, host: _SharedHost, error: PolicyFailure) -> None:
         """The host is dead (the sandbox killed it): end every match it served."""
         host.failure = _blame(error, host.name)
+        if host.failure.message == self._overrun_message:
+            self._hog_stopped = True
         for match in host.matches:
             if match.failure is None and match.result is None:
                 match.failure = host.failure
@@ -396,7 +426,10 @@ class Lockstep:
         used more than its share (the time went to bots, or was spread
         out), every open match ends, charged to its slowest code side.
         """
-        message = f"the match overran its limit of {limit:g} s"
+        if self.stop_at is not None and now >= self.stop_at[0]:
+            self._stop_every_match(self.stop_at[1])
+            return math.inf
+        message = self._overrun_message
         hogs = [
             host for host in self.hosts.values()
             if host.busy_seconds > limit * len(host.matches) and any(m.result is None for m in host.matches)
@@ -405,7 +438,9 @@ class Lockstep:
             for match in host.matches:
                 if match.result is None and match.failure is None:
                     match.failure = PolicyFailure(FailureCategory.TIMEOUT, message, policy=host.name)
-        if not hogs:
+        # A hog stopped while it was waited for (`_hold`) has had its matches ended already.
+        stopped, self._hog_stopped = self._hog_stopped, False
+        if not hogs and not stopped:
             for match in self.matches:
                 if match.result is None:
                     code = [host for host in match.hosts if host is not None]
@@ -415,7 +450,17 @@ class Lockstep:
                     )
         self._finish_matches()
         self.cut_short = True
-        return now + limit * sum(1 for match in self.matches if match.result is None)
+        return self._deadlines(now + limit * sum(1 for match in self.matches if match.result is None), limit)
+
+    def _stop_every_match(self, message: str) -> None:
+        """The call's `stop_at` passed: every open match ends, charged to its slowest code side."""
+        for match in self.matches:
+            if match.result is None and match.failure is None:
+                code = [host for host in match.hosts if host is not None]
+                culprit = max(code, key=lambda host: host.busy_seconds) if code else None
+                match.failure = PolicyFailure(FailureCategory.TIMEOUT, message, policy=culprit.name if culprit else "")
+        self._finish_matches()
+        self.cut_short = True
 
     def _report_progress(self) -> None:
         if self.progress is None:

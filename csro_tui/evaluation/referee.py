@@ -143,6 +143,7 @@ def play_matches(
     on_result: Callable[[int, MatchResult], None] | None = None,
     match_seconds: float | None = None,
     host_factory: HostFactory | None = None,
+    stop_at: tuple[float, str] | None = None,
 ) -> list[MatchResult]:
     """Play every job in one lockstep; results in job order.
 
@@ -154,7 +155,9 @@ def play_matches(
     limit (`match_seconds`, else `limits.match_seconds`, else 600 s) is per
     match: a lockstep may take that times the number of its jobs.  Jobs are
     played in waves (`plan_waves`) so that no host holds more episodes at
-    once than its memory allows.
+    once than its memory allows.  `stop_at` (time.monotonic(), message):
+    a deadline of the whole call (an evaluation's cap), also while a host is
+    waited for; matches still open then end with a timeout of that message.
     """
     for job in jobs:
         if job.episodes < 1:
@@ -175,6 +178,7 @@ def play_matches(
                 spec, wave_jobs, limits, _wave_progress(progress, results, wave, len(jobs)),
                 _wave_results(on_result, wave), host_factory, carried=carried,
             )
+            lockstep.stop_at = stop_at
             try:
                 lockstep.start()
                 lockstep.run(time.monotonic() + limit * len(wave_jobs), limit)

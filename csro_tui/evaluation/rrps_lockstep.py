@@ -108,7 +108,7 @@ class RRPSLockstep(Lockstep):
 
     def run(self, deadline: float, limit: float) -> None:
         with _fewer_gc_passes():
-            self._run_throws(deadline, limit)
+            self._run_throws(self._deadlines(deadline, limit), limit)
 
     def _run_throws(self, deadline: float, limit: float) -> None:
         hosts = list(self.hosts.values())
@@ -241,6 +241,7 @@ class RRPSLockstep(Lockstep):
         answers = host.answers
         if host.sent:
             started = time.monotonic()
+            self._hold(host, started)
             try:
                 answers = host.host.receive_act()
             except PolicyFailure as error:

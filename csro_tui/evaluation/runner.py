@@ -148,11 +148,12 @@ def _unplayed(job: MatchJob, failure) -> MatchResult:
     return MatchResult(a=job.a.name, b=job.b.name, mean=0.0, stderr=0.0, episodes=0, failure=failure, seat=job.seat)
 
 
+def _cap_message(limits: Any) -> str:
+    return f"the evaluation reached its wall-time cap of {evaluation_seconds(limits):g} s"
+
+
 def _cap_failure(limits: Any):
-    return PolicyFailure(
-        FailureCategory.TIMEOUT,
-        f"not played: the evaluation reached its wall-time cap of {evaluation_seconds(limits):g} s",
-    )
+    return PolicyFailure(FailureCategory.TIMEOUT, f"not played: {_cap_message(limits)}")
 
 
 def _evaluate_here(spec, jobs, chunks, progress, limits) -> list[MatchResult]:
@@ -177,7 +178,8 @@ def _evaluate_here(spec, jobs, chunks, progress, limits) -> list[MatchResult]:
             report = None
             if progress is not None:
                 report = lambda done, _total, base=finished: progress(base + done, len(jobs))  # noqa: E731
-            chunk_results = play_matches(spec, [jobs[i] for i in play], limits=limits, progress=report)
+            chunk_results = play_matches(spec, [jobs[i] for i in play], limits=limits, progress=report,
+                                         stop_at=(cap, _cap_message(limits)))
             for index, result in zip(play, chunk_results):
                 results[index] = result
                 if result.failure is not None:

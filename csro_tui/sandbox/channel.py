@@ -2,19 +2,21 @@
 
 The host's end is host_channel.py.  Writes never block the parent on a full
 pipe for good (a host that stops reading is found dead by poll); reads wait
-for a whole line as long as the host lives (the clock's watchdog kills a
-host past a deadline, which ends the wait) and refuse a line longer than
-its request allows (wire.ReplyBound, never more than `max_message_bytes`)
-as soon as that many bytes have arrived, before anything is parsed: what a
-host sends costs the parent at most that much memory.  What the lines mean
-is wire.py's and checks.py's.
+for a whole line until the caller's deadline (the parent's clock: the
+clock's watchdog may also kill a host past a deadline, which ends the wait
+sooner) and refuse a line longer than its request allows (wire.ReplyBound,
+never more than `max_message_bytes`) as soon as that many bytes have
+arrived, before anything is parsed: what a host sends costs the parent at
+most that much memory.  What the lines mean is wire.py's and checks.py's.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import select
 import subprocess
+import time
 
 from csro_tui.sandbox.checks import HostFault, reply_too_long
 from csro_tui.sandbox.failures import FailureCategory
@@ -22,6 +24,10 @@ from csro_tui.sandbox.failures import FailureCategory
 
 class HostDied(Exception):
     """The child closed the channel or could not be written to."""
+
+
+class DeadlinePassed(Exception):
+    """No whole line came before the wait's deadline (the parent's clock)."""
 
 
 class HostChannel:
@@ -57,10 +63,13 @@ class HostChannel:
                 raise HostDied from None
             view = view[written:]
 
-    def read_line(self, limit: int) -> bytes:
+    def read_line(self, limit: int, deadline: float | None = None) -> bytes:
         """The next line, without its newline, of at most `limit` bytes;
         HostDied at the end of the stream, HostFault for a longer line (read
-        no further than its first `limit` bytes and one more read)."""
+        no further than its first `limit` bytes and one more read),
+        DeadlinePassed when no whole line has come by `deadline`
+        (time.monotonic; None: wait as long as the host lives).  What is
+        already in the pipe is read even past the deadline."""
         fd = self._process.stdout.fileno()
         buffer = self._buffer
         limit = min(limit, self._limit)
@@ -76,7 +85,10 @@ class HostChannel:
             self._scanned = len(buffer)
             if len(buffer) > limit:
                 raise HostFault(FailureCategory.MALFORMED, reply_too_long(f"over {len(buffer)} bytes", limit))
-            self._poll_in.poll()  # until a reply, or the end of a host the clock killed
+            if deadline is None:
+                self._poll_in.poll()  # until a reply, or the end of a host the clock killed
+            elif not self._poll_in.poll(max(math.ceil((deadline - time.monotonic()) * 1000), 0)):
+                raise DeadlinePassed
             # 64 kB, not more: a larger read buffer is mmap'ed and unmapped on
             # every call (measured here: 20 us per read at 1 MB, 1.3 us at 64 kB).
             chunk = os.read(fd, 1 << 16)

@@ -37,7 +37,9 @@ class SandboxLimits:
     batch_timeout: seconds a host may take before its first call of a
         request, and to send its reply after the last.
     move_budget: the chess clock: seconds per decision (`act` call) a policy
-        may use on average, pooled over the episodes a host plays at once...
+        may use on average, pooled over the episodes a host plays at once,
+        charged the host's own time (its CPU time, and sleep while its
+        reply is due; never its waits for a CPU: clock.py)...
     budget_reserve: ...plus this many seconds.  A policy that runs out fails
         with a timeout (episode budget: budget_reserve + move_budget x its
         decisions).

@@ -19,7 +19,7 @@ from typing import Callable
 
 from csro_tui.errors import ConfigError
 from csro_tui.sandbox import zygote
-from csro_tui.sandbox.channel import HostChannel, HostDied
+from csro_tui.sandbox.channel import DeadlinePassed, HostChannel, HostDied
 from csro_tui.sandbox.checks import (
     HostFault,
     check_act_reply,
@@ -36,6 +36,7 @@ from csro_tui.sandbox.clock import (
     KIND_LOAD,
     CallTiming,
     HostClock,
+    HostUsage,
     ProgressPage,
     kill_host_process,
     watchdog,
@@ -104,6 +105,11 @@ class PolicyHost:
         # dropped: `send_act_columns` must send them whole (`send_act` does so itself)
         self.dropped_lists: set[tuple[int, str]] = set()
         self._mirrors = False  # send_act has kept copies of lists in _episodes
+        # The caller's own limit on waiting for the next reply (the referee's
+        # match deadline, the evaluation's cap): (time.monotonic() deadline,
+        # the failure's message), or None; that wait uses it up.  Past it the
+        # host is stopped, charged with that message, as when a call overruns.
+        self.wait_limit: tuple[float, str] | None = None
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -128,6 +134,7 @@ class PolicyHost:
             # host forked by the zygote), then to the load.
             if not self._prepared:
                 self._receive("setting up the sandbox", expected_seq=0)
+                self._clock.note_started()
             reply = self._receive("loading the module")
             self._clock.disarm()
             self.layers = self._checked(check_layers, reply.get("layers"), kernel_layers())
@@ -178,7 +185,9 @@ class PolicyHost:
             started = self._proven(started)
         self._process, self._temp_dir, self._page = started.process, started.temp_dir, started.page
         started.page = None  # this host's now (closed with it)
-        self._clock = HostClock(self._page, self._process, self.limits)
+        self._clock = HostClock(self._page, self._process, self.limits, HostUsage(self._process))
+        if self._prepared:
+            self._clock.note_started()
         watchdog().register(self._clock)
         self._channel = HostChannel(self._process, self.limits.max_message_bytes)
         # The rest of its set-up came with `start_host_process`.
@@ -468,6 +477,7 @@ class PolicyHost:
             watchdog().unregister(clock)
             with clock.lock:
                 clock.disarm()
+                clock.close()
         if self._page is not None:
             self._timing = self._page.timing()
             self._page.close()
@@ -507,17 +517,25 @@ class PolicyHost:
 
     def _receive(self, what: str, bound: ReplyBound | None = None, expected_seq: int | None = None) -> dict:
         """The next reply, read and parsed only within `bound` (what its
-        request allows: by default a reply that answers nothing); waits as
-        long as the host lives (the watchdog kills a host that passes a
-        deadline, which ends the wait)."""
+        request allows: by default a reply that answers nothing), waited
+        for until the request's deadline (the clock's, from when it was
+        sent) or the caller's `wait_limit`, whichever comes first; the
+        watchdog may stop the host sooner."""
         bound = bound or self._reply_bound
+        clock = self._clock
+        deadline = clock.deadline() if clock is not None else None
+        limit, self.wait_limit = self.wait_limit, None
+        if limit is not None and (deadline is None or limit[0] < deadline):
+            deadline = limit[0]
         try:
-            line = self._checked(self._channel.read_line, bound.any_bytes)
+            line = self._checked(self._channel.read_line, bound.any_bytes, deadline)
         except HostDied:
             self._fail(*self._death_report(what))
-        verdict = self._clock.verdict if self._clock is not None else None
+        except DeadlinePassed:
+            self._fail(*self._overran(limit))
+        verdict = clock.verdict if clock is not None else None
         if verdict is not None:  # killed just after it replied: the clock's word stands
-            self._fail(FailureCategory.TIMEOUT, verdict)
+            self._fail(*verdict)
         try:
             reply = decode_reply(line)
         except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
@@ -529,6 +547,19 @@ class PolicyHost:
         if not reply["ok"]:
             self._fail(*child_failure(reply, self.limits))
         return reply
+
+    def _overran(self, limit: tuple[float, str] | None) -> tuple[FailureCategory, str]:
+        """What a wait that reached its deadline says: the watchdog's verdict
+        if it stopped the host meanwhile, the caller's limit's message, or
+        the request's overrun (the clock's words)."""
+        now = time.monotonic()
+        clock = self._clock
+        with clock.lock:  # the watchdog may be judging the same deadline
+            if clock.verdict is not None:
+                return clock.verdict
+            if limit is not None and now >= limit[0]:
+                return FailureCategory.TIMEOUT, limit[1]
+            return FailureCategory.TIMEOUT, clock.overrun(now)
 
     def _note_printed(self, printed) -> None:
         """Keep a reply's `printed: [bytes, first characters]`, checked (checks.check_printed)."""
@@ -547,7 +578,7 @@ class PolicyHost:
         log = log_tail(self._temp_dir)
         verdict = self._clock.verdict if self._clock is not None else None
         if verdict is not None:  # the clock killed it
-            return FailureCategory.TIMEOUT, verdict, log
+            return verdict[0], verdict[1], log
         return death_report(process.returncode, self.mode, log, self.limits, what)
 
     # -- observations and answers ------------------------------------------------

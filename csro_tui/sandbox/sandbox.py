@@ -32,11 +32,13 @@ permissions apply), and an audit hook plus restricted builtins that block
 imports outside the allowlist, file writes, reads outside the Python
 installation, processes, sockets, signals, ctypes and frame introspection.
 
-Deadlines and budgets are kept by the parent (clock.py): each host shares
-a page of memory with the parent where it counts the calls it starts, and
-one watchdog thread SIGKILLs a host whose call runs past its limit or whose
-policy runs out of its time budget; the parent then reports the timeout.
-No deadline grows with the size of a batch.  Every reply is checked; any
+Deadlines and budgets are kept by the parent (clock.py): each request has
+a deadline from when it is sent, which the parent's wait holds; each host
+shares a page of memory with the parent where it counts the calls it
+starts (checked, and only ever making detection sooner), and one watchdog
+thread SIGKILLs a host whose call runs past its limit or whose policy runs
+out of its time budget, charged the host's own CPU time; the parent then
+reports the failure.  Every reply is checked; any
 failure kills the host's whole process group and is raised as a
 `PolicyFailure`, again on every later call.
 

@@ -62,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
     summary = None
     if args.summary and source:
         # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.oracles.llm.keys import KeyTrust
         from csro_tui.profiles.summary import model_summary
 
-        summary = model_summary(spec, source, model=args.model, base_url=args.base_url)
+        summary = model_summary(spec, source, model=args.model, base_url=args.base_url,
+                                key_trust=KeyTrust.of_user(base_urls=(args.base_url,)))
     if args.json:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.numbers import plain_numbers

@@ -27,6 +27,7 @@ from csro_tui.commands.eval import add_backend_arguments, whole_number
 from csro_tui.config import SANDBOX_LIMIT_FIELDS, load_run_config
 from csro_tui.errors import ConfigError
 from csro_tui.numbers import counted, number, sparkline
+from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.sessions.store import SessionStore
 from csro_tui.text import one_line, plain
 
@@ -70,6 +71,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--base-url", help="LLM API base URL, for llm oracles")
     # LLM oracle settings; they go into the oracle's options (see LLM_OPTION_FLAGS).
     add("--api-key-env", metavar="VAR", help="environment variable holding the API key (default OPENAI_API_KEY)")
+    add("--trust-base-url", action="store_true",
+        help="send the API key to the base URL (and read it from the api_key_env) that csro.toml, --config "
+             "or the resumed session names; without it a key goes only where you named: --base-url, "
+             "OPENAI_BASE_URL, or ~/.config/csro/config.toml")
     add("--temperature", type=float, help="LLM sampling temperature (default 0.7)")
     add("--max-tokens", type=_positive, help="LLM reply length limit in tokens (default 4096)")
     add("--llm-budget", type=_positive, metavar="N",
@@ -152,6 +157,17 @@ def parse_oracle_options(items: list[str]) -> dict[str, Any]:
     return options
 
 
+def user_key_trust(args: argparse.Namespace, flags: dict[str, Any]) -> KeyTrust:
+    """Where this command line lets an LLM key go: its --base-url (or --oracle-option base_url),
+    --api-key-env and --trust-base-url, with the environment and the user's own config."""
+    options = flags.get("oracle_options", {})
+    return KeyTrust.of_user(
+        base_urls=(flags.get("base_url"), options.get("base_url")),
+        key_variables=(options.get("api_key_env"),),
+        confirmed=bool(getattr(args, "trust_base_url", False)),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # Until the engine runs (then stop_on_signals), SIGTERM ends the command as
     # Ctrl-C does: "csro: interrupted", status 130; no event is recorded before the run.
@@ -178,16 +194,17 @@ def _run(args: argparse.Namespace) -> int:
     store = SessionStore(config.sessions_dir)
     for options in (config.oracle_options, flags.get("oracle_options", {})):
         resolve_recorded_llm(options, store)
+    key_trust = user_key_trust(args, flags)
     if args.resume:
         overrides = {k: v for k, v in flags.items() if k != "sessions_dir"}
-        engine, warnings = resume_engine(args.resume, store=store, overrides=overrides)
+        engine, warnings = resume_engine(args.resume, store=store, overrides=overrides, key_trust=key_trust)
         for warning in warnings:
             console.print(f"[yellow]warning:[/] {warning}", highlight=False)
         console.print(f"resuming session [bold]{engine.session_id}[/] "
                       f"({engine.state.completed_iterations} of {engine.config.iterations} iterations done)",
                       highlight=False)
     else:
-        engine = new_engine(config, store=store)
+        engine = new_engine(config, store=store, key_trust=key_trust)
     try:
         display = RunDisplay(console, engine)
         with stop_on_signals(engine, console), display:

@@ -78,7 +78,7 @@ class CsroApp(App[None]):
     ) -> None:
         super().__init__()
         if backend is None:
-            backend = Backend(Path(sessions_dir))
+            backend = Backend(Path(sessions_dir), key_trust=options.key_trust if options is not None else None)
         self.backend = backend
         self.options = options
         self.open_session_id = session

@@ -29,7 +29,7 @@ from csro_tui.errors import ConfigError
 from csro_tui.numbers import counted, number, sparkline
 from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.sessions.store import SessionStore
-from csro_tui.text import one_line, plain
+from csro_tui.text import clean_text, one_line, plain
 
 EXIT_STOPPED = 130
 
@@ -199,8 +199,8 @@ def _run(args: argparse.Namespace) -> int:
         overrides = {k: v for k, v in flags.items() if k != "sessions_dir"}
         engine, warnings = resume_engine(args.resume, store=store, overrides=overrides, key_trust=key_trust)
         for warning in warnings:
-            console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-        console.print(f"resuming session [bold]{engine.session_id}[/] "
+            console.print(f"[yellow]warning:[/] {clean_text(warning, markup=True)}", highlight=False)
+        console.print(f"resuming session [bold]{clean_text(engine.session_id, markup=True)}[/] "
                       f"({engine.state.completed_iterations} of {engine.config.iterations} iterations done)",
                       highlight=False)
     else:
@@ -260,8 +260,8 @@ class RunDisplay:
             self.live.__enter__()
         else:
             try:
-                print(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
-                      f"{self.engine.config.oracle}, solver {self.engine.config.solver}", flush=True)
+                print(one_line(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
+                               f"{self.engine.config.oracle}, solver {self.engine.config.solver}"), flush=True)
             except BrokenPipeError:  # nobody reads: record the session as stopped, not half-made
                 self.output_closed = True
                 self.engine.request_stop()
@@ -287,7 +287,7 @@ class RunDisplay:
     def print_progress(self) -> None:
         import sys
 
-        print(self.progress_line(), file=sys.stderr, flush=True)
+        print(one_line(self.progress_line()), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         self.activity = "done"
@@ -355,7 +355,7 @@ class RunDisplay:
                 parts.append(f"meta-NashConv {number(row.meta_nash_conv)}")
             if row.reason:
                 parts.append(f"rejected: {row.reason} ({self._where_reasons()}, event {row.reason_event})")
-            print("  ".join(parts), flush=True)
+            print(clean_text("  ".join(parts), keep_newlines=False), flush=True)  # names, reasons: the log's
         self.shown = len(rows)
 
     def _where_reasons(self) -> str:
@@ -380,7 +380,7 @@ class RunDisplay:
         for column, justify in columns:
             table.add_column(column, justify=justify, overflow="fold")
         for row in rows:
-            cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
+            cells = [str(row.iteration), plain(row.proposal or "-"), plain(row.decision or "-"), str(row.population_size),
                      number(row.gain, signed=True), row.headline_text or "-"]
             if show_nash_conv:
                 cells.append(number(row.meta_nash_conv))
@@ -390,10 +390,10 @@ class RunDisplay:
         done = state.completed_iterations
         status = f"{done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}{self.cluster_note()}"
         # The id on its own line, folded only if the terminal is narrower than it (never cut).
-        parts = [Text(f"csro run · {self.engine.session_id}", overflow="fold"), table]
+        parts = [Text(clean_text(f"csro run · {self.engine.session_id}"), overflow="fold"), table]
         if reasons:
-            parts.append(Text(f"full reasons: {self._where_reasons()} (event numbers above); "
-                              f"csro replay {self.engine.session_id} lists them", style="dim"))
+            parts.append(Text(clean_text(f"full reasons: {self._where_reasons()} (event numbers above); "
+                                         f"csro replay {self.engine.session_id} lists them"), style="dim"))
         parts.append(Text(status, style="dim"))
         return Group(*parts)
 
@@ -440,7 +440,7 @@ class RunDisplay:
             flag = "" if where == "sessions" else f" --session-dir {where}"
             lines.append(f"continue with: csro run --resume {self.engine.session_id}{flag}")
         for line in lines:
-            print(line, flush=True)
+            print(clean_text(line, keep_newlines=False), flush=True)  # names and messages: the log's
 
 
 # The closing sparkline keeps at least this many marks, however narrow the terminal.

@@ -28,6 +28,7 @@ from csro_tui.config import SANDBOX_LIMIT_FIELDS, load_run_config
 from csro_tui.errors import ConfigError
 from csro_tui.numbers import counted, number, sparkline
 from csro_tui.oracles.llm.keys import KeyTrust
+from csro_tui.sandbox.limits import loosened_limits, loosened_text
 from csro_tui.sessions.store import SessionStore
 from csro_tui.text import clean_text, one_line, plain
 
@@ -205,6 +206,9 @@ def _run(args: argparse.Namespace) -> int:
                       highlight=False)
     else:
         engine = new_engine(config, store=store, key_trust=key_trust)
+    loosened = loosened_text(loosened_limits(engine.config.to_dict()))
+    if loosened:  # csro.toml, a flag or the resumed session raised them: said before anything runs (issue 35)
+        console.print(plain(f"warning: {loosened}", "yellow"))
     try:
         display = RunDisplay(console, engine)
         with stop_on_signals(engine, console), display:

@@ -215,6 +215,7 @@ class CsroApp(App[None]):
     def _start_run(self, options: LaunchOptions, iterations: int) -> None:
         self.live = self.backend.start_run(options, self.reviewer, self._event_from_thread)
         self.call_from_thread(self.notify, f"Session {self.live.session_id} started.")
+        self._warn_loosened_limits()
         if iterations:
             self._iterate(iterations)
 
@@ -222,6 +223,13 @@ class CsroApp(App[None]):
         self.live = self.backend.resume_run(session_id, self.reviewer, self._event_from_thread)
         self.options = self.live.options
         self.call_from_thread(self.notify, f"Session {session_id} resumed.")
+        self._warn_loosened_limits()
+
+    def _warn_loosened_limits(self) -> None:
+        """The sandbox limits the configuration raised, said when the run starts (issue 35)."""
+        note = getattr(self.live, "limits_note", "")
+        if note:
+            self.call_from_thread(self.notify, one_line(note), severity="warning", timeout=10)
 
     # ------------------------------------------------------------------ live run
     def _run_worker(self, target, *args) -> None:

@@ -19,6 +19,7 @@ from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
 from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needing
 from csro_tui.records import Bot
+from csro_tui.sandbox.limits import loosened_limits, loosened_text
 from csro_tui.sessions.events import GamePlayed
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
@@ -511,6 +512,11 @@ class LiveRun:
     @property
     def session_id(self) -> str:
         return self.engine.session_id
+
+    @property
+    def limits_note(self) -> str:
+        """One line naming the sandbox limits this run raised above their defaults ("" when none)."""
+        return loosened_text(loosened_limits(self.engine.config.to_dict()))
 
     @property
     def cancelled(self) -> bool:

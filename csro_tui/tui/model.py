@@ -205,6 +205,8 @@ class ReviewInfo:
     # Two populations: the seat's value of the meta-game, the bar its expected payoff must beat
     # (Kuhn's seat 0 is worth -1/18); None: one population (the bar is 0).
     seat_value: float | None = None
+    # The sandbox limits the run raised above their defaults, one line ("" when none: issue 35).
+    loosened_limits: str = ""
 
     @property
     def original_source(self) -> str | None:

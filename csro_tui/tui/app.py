@@ -253,7 +253,7 @@ class CsroApp(App[None]):
 
     def _engine_failed(self, error: BaseException, details: str) -> None:
         """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it."""
-        line = one_line(f"{type(error).__name__}: {error}", 200)
+        line = one_line(f"{type(error).__name__}: {error}", 300)  # a refusal says what to do (issue 35)
         if self.live is not None and self.dashboard is not None:
             self.dashboard.show_error(details)
             self.notify(f"{line} (the error panel on the dashboard has the details)", severity="error", timeout=10)

@@ -96,7 +96,7 @@ def test_a_file_cannot_choose_which_variable_is_sent(home, server, capsys):
     assert run("--base-url", server.base_url) == 2
     assert not secret_arrived(server)
     err = capsys.readouterr().err
-    assert f"not sending STOLEN_SECRET to 127.0.0.1:{server.port}" in err and "--api-key-env STOLEN_SECRET" in err
+    assert f"not sending STOLEN_SECRET to 127.0.0.1:{server.port}" in err and "--api-key-env STOLEN_SECRET" in err and "--trust-base-url" in err
 
 
 def test_the_key_goes_to_a_url_named_on_the_command_line(home, server, capsys):

@@ -137,13 +137,13 @@ class KeyTrust:
         """Why the key in `key_variable` must not go to `base_url` (one line saying what to do), or None."""
         if self.confirmed:
             return None
-        where = user_config_path()
+        where = str(user_config_path()).replace(str(Path.home()), "~", 1)
         if key_variable not in self.key_variables:
-            return (f"not sending {key_variable} to {host_of(base_url)}: api_key_env came from a file "
-                    f"(csro.toml, --config, a sweep or a recorded session), not from you; give "
-                    f"--api-key-env {key_variable}, or {CONFIRM_FLAG}, or add it to [trust] api_key_envs in {where}")
+            return (f"not sending {key_variable} to {host_of(base_url)}: api_key_env came from a file, not from you; "
+                    f"name it (--api-key-env {key_variable}) or confirm ({CONFIRM_FLAG}, or [trust] api_key_envs "
+                    f"in {where})")
         if origin(base_url) not in self.origins:
-            return (f"not sending {key_variable} to {host_of(base_url)}: that base URL came from a file "
-                    f"(csro.toml, --config, a sweep or a recorded session), not from you; give "
-                    f"--base-url {base_url}, or {CONFIRM_FLAG}, or add it to [trust] base_urls in {where}")
+            return (f"not sending {key_variable} to {host_of(base_url)}: that base URL came from a file, not from "
+                    f"you; name it (--base-url, the start form) or confirm ({CONFIRM_FLAG}, or [trust] base_urls "
+                    f"in {where})")
         return None

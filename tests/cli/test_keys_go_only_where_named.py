@@ -165,3 +165,14 @@ def test_an_llm_error_names_the_host_and_the_variable(home, server, capsys, monk
     assert run("--base-url", server.base_url, "--session-dir", str(home / "s")) != 0
     output = capsys.readouterr()
     assert f"authentication failed (401) at 127.0.0.1:{server.port}: check OPENAI_API_KEY" in output.out + output.err
+
+
+def test_a_sweep_file_cannot_send_the_key_to_its_base_url(home, server, capsys):
+    sweep = home / "sweep.toml"
+    sweep.write_text(f'name = "received"\niterations = 1\nseeds = [1]\n[options]\ngame = "rrps(num_repetitions=50)"\n'
+                     f'oracle = "llm"\nseed_policies = ["constant_rock"]\nbenchmark = "off"\nepisodes = 2\n'
+                     f'smoke_episodes = 1\nmodel = "scripted-model"\nbase_url = "{server.base_url}"\n')
+    code = main(["sweep", str(sweep), "--sessions-dir", str(home / "s"), "--workers", "1"])
+    output = capsys.readouterr()
+    assert code != 0 and "not sending OPENAI_API_KEY" in output.out + output.err, output
+    assert not secret_arrived(server)

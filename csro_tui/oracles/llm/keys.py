@@ -116,11 +116,15 @@ class KeyTrust:
         env = os.environ if env is None else env
         user = read_user_config(env)
         trust = user.get(TRUST_TABLE, {})
-        user_options = user.get("oracle_options") if isinstance(user.get("oracle_options"), Mapping) else {}
-        user_llm = user.get("llm") if isinstance(user.get("llm"), Mapping) else {}
+        # The user config's settings, at its top level or under [run] (as csro.toml's).
+        settings = {**user, **user["run"]} if isinstance(user.get("run"), Mapping) else user
+
+        def table(name: str) -> Mapping[str, Any]:
+            return settings[name] if isinstance(settings.get(name), Mapping) else {}
+
         urls = [OPENAI_BASE_URL, *base_urls, *(env.get(name) for name in BASE_URL_VARIABLES),
-                user.get("base_url"), user_llm.get("base_url"), *trust.get("base_urls", [])]
-        variables = [*DEFAULT_KEY_VARIABLES, *key_variables, user_options.get("api_key_env"),
+                settings.get("base_url"), table("llm").get("base_url"), *trust.get("base_urls", [])]
+        variables = [*DEFAULT_KEY_VARIABLES, *key_variables, table("oracle_options").get("api_key_env"),
                      *trust.get("api_key_envs", [])]
         return cls(
             origins=frozenset(filter(None, (origin(u) for u in urls if isinstance(u, str)))),
@@ -144,6 +148,6 @@ class KeyTrust:
                     f"in {where})")
         if origin(base_url) not in self.origins:
             return (f"not sending {key_variable} to {host_of(base_url)}: that base URL came from a file, not from "
-                    f"you; name it (--base-url, the start form) or confirm ({CONFIRM_FLAG}, or [trust] base_urls "
+                    f"you; name it (--base-url) or confirm ({CONFIRM_FLAG}, or [trust] base_urls "
                     f"in {where})")
         return None

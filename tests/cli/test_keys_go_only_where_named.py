@@ -176,3 +176,23 @@ def test_a_sweep_file_cannot_send_the_key_to_its_base_url(home, server, capsys):
     output = capsys.readouterr()
     assert code != 0 and "not sending OPENAI_API_KEY" in output.out + output.err, output
     assert not secret_arrived(server)
+
+
+def test_every_llm_error_names_the_host_and_where_the_key_came_from(home, monkeypatch):
+    from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
+    from csro_tui.oracles.llm.keys import KeyTrust
+    from tests.llm_server import closed_port_url
+
+    url = closed_port_url()
+    host = url.split("//", 1)[1].split("/", 1)[0]
+    messages = [{"role": "user", "content": "hi"}]
+    sent = LLMClient(LLMConfig(base_url=url, max_retries=0), key_trust=KeyTrust(confirmed=True))
+    with pytest.raises(LLMError) as refused:
+        sent.complete(messages, purpose="test")
+    assert f"{host}/v1 refused the connection" in str(refused.value)
+    assert str(refused.value).endswith("(key from OPENAI_API_KEY)") and SECRET not in str(refused.value)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    unsent = LLMClient(LLMConfig(base_url=url, max_retries=0))
+    with pytest.raises(LLMError) as refused:
+        unsent.complete(messages, purpose="test")
+    assert str(refused.value).endswith("(no key sent; it would come from OPENAI_API_KEY)")

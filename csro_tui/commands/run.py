@@ -1,11 +1,15 @@
 """`csro run`: a headless CSRO run (or `--resume` of a recorded one).
 
-Settings come from defaults < config file < environment < these flags (see
+Settings come from defaults < user config < config file < environment < these flags (see
 `csro_tui.config`).  The run is recorded as a session; the display shows
 one row per finished iteration (live in a terminal, one printed line per
 iteration otherwise) and a summary at the end.  Ctrl-C (or SIGTERM) asks
 the engine to stop after its current step, so nothing completed is lost;
 `--resume SESSION` continues it.  A second Ctrl-C aborts at once.
+An LLM key goes only to a base URL named here, in the environment or in the
+user's own config; `--trust-base-url` confirms one a file or the resumed
+session names (`oracles.llm.keys`).  Sandbox limits raised above their
+defaults are said before the run starts.
 """
 
 from __future__ import annotations

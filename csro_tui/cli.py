@@ -129,7 +129,10 @@ def _main(argv: list[str] | None) -> int:
     except (CsroError, PolicyFailure) as error:
         # A mistyped name: its "did you mean" and list, then where the names are explained.
         pointer = f" (see csro {args.command} --help)" if getattr(error, "unknown_name", False) else ""
-        print(f"csro: error: {error}{pointer}", file=sys.stderr)
+        from csro_tui.text import one_line  # start-up time: importing it loads rich; only on an error
+
+        # An error may quote a name, path or reason from a file from elsewhere (issue 35).
+        print(f"csro: error: {one_line(error)}{pointer}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("csro: interrupted", file=sys.stderr)

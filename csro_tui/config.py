@@ -1,8 +1,11 @@
-"""Run configuration: defaults < config file < environment < command-line flags.
+"""Run configuration: defaults < user config < config file < environment < command-line flags.
 
 The config file is TOML (keys as in `RunConfig`, at the top level or under
 `[run]`, plus the tables `[oracle_options]` and `[llm]`), found at
 `--config FILE`, else `$CSRO_CONFIG`, else `./csro.toml` if it exists.
+Below it, the user's own config (`~/.config/csro/config.toml`, the same keys,
+plus `[trust]`: `oracles.llm.keys`), the one file trusted to say where an API
+key may go; a project's file or a session may not (issue 35).
 Environment variables are `CSRO_<FIELD>` in upper case (e.g.
 `CSRO_ITERATIONS`, `CSRO_SESSIONS_DIR`, `CSRO_MODEL`, `CSRO_BASE_URL`).
 
@@ -30,6 +33,7 @@ from csro_tui.booleans import parse_boolean
 from csro_tui.errors import ConfigError
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.llm.client import llm_env_value, llm_table_values
+from csro_tui.oracles.llm.keys import TRUST_TABLE, read_user_config, user_config_path
 
 CONFIG_ENV = "CSRO_CONFIG"
 # Evaluation backends (RunConfig.backend); "ray" needs the ray extra.
@@ -328,9 +332,20 @@ def load_run_config(
     """Merge the layers; `flags` holds only the flags the user gave (None = not given)."""
     env = os.environ if env is None else env
     config = RunConfig()
+    user_path = user_config_path(env)
+    if user_path.is_file():
+        read_user_config(env)  # its [trust] table checked (one line if wrong)
+        user = read_config_file(user_path)
+        user.pop(TRUST_TABLE, None)
+        for key, value in _split_llm_table(user, f"user config {user_path}").items():
+            _set(config, key, value, f"user config {user_path}")
     path = find_config_file(config_file, env)
-    if path is not None:
-        for key, value in _split_llm_table(read_config_file(path), f"config file {path}").items():
+    if path is not None and path.resolve() != user_path.resolve():
+        data = read_config_file(path)
+        if TRUST_TABLE in data:
+            raise ConfigError(f"config file {path}: [{TRUST_TABLE}] counts only in your own config {user_path}, "
+                              "never in a project's file")
+        for key, value in _split_llm_table(data, f"config file {path}").items():
             _set(config, key, value, f"config file {path}")
     for key, value in env_settings(env).items():
         _set(config, key, value, f"environment {ENV_PREFIX}{key.upper()}")

@@ -188,6 +188,9 @@ class ReviewRequest:
     # Two populations: the value of the proposal's seat in the meta-game (seat 0: the solver's
     # value, seat 1: its negation), which its expected payoff must beat; None: one population.
     seat_value: float | None = None
+    # One line naming the sandbox limits the run raised above their defaults ("" when none):
+    # the proposal was validated and previewed under them (issue 35).
+    loosened_limits: str = ""
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.errors import ConfigError  # start-up time: loaded only when this runs
     from csro_tui.experiments.compare import compare_sessions, load_summaries  # start-up time: loaded only when this runs
     from csro_tui.sessions.store import SessionStore, default_sessions_root  # start-up time: loaded only when this runs
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     store = SessionStore(args.sessions_dir or default_sessions_root())
     references = list(args.sessions)
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             references.append(cell["session"])
             labels[cell["session"]] = cell["label"]
         if waiting:
-            print(f"not started yet, left out: {', '.join(waiting)}", flush=True)
+            print(one_line(f"not started yet, left out: {', '.join(waiting)}"), flush=True)
     if not references:
         raise ConfigError("name sessions to compare (csro compare ID ID ...) or a sweep (--sweep NAME)")
     summaries = load_summaries(store, references)
@@ -76,6 +77,7 @@ def print_comparison(console: Any, rows: list[Any], target: float | None) -> Non
     from csro_tui.commands._output import print_table  # start-up time: loaded only when this runs
     from csro_tui.experiments.compare import chart_series, table_rows  # start-up time: loaded only when this runs
     from csro_tui.sessions.plot import text_chart  # start-up time: loaded only when this runs
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     columns, cells = table_rows(rows, target)
     print_table(console, "configurations (mean ± 95% CI across repeats)", columns, cells, whole=("configuration",),
@@ -84,11 +86,11 @@ def print_comparison(console: Any, rows: list[Any], target: float | None) -> Non
     metric = rows[0].metric if rows and len({r.metric for r in rows}) == 1 else "figure"
     lines = text_chart([(label, xs, ys) for label, xs, ys, _ in series], width=max(20, min(console.width - 16, 72)))
     if lines:
-        print(f"\n{metric} per iteration (mean across repeats):", flush=True)
+        print(f"\n{one_line(metric)} per iteration (mean across repeats):", flush=True)
         for line in lines:
             print(line, flush=True)
-        for index, (label, *_rest) in enumerate(series):
-            print(f"  {chr(ord('A') + index % 26)}  {label}", flush=True)
+        for index, (label, *_rest) in enumerate(series):  # labels: the sessions' recorded settings
+            print(f"  {chr(ord('A') + index % 26)}  {one_line(label)}", flush=True)
 
 
 def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[Path]:

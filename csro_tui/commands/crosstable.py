@@ -38,6 +38,7 @@ from csro_tui.errors import CsroError
 from csro_tui.evaluation.participants import benchmark_participants
 from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.evaluation.sampling import derive, new_master_seed
+from csro_tui.text import one_line, plain
 from csro_tui.numbers import NOT_MEASURABLE_NOTE, counted, number, plain_numbers
 
 # Larger populations get the metrics table only; the matrix goes to --out.
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     if not spec.exact:
         print(f"seed {seed} (repeat this cross-table with --seed {seed})")
     for line in failures:
-        print(f"csro: error: {line} (repeat with --seed {seed})", file=sys.stderr)
+        print(one_line(f"csro: error: {line} (repeat with --seed {seed})"), file=sys.stderr)
     return EXIT_POLICY_FAILED if failures else 0
 
 
@@ -152,7 +153,7 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
         for index in range(len(names)):
             grid.add_column(str(index + 1), justify="right")
         for i, name in enumerate(names):
-            grid.add_row(f"{i + 1} {name}", *(_cell(value) for value in matrix[i]))
+            grid.add_row(plain(f"{i + 1} {name}"), *(_cell(value) for value in matrix[i]))
         console.print(grid)
 
     ranking = Table(title=f"{spec.title} population metrics ({how})")
@@ -169,7 +170,7 @@ def _print(spec, names, matrix, metrics, episodes, stderr) -> None:
                 values = (*values[:2], number(m.agg_score, signed=True, measurable=False))
             else:
                 values = (*values[:2], number(m.agg_score, signed=True, stderr=agg_score_stderr(m.per_opponent, errors)))
-        ranking.add_row(str(rank), name, *values)
+        ranking.add_row(str(rank), plain(name), *values)
     console.print(ranking)
     if not spec.exact and any(error is None for row in stderr for error in row):
         console.print(NOT_MEASURABLE_NOTE, highlight=False)

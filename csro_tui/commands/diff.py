@@ -62,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
 
         print(json.dumps(plain_numbers(comparison_json(profile_a, profile_b, comparison, match)), indent=2))
         return 0
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.text import clean_text
+
     for line in comparison_lines(profile_a, profile_b, comparison, match):
-        print(line)
+        print(clean_text(line, keep_newlines=False))  # names and moves of recorded policies
     if not spec.exact:
         print(f"seed {seed} (repeat with --seed {seed})")
     return 0
@@ -80,8 +83,11 @@ def checked(spec, reference: str, sessions_dir):
     if isinstance(named.participant, CodePolicy):
         issues = validate_source(named.participant.source)
         if issues:
-            print(f"csro: error: {reference} is not a valid policy ({len(issues)} issue(s)):", file=sys.stderr)
+            # imported when used, not at the top: keeps csro's start-up fast
+            from csro_tui.text import one_line
+
+            print(one_line(f"csro: error: {reference} is not a valid policy ({len(issues)} issue(s)):"), file=sys.stderr)
             for issue in issues[:20]:
-                print(f"{reference}:{issue.line}:{issue.col}: {issue.message}", file=sys.stderr)
+                print(one_line(f"{reference}:{issue.line}:{issue.col}: {issue.message}"), file=sys.stderr)
             raise InvalidPolicy(reference)
     return named

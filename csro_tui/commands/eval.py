@@ -157,9 +157,9 @@ def load_participant(spec: "GameSpec", reference: str) -> "Participant":
     if isinstance(participant, CodePolicy):
         issues = validate_source(participant.source)
         if issues:
-            print(f"csro: error: {reference} is not a valid policy ({len(issues)} issue(s)):", file=sys.stderr)
+            print(one_line(f"csro: error: {reference} is not a valid policy ({len(issues)} issue(s)):"), file=sys.stderr)
             for issue in issues[:MAX_ISSUES_SHOWN]:
-                print(f"{reference}:{issue.line}:{issue.col}: {issue.message}", file=sys.stderr)
+                print(one_line(f"{reference}:{issue.line}:{issue.col}: {issue.message}"), file=sys.stderr)
             if len(issues) > MAX_ISSUES_SHOWN:
                 print(f"... and {len(issues) - MAX_ISSUES_SHOWN} more", file=sys.stderr)
             raise InvalidPolicy(reference)

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.profiles.hints import profile_hints
     from csro_tui.profiles.references import profile_seed
     from csro_tui.profiles.report import profile_lines
-    from csro_tui.text import one_line
+    from csro_tui.text import clean_text, one_line
 
     spec = load_game(args.game)
     try:
@@ -62,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
     summary = None
     if args.summary and source:
         # imported when used, not at the top: keeps csro's start-up fast
+        from csro_tui.oracles.llm.keys import KeyTrust
         from csro_tui.profiles.summary import model_summary
 
-        summary = model_summary(spec, source, model=args.model, base_url=args.base_url)
+        summary = model_summary(spec, source, model=args.model, base_url=args.base_url,
+                                key_trust=KeyTrust.of_user(base_urls=(args.base_url,)))
     if args.json:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.numbers import plain_numbers
@@ -88,16 +90,13 @@ def run(args: argparse.Namespace) -> int:
                "sampled": "profile (mean return per episode against each benchmark bot; its most common situations):"}
     print(headers.get(profile.kind, "profile:"))
     for line in profile_lines(profile):
-        print(line)
+        print(clean_text(line, keep_newlines=False))  # moves and names of a recorded policy
     if named.benchmark_row:
         row = named.benchmark_row
         worst = sorted(row.items(), key=lambda item: item[1])[:3]
         print(f"against the benchmark (recorded in the session): mean {sum(row.values()) / len(row):+.4g} over "
               f"{len(row)} bots; worst: " + ", ".join(f"{one_line(bot, 30)} {value:+.4g}" for bot, value in worst))
     if summary is not None:
-        # imported when used, not at the top: keeps csro's start-up fast
-        from csro_tui.text import clean_text
-
         print(f"model summary (model text from {one_line(summary['model'], 60)}, not checked against the profile):")
         for line in clean_text(summary["text"]).strip().splitlines():
             print(f"  {line}")

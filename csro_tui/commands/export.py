@@ -33,8 +33,10 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
     log = sessions_store(args).read(args.session)
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
+
     for warning in log.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(one_line(f"warning: {warning}"), file=sys.stderr)  # a warning may quote the log
     state = fold(log.events)
     if args.step is not None:
         state = state.at(args.step)
@@ -54,5 +56,5 @@ def run(args: argparse.Namespace) -> int:
     written = export_with_diversity(state, Path(args.out))
     policies = sum(1 for path in written if path.parent.name == "policies")
     others = [path.name for path in written if path.parent.name != "policies"]
-    print(f"exported {counted(policies, 'policy', 'policies')}, {', '.join(others)} to {Path(args.out).resolve()}")
+    print(one_line(f"exported {counted(policies, 'policy', 'policies')}, {', '.join(others)} to {Path(args.out).resolve()}"))
     return 0

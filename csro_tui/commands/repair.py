@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
-    from csro_tui.text import one_line  # start-up time: importing it loads rich
+    from csro_tui.text import clean_text, one_line  # start-up time: importing it loads rich
 
     store = sessions_store(args)
     result = store.repair(args.session)
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if state.closed is None:
         lines.append(f"continue with: csro run --resume {directory}")
     for line in lines:
-        print(line)
+        print(clean_text(line, keep_newlines=False))  # what was dropped quotes the log
     return 0
 
 

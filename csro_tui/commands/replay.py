@@ -44,11 +44,13 @@ def run(args: argparse.Namespace) -> int:
 
     from csro_tui.commands._output import stdout_console  # start-up time: importing it loads rich
 
+    from csro_tui.text import clean_text  # start-up time: importing it loads rich
+
     console = stdout_console()
     store = sessions_store(args)
     log = store.read(args.session)
     for warning in log.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(f"[yellow]warning:[/] {clean_text(warning, markup=True)}", highlight=False)
     state = fold(log.events)
     if args.step is not None:
         state = state.at(args.step)
@@ -110,14 +112,14 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     from rich.table import Table  # start-up time: importing it loads rich
 
     from csro_tui.sessions.summary import iteration_rows, member_rows  # start-up time: importing it loads numpy
-    from csro_tui.text import plain  # start-up time: importing it loads rich
-    from csro_tui.sessions.summary import iteration_rows, member_rows  # start-up time: importing it loads numpy
-    from csro_tui.text import plain  # start-up time: importing it loads rich
+    from csro_tui.text import clean_text, plain  # start-up time: importing it loads rich
 
+    # Every name, id and message below comes from the log: untrusted text (issue 35).
     started = state.started
     console.print(
-        f"[bold]{started.session_id}[/] · {started.game} · oracle {started.oracle} · solver {started.solver} · "
-        f"step {state.step} of {last_step}",
+        f"[bold]{clean_text(started.session_id, markup=True)}[/] · "
+        + clean_text(f"{started.game} · oracle {started.oracle} · solver {started.solver} · "
+                     f"step {state.step} of {last_step}", markup=True),
         highlight=False,
     )
     members = member_rows(state)
@@ -145,7 +147,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
         mixture = seat_mixtures_text(state, lambda member: member.id)
     solver = f" ({state.meta.solver}, NashConv {_number(state.meta.nash_conv)})" if state.meta else ""
     value = f"; seat 0's value {_number(state.meta.value)}" if two and state.meta else ""
-    console.print(f"meta-strategy{solver}: {mixture}{value}", highlight=False)
+    console.print(plain(f"meta-strategy{solver}: {mixture}{value}"), highlight=False)
 
     from csro_tui.sessions.summary import informative_nash_conv, rejections  # start-up time: importing it loads numpy
     from csro_tui.text import one_line, plain  # start-up time: importing it loads rich
@@ -173,10 +175,10 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
     if latest is not None and latest.benchmark:
         meta = latest.benchmark["meta"]
         best = latest.benchmark["best_member"]
-        console.print(
+        console.print(plain(
             f"benchmark: meta-strategy PopReturn {_number(meta['pop_return'])} PopExpl {_number(meta['pop_expl'])} "
             f"AggScore {number(meta['agg_score'], stderr=meta.get('agg_score_stderr'))}; best member {best['id']} "
-            f"AggScore {number(best['agg_score'], stderr=best.get('agg_score_stderr'))}",
+            f"AggScore {number(best['agg_score'], stderr=best.get('agg_score_stderr'))}"),
             highlight=False,
         )
     if state.games:
@@ -186,7 +188,7 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
         for column in ("opponent", "games", "won", "lost", "tied", "your total"):
             played.add_column(column, justify="left" if column == "opponent" else "right")
         for record in game_records(state):
-            played.add_row(record.opponent, str(record.games), str(record.wins), str(record.losses), str(record.ties),
+            played.add_row(plain(record.opponent), str(record.games), str(record.wins), str(record.losses), str(record.ties),
                            _number(record.total))
         console.print(played)
     if state.open_iteration is not None and state.open_iteration.number > 0:
@@ -197,8 +199,8 @@ def show_state(console, state, *, last_step: int, events_file=None) -> None:
             console.print(plain(f"iteration {number_} is unfinished: the run ended during it "
                                 f"({state.closed.reason}: {one_line(state.closed.message, 200)})"))
         else:
-            console.print(f"iteration {number_} is unfinished (the run stopped during it; "
-                          f"csro run --resume {state.started.session_id} continues it)", highlight=False)
+            console.print(plain(f"iteration {number_} is unfinished (the run stopped during it; "
+                                f"csro run --resume {state.started.session_id} continues it)"), highlight=False)
 
 
 def show_diversity(console, state, *, compute: bool) -> None:
@@ -247,8 +249,10 @@ def _show_diversity(console, state, *, compute: bool, seat: int | None = None) -
             for i, policy_id in enumerate(shown)]
     console.print(whole_number_table("behaviour distance (0: the same behaviour; ordered so clusters show)",
                                      ["", *shown], rows, numeric=shown))
+    from csro_tui.text import plain  # start-up time: importing it loads rich
+
     for line in diversity.lines():
-        console.print(line, highlight=False)
+        console.print(plain(line), highlight=False)
     missing = len(state.population) - len(diversity.ids)
     if missing:
         console.print(f"{missing} member(s) have no recorded profile (--diversity profiles them)", highlight=False)
@@ -262,6 +266,7 @@ def verify_state(console, state) -> int:
     from csro_tui.engine.verify import verify  # start-up time: importing it loads numpy
 
     from csro_tui.evaluation import table_cache  # start-up time: importing it loads numpy
+    from csro_tui.text import clean_text  # start-up time: importing it loads rich
 
     config = recorded_config(state)
     spec = get_game(config.game)
@@ -275,7 +280,8 @@ def verify_state(console, state) -> int:
     evaluator = GameEvaluator(spec, workers=config.workers, limits=limits)
     try:
         result = verify(state, spec=spec, evaluator=evaluator, meta_solve=solve,
-                        progress=lambda message: console.print(f"[dim]{message}[/]", highlight=False))
+                        progress=lambda message: console.print(f"[dim]{clean_text(message, markup=True)}[/]",
+                                                               highlight=False))
     finally:
         evaluator.close()
         if cache_setting is None:
@@ -284,8 +290,9 @@ def verify_state(console, state) -> int:
             os.environ[table_cache.CACHE_DIR_ENV_VAR] = cache_setting
     for check in result.failures:
         console.print(
-            f"[red]differs[/]: {check.what}: recorded {_number(check.recorded)}, now {_number(check.recomputed)}"
-            + (f" ({check.note})" if check.note else ""),
+            "[red]differs[/]: " + clean_text(f"{check.what}: recorded {_number(check.recorded)}, now "
+                                             f"{_number(check.recomputed)}" + (f" ({check.note})" if check.note else ""),
+                                             markup=True),
             highlight=False,
         )
     if result.ok:

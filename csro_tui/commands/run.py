@@ -1,11 +1,15 @@
 """`csro run`: a headless CSRO run (or `--resume` of a recorded one).
 
-Settings come from defaults < config file < environment < these flags (see
+Settings come from defaults < user config < config file < environment < these flags (see
 `csro_tui.config`).  The run is recorded as a session; the display shows
 one row per finished iteration (live in a terminal, one printed line per
 iteration otherwise) and a summary at the end.  Ctrl-C (or SIGTERM) asks
 the engine to stop after its current step, so nothing completed is lost;
 `--resume SESSION` continues it.  A second Ctrl-C aborts at once.
+An LLM key goes only to a base URL named here, in the environment or in the
+user's own config; `--trust-base-url` confirms one a file or the resumed
+session names (`oracles.llm.keys`).  Sandbox limits raised above their
+defaults are said before the run starts.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from csro_tui.commands.eval import add_backend_arguments, whole_number
 from csro_tui.config import SANDBOX_LIMIT_FIELDS, load_run_config
 from csro_tui.errors import ConfigError
 from csro_tui.numbers import counted, number, sparkline
+from csro_tui.oracles.llm.keys import KeyTrust
+from csro_tui.sandbox.limits import loosened_limits, loosened_text
 from csro_tui.sessions.store import SessionStore
-from csro_tui.text import one_line, plain
+from csro_tui.text import clean_text, one_line, plain
 
 EXIT_STOPPED = 130
 
@@ -70,6 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--base-url", help="LLM API base URL, for llm oracles")
     # LLM oracle settings; they go into the oracle's options (see LLM_OPTION_FLAGS).
     add("--api-key-env", metavar="VAR", help="environment variable holding the API key (default OPENAI_API_KEY)")
+    add("--trust-base-url", action="store_true",
+        help="send the API key to the base URL (and read it from the api_key_env) that csro.toml, --config "
+             "or the resumed session names; without it a key goes only where you named: --base-url, "
+             "OPENAI_BASE_URL, or ~/.config/csro/config.toml")
     add("--temperature", type=float, help="LLM sampling temperature (default 0.7)")
     add("--max-tokens", type=_positive, help="LLM reply length limit in tokens (default 4096)")
     add("--llm-budget", type=_positive, metavar="N",
@@ -152,6 +162,17 @@ def parse_oracle_options(items: list[str]) -> dict[str, Any]:
     return options
 
 
+def user_key_trust(args: argparse.Namespace, flags: dict[str, Any]) -> KeyTrust:
+    """Where this command line lets an LLM key go: its --base-url (or --oracle-option base_url),
+    --api-key-env and --trust-base-url, with the environment and the user's own config."""
+    options = flags.get("oracle_options", {})
+    return KeyTrust.of_user(
+        base_urls=(flags.get("base_url"), options.get("base_url")),
+        key_variables=(options.get("api_key_env"),),
+        confirmed=bool(getattr(args, "trust_base_url", False)),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # Until the engine runs (then stop_on_signals), SIGTERM ends the command as
     # Ctrl-C does: "csro: interrupted", status 130; no event is recorded before the run.
@@ -178,16 +199,20 @@ def _run(args: argparse.Namespace) -> int:
     store = SessionStore(config.sessions_dir)
     for options in (config.oracle_options, flags.get("oracle_options", {})):
         resolve_recorded_llm(options, store)
+    key_trust = user_key_trust(args, flags)
     if args.resume:
         overrides = {k: v for k, v in flags.items() if k != "sessions_dir"}
-        engine, warnings = resume_engine(args.resume, store=store, overrides=overrides)
+        engine, warnings = resume_engine(args.resume, store=store, overrides=overrides, key_trust=key_trust)
         for warning in warnings:
-            console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-        console.print(f"resuming session [bold]{engine.session_id}[/] "
+            console.print(f"[yellow]warning:[/] {clean_text(warning, markup=True)}", highlight=False)
+        console.print(f"resuming session [bold]{clean_text(engine.session_id, markup=True)}[/] "
                       f"({engine.state.completed_iterations} of {engine.config.iterations} iterations done)",
                       highlight=False)
     else:
-        engine = new_engine(config, store=store)
+        engine = new_engine(config, store=store, key_trust=key_trust)
+    loosened = loosened_text(loosened_limits(engine.config.to_dict()))
+    if loosened:  # csro.toml, a flag or the resumed session raised them: said before anything runs (issue 35)
+        console.print(plain(f"warning: {loosened}", "yellow"))
     try:
         display = RunDisplay(console, engine)
         with stop_on_signals(engine, console), display:
@@ -243,8 +268,8 @@ class RunDisplay:
             self.live.__enter__()
         else:
             try:
-                print(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
-                      f"{self.engine.config.oracle}, solver {self.engine.config.solver}", flush=True)
+                print(one_line(f"session {self.engine.session_id}: {self.engine.config.game}, oracle "
+                               f"{self.engine.config.oracle}, solver {self.engine.config.solver}"), flush=True)
             except BrokenPipeError:  # nobody reads: record the session as stopped, not half-made
                 self.output_closed = True
                 self.engine.request_stop()
@@ -270,7 +295,7 @@ class RunDisplay:
     def print_progress(self) -> None:
         import sys
 
-        print(self.progress_line(), file=sys.stderr, flush=True)
+        print(one_line(self.progress_line()), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         self.activity = "done"
@@ -338,7 +363,7 @@ class RunDisplay:
                 parts.append(f"meta-NashConv {number(row.meta_nash_conv)}")
             if row.reason:
                 parts.append(f"rejected: {row.reason} ({self._where_reasons()}, event {row.reason_event})")
-            print("  ".join(parts), flush=True)
+            print(clean_text("  ".join(parts), keep_newlines=False), flush=True)  # names, reasons: the log's
         self.shown = len(rows)
 
     def _where_reasons(self) -> str:
@@ -363,7 +388,7 @@ class RunDisplay:
         for column, justify in columns:
             table.add_column(column, justify=justify, overflow="fold")
         for row in rows:
-            cells = [str(row.iteration), plain(row.proposal or "-"), row.decision or "-", str(row.population_size),
+            cells = [str(row.iteration), plain(row.proposal or "-"), plain(row.decision or "-"), str(row.population_size),
                      number(row.gain, signed=True), row.headline_text or "-"]
             if show_nash_conv:
                 cells.append(number(row.meta_nash_conv))
@@ -373,10 +398,10 @@ class RunDisplay:
         done = state.completed_iterations
         status = f"{done}/{self.target} iterations · {self.activity} · {self.clock.describe(done)}{self.cluster_note()}"
         # The id on its own line, folded only if the terminal is narrower than it (never cut).
-        parts = [Text(f"csro run · {self.engine.session_id}", overflow="fold"), table]
+        parts = [Text(clean_text(f"csro run · {self.engine.session_id}"), overflow="fold"), table]
         if reasons:
-            parts.append(Text(f"full reasons: {self._where_reasons()} (event numbers above); "
-                              f"csro replay {self.engine.session_id} lists them", style="dim"))
+            parts.append(Text(clean_text(f"full reasons: {self._where_reasons()} (event numbers above); "
+                                         f"csro replay {self.engine.session_id} lists them"), style="dim"))
         parts.append(Text(status, style="dim"))
         return Group(*parts)
 
@@ -423,7 +448,7 @@ class RunDisplay:
             flag = "" if where == "sessions" else f" --session-dir {where}"
             lines.append(f"continue with: csro run --resume {self.engine.session_id}{flag}")
         for line in lines:
-            print(line, flush=True)
+            print(clean_text(line, keep_newlines=False), flush=True)  # names and messages: the log's
 
 
 # The closing sparkline keeps at least this many marks, however narrow the terminal.

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from csro_tui.experiments.scheduler import run_sweep  # start-up time: loaded only when this runs
     from csro_tui.experiments.sweep_file import read_sweep  # start-up time: loaded only when this runs
     from csro_tui.sessions.store import default_sessions_root  # start-up time: loaded only when this runs
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     sweep = read_sweep(args.file, config_file=args.config)
     sessions_dir = args.sessions_dir or str(default_sessions_root())
@@ -73,21 +74,23 @@ def run(args: argparse.Namespace) -> int:
     todo = {kind: sum(1 for s in statuses.values() if s.kind == kind) for kind in ("new", "stopped", "failed", "done")}
     from csro_tui.numbers import counted  # start-up time: loaded only when this runs
 
-    print(f"sweep {sweep.name}: {counted(sweep.configurations, 'configuration')} × {counted(sweep.repeats, 'repeat')} = "
-          f"{counted(len(sweep.cells), 'session')} ({todo['done']} done, {todo['stopped'] + todo['failed']} to resume, "
-          f"{todo['new']} to start) · {sweep_dir(sessions_dir, sweep.name)}", flush=True)
+    # The sweep file's names and labels, and the reasons runs end with, are untrusted text (issue 35).
+    print(one_line(f"sweep {sweep.name}: {counted(sweep.configurations, 'configuration')} × "
+                   f"{counted(sweep.repeats, 'repeat')} = {counted(len(sweep.cells), 'session')} ({todo['done']} done, "
+                   f"{todo['stopped'] + todo['failed']} to resume, {todo['new']} to start) · "
+                   f"{sweep_dir(sessions_dir, sweep.name)}"), flush=True)
     if args.dry_run:
         for cell in sweep.cells:
             status = statuses[cell.session_id]
-            print(f"  {cell.session_id}  {cell.label} repeat {cell.repeat}  {status.kind}", flush=True)
+            print("  " + one_line(f"{cell.session_id}  {cell.label} repeat {cell.repeat}  {status.kind}"), flush=True)
         return 0
 
     def progress(p: Any) -> None:
-        print(f"csro sweep: {p.line()}", file=sys.stderr, flush=True)
+        print(one_line(f"csro sweep: {p.line()}"), file=sys.stderr, flush=True)
 
     def finished(run: Any) -> None:
         why = f": {run.reason}" if run.state != "done" and run.reason else ""
-        print(f"{run.state}: {run.cell.session_id}{why}", flush=True)
+        print(one_line(f"{run.state}: {run.cell.session_id}{why}"), flush=True)
 
     result = run_sweep(sweep, sessions_dir, workers=args.workers, backend=args.backend,
                        ray_address=args.ray_address, on_progress=progress, on_finished=finished)
@@ -97,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     _summary(console, result, sessions_dir)
     if result.interrupted:
-        print(f"stopped: every session is resumable; run `csro sweep {args.file}"
-              + (f" --sessions-dir {args.sessions_dir}" if args.sessions_dir else "") + "` again to finish", flush=True)
+        print(one_line(f"stopped: every session is resumable; run `csro sweep {args.file}"
+                       + (f" --sessions-dir {args.sessions_dir}" if args.sessions_dir else "") + "` again to finish"),
+              flush=True)
         return EXIT_STOPPED
     return EXIT_FAILED if result.count("failed") else 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from csro_tui.config import load_run_config
+from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.sessions.store import SessionStore
 from csro_tui.tui.model import LaunchOptions
 
@@ -26,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--oracle", help="start a session with this oracle at once (e.g. best-response, seed, llm)")
     parser.add_argument("--model", help="model name for LLM oracles")
     parser.add_argument("--base-url", dest="base_url", help="OpenAI-compatible base URL for LLM oracles")
+    parser.add_argument("--trust-base-url", action="store_true",
+                        help="send the API key to the base URL that csro.toml or a resumed session names "
+                             "(without it a key goes only where you named: --base-url, OPENAI_BASE_URL, "
+                             "~/.config/csro/config.toml)")
     parser.add_argument("--solver", help="meta-solver (default nash)")
     parser.add_argument("--episodes", type=int, help="evaluation budget: episodes per matchup")
     parser.add_argument("--seed", type=int, help="session seed")
@@ -51,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     }
     config = load_run_config(flags, config_file=args.config)
     options = LaunchOptions.from_config(config, iterations=args.iterations)
+    options.key_trust = KeyTrust.of_user(base_urls=(args.base_url,), confirmed=args.trust_base_url)
     start_now = args.game is not None or args.oracle is not None
     if args.session:
         SessionStore(config.sessions_dir).resolve(args.session)  # a wrong id is one line here, not a UI error

@@ -72,6 +72,7 @@ from csro_tui.numbers import counted
 from csro_tui.oracles.base import Oracle, OracleContext
 from csro_tui.oracles.registry import finished_error_types
 from csro_tui.records import Decision, MatchJob, PolicyRecord, Proposal
+from csro_tui.sandbox.limits import loosened_limits
 from csro_tui.reviewers import Reviewer
 from csro_tui.sessions.events import (
     BenchmarkEvaluated,
@@ -344,6 +345,7 @@ class Engine(ReviewLoop):
                     versions=dict(self.versions),
                     model=self.config.model,
                     base_url=strip_credentials(self.config.base_url),
+                    loosened_limits=loosened_limits(self.config.to_dict()) or None,
                 )
             )
         else:

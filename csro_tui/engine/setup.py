@@ -21,7 +21,8 @@ from csro_tui.errors import ConfigError, UnknownName
 from csro_tui.evaluation.sampling import new_master_seed
 from csro_tui.names import did_you_mean
 from csro_tui.oracles.base import Oracle
-from csro_tui.oracles.options import LLM_FILE_SETTINGS
+from csro_tui.oracles.llm.keys import KeyTrust
+from csro_tui.oracles.options import KEY_TRUST, LLM_FILE_SETTINGS
 from csro_tui.oracles.registry import ORACLES, OFFLINE_ORACLE_OPTIONS, game_refusal, make_oracle
 from csro_tui.reviewers import Reviewer, ScriptReviewer, make_reviewer
 from csro_tui.sessions.state import SessionState, fold
@@ -58,8 +59,9 @@ def _software_versions() -> dict[str, str]:
     }
 
 
-def oracle_options(config: RunConfig) -> dict[str, Any]:
-    """What the oracle factory receives: the oracle options plus model, base URL and the [llm] table."""
+def oracle_options(config: RunConfig, key_trust: KeyTrust | None = None) -> dict[str, Any]:
+    """What the oracle factory receives: the oracle options plus model, base URL and the [llm] table,
+    and where the user lets an API key go (`key_trust`: only ever the caller's, never the file's)."""
     options = dict(config.oracle_options)
     if config.model:
         options.setdefault("model", config.model)
@@ -67,17 +69,21 @@ def oracle_options(config: RunConfig) -> dict[str, Any]:
         options.setdefault("base_url", config.base_url)
     if config.llm:
         options[LLM_FILE_SETTINGS] = dict(config.llm)
+    options.pop(KEY_TRUST, None)
+    if key_trust is not None:
+        options[KEY_TRUST] = key_trust
     return options
 
 
-def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evaluator | None):
+def _parts(config: RunConfig, spec: Any, oracle: Oracle | None, evaluator: Evaluator | None,
+           key_trust: KeyTrust | None = None):
     if spec is None:
         from csro_tui.games.registry import get_game  # start-up time: importing it loads open_spiel, pyspiel
 
         spec = get_game(config.game)
     if oracle is None:  # made by name: its declared needs are checked against the game first
         check_oracle_serves(config.oracle, spec)
-        oracle = make_oracle(config.oracle, oracle_options(config))
+        oracle = make_oracle(config.oracle, oracle_options(config, key_trust))
     if evaluator is None:
         from csro_tui.sandbox.sandbox import limits_from  # start-up time: importing it loads orjson, rich
 
@@ -168,8 +174,13 @@ def new_engine(
     evaluator: Evaluator | None = None,
     meta_solve: MetaSolve | None = None,
     session_id: str | None = None,
+    key_trust: KeyTrust | None = None,
 ) -> Engine:
-    """An engine for a new session, recorded under `store` (None: not recorded)."""
+    """An engine for a new session, recorded under `store` (None: not recorded).
+
+    `key_trust`: where the user lets an LLM oracle's API key go (the command line's
+    `--base-url`, `--api-key-env`, `--trust-base-url`); None: the environment and the
+    user's own config only."""
     if meta_solve is None:
         _check_solver(config.solver)
     check_populations(config)
@@ -178,7 +189,7 @@ def new_engine(
         # seeds derived from it by a keyed hash, so they cannot predict them.
         config = dataclasses.replace(config, seed=new_master_seed())
     reviewer = reviewer or make_reviewer(config.review)
-    spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
+    spec, oracle, evaluator = _parts(config, spec, oracle, evaluator, key_trust)
     check_seed_policies(config, spec)
     writer = None
     if store is not None:
@@ -236,8 +247,12 @@ def resume_engine(
     oracle: Oracle | None = None,
     evaluator: Evaluator | None = None,
     meta_solve: MetaSolve | None = None,
+    key_trust: KeyTrust | None = None,
 ) -> tuple[Engine, list[LogWarning]]:
-    """An engine that continues a recorded session from its last complete event."""
+    """An engine that continues a recorded session from its last complete event.
+
+    The session's model settings are reused, but its base URL and api_key_env are the
+    file's, not the user's: a key goes there only if `key_trust` allows it (see `new_engine`)."""
     writer, log = store.open_for_append(session)
     try:
         state = fold(log.events)
@@ -250,7 +265,7 @@ def resume_engine(
                 reviewer.skip(sum(1 for p in state.proposals.values()
                                   if p.decision and p.decision.decided_by == reviewer.name
                                   and p.edited_by != reviewer.name))
-        spec, oracle, evaluator = _parts(config, spec, oracle, evaluator)
+        spec, oracle, evaluator = _parts(config, spec, oracle, evaluator, key_trust)
     except BaseException:
         writer.close()
         raise

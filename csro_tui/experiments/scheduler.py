@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from csro_tui.experiments.manifest import STOP_FILE, SessionStatus, session_status, sweep_dir, write_manifest
 from csro_tui.experiments.sweep_file import Cell, Sweep
+from csro_tui.oracles.llm.keys import KeyTrust
 
 POLL_SECONDS = 0.05  # a finished session waits for the driver at most this long
 
@@ -242,9 +243,12 @@ def llm_environment(cells: list[Cell], env: Any = None) -> dict[str, str]:
     if not any(str(cell.config.get("oracle", "")).startswith("llm") for cell in cells):
         return {}
     names = {"OPENAI_API_KEY", "OPENAI_BASE_URL"} | {name for name in env if name.startswith("CSRO_LLM_")}
+    # A variable the sweep file names as api_key_env travels only if the user trusts it
+    # (their own config's [trust] api_key_envs): a file does not choose which secret leaves (issue 35).
+    trusted = KeyTrust.of_user(env).key_variables
     for cell in cells:
         for table in (cell.config.get("oracle_options") or {}, cell.config.get("llm") or {}):
-            if isinstance(table.get("api_key_env"), str):
+            if isinstance(table.get("api_key_env"), str) and table["api_key_env"] in trusted:
                 names.add(table["api_key_env"])
     return {name: env[name] for name in sorted(names) if name in env}
 

@@ -21,12 +21,16 @@ from csro_tui.names import did_you_mean
 LLM_KEYS = (
     "model", "base_url", "api_key_env", "temperature", "max_tokens", "timeout",
     "max_retries", "concurrency", "stream", "input_price_per_mtok", "output_price_per_mtok",
-    "llm", "strict_replay", "llm_file_settings",
+    "llm", "strict_replay", "llm_file_settings", "key_trust",
 )
 # The key under which the run hands an oracle its config file's [llm] table
 # (`RunConfig.llm`): the client's settings *below* the environment, whereas
 # the other keys are flags, above it.
 LLM_FILE_SETTINGS = "llm_file_settings"
+# The key under which the run hands an oracle where the user lets an API key go
+# (`oracles.llm.keys.KeyTrust`, from the command line, environment and user config;
+# never from a file or a session).
+KEY_TRUST = "key_trust"
 
 
 class OptionReader:

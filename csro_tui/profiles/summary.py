@@ -31,16 +31,20 @@ def summary_messages(spec: "GameSpec", source: str) -> list[dict[str, str]]:
     ]
 
 
-def model_summary(spec: "GameSpec", source: str, *, model: str | None = None, base_url: str | None = None) -> dict[str, Any]:
+def model_summary(spec: "GameSpec", source: str, *, model: str | None = None, base_url: str | None = None,
+                  key_trust: Any = None) -> dict[str, Any]:
     """{"model", "text"} from the configured model (csro.toml [llm], CSRO_LLM_*/CSRO_MODEL,
-    OPENAI_BASE_URL, or the arguments); LLMError or ConfigError (one line) when it cannot."""
+    OPENAI_BASE_URL, or the arguments); LLMError or ConfigError (one line) when it cannot.
+    `key_trust` (`oracles.llm.keys.KeyTrust`): where the user lets the key go; None: the
+    environment and the user's config only (a session's recorded base URL is not the user's)."""
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.config import load_run_config
     from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
 
     settings = load_run_config({"model": model, "base_url": base_url})
     flags = {"model": settings.model or None, "base_url": settings.base_url or None, "max_tokens": SUMMARY_MAX_TOKENS}
-    client = LLMClient(LLMConfig.from_sources(flags={k: v for k, v in flags.items() if v}, file_values=settings.llm))
+    client = LLMClient(LLMConfig.from_sources(flags={k: v for k, v in flags.items() if v}, file_values=settings.llm),
+                       key_trust=key_trust)
     call = client.complete(summary_messages(spec, source), purpose="policy summary")
     if call.error:
         raise LLMError(call.error_kind or "failed", call.error)

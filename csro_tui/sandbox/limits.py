@@ -8,7 +8,8 @@ CPU limits are applied by the host to itself before the policy loads
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
 
 from csro_tui.errors import ConfigError
 
@@ -16,6 +17,10 @@ from csro_tui.errors import ConfigError
 # (stdlib only) and 110 MB with numpy loaded (VmSize of the host process,
 # both sandbox modes), rounded up.
 HOST_BASE_MB = 128
+# The limits given in seconds (the others are counts, bytes, or megabytes when named *_mb).
+SECONDS_LIMITS = (
+    "init_timeout", "move_timeout", "batch_timeout", "call_grace", "move_budget", "budget_reserve", "init_budget"
+)
 
 
 @dataclass(frozen=True)
@@ -81,9 +86,7 @@ class SandboxLimits:
     recursion_limit: int = 10_000
 
     def __post_init__(self) -> None:
-        for field_name in (
-            "init_timeout", "move_timeout", "batch_timeout", "call_grace", "move_budget", "budget_reserve", "init_budget"
-        ):
+        for field_name in SECONDS_LIMITS:
             value = getattr(self, field_name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"SandboxLimits.{field_name} must be a positive number of seconds, not {value!r}")
@@ -103,6 +106,32 @@ class SandboxLimits:
         beside the host's own address space (HOST_BASE_MB) at
         episode_memory_mb each; at least one."""
         return max(1, (self.memory_mb - HOST_BASE_MB) // self.episode_memory_mb)
+
+
+def loosened_limits(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The limits `values` (a run configuration, recorded or not) sets above their defaults:
+    name -> {"value", "default"}, in `SandboxLimits` order.  A value that is no number is
+    left to `limits_from` to refuse (a recorded configuration is read as it is)."""
+    loosened = {}
+    for limit in fields(SandboxLimits):
+        value = values.get(limit.name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit.default:
+            loosened[limit.name] = {"value": value, "default": limit.default}
+    return loosened
+
+
+def loosened_text(loosened: Mapping[str, Mapping[str, float]]) -> str:
+    """One line naming each loosened limit, its value and its default; "" when none is (issue 35)."""
+    if not loosened:
+        return ""
+
+    def shown(name: str, value: float) -> str:
+        unit = " s" if name in SECONDS_LIMITS + ("cpu_seconds",) else " MB" if name.endswith("_mb") else ""
+        return f"{value:g}{unit}"
+
+    return "sandbox limits above their defaults: " + ", ".join(
+        f"{name} {shown(name, entry['value'])} (default {shown(name, entry['default'])})"
+        for name, entry in loosened.items())
 
 
 def limits_from(values: dict) -> SandboxLimits | None:

@@ -71,6 +71,9 @@ class SessionStarted(Event):
     versions: dict[str, str]
     model: str = ""
     base_url: str = ""
+    # The sandbox limits the configuration raised above their defaults (issue 35):
+    # name -> {"value", "default"}; None (and absent from the line) when none is.
+    loosened_limits: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
@@ -415,9 +418,9 @@ _DECODERS: dict[str, Any] = {
 }
 
 
-# Fields added for two populations (issue 23), written only when set, so a
-# one-population line is byte for byte what it was before.
-_OMITTED_WHEN_NONE = frozenset({"seat", "joined"})
+# Fields added for two populations (issue 23) and loosened limits (issue 35), written
+# only when set, so a line without them is byte for byte what it was before.
+_OMITTED_WHEN_NONE = frozenset({"seat", "joined", "loosened_limits"})
 
 
 def to_record(event: Event) -> dict[str, Any]:

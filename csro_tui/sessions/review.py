@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 from csro_tui.records import PolicyRecord, ProposalVersion, ReviewRequest, ValidationResult
+from csro_tui.sandbox.limits import loosened_limits, loosened_text
 from csro_tui.sessions.state import SessionState
 
 
@@ -64,4 +65,6 @@ def review_request(
         edited_by=entry.edited_by,
         max_attempts=max_attempts,
         seat_value=seat_value,
+        # From the recorded configuration, the limits the run used, whatever else the log says.
+        loosened_limits=loosened_text(loosened_limits(state.config)),
     )

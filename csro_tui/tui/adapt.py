@@ -285,6 +285,9 @@ def review_info(review: Any) -> ReviewInfo:
         lines.append(("warning: " if "slow: " in validation.timing else "ok: ") + f"timing: {validation.timing}")
     if validation.printed:
         lines.append(f"warning: {validation.printed}")
+    loosened = getattr(review, "loosened_limits", "") or ""
+    if loosened:  # the checks ran under them
+        lines.append(f"warning: {loosened}")
     preview = review.preview
     # two populations: the proposal must beat its seat's value of the meta-game (ReviewRequest.seat_value)
     seat_value = _num(getattr(review, "seat_value", None))
@@ -328,6 +331,7 @@ def review_info(review: Any) -> ReviewInfo:
         # a duplicate or a failure is shown on its own line already
         shortfall=_shortfall(preview, seat_value),
         seat_value=seat_value,
+        loosened_limits=loosened,
     )
 
 

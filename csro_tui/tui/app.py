@@ -78,7 +78,7 @@ class CsroApp(App[None]):
     ) -> None:
         super().__init__()
         if backend is None:
-            backend = Backend(Path(sessions_dir))
+            backend = Backend(Path(sessions_dir), key_trust=options.key_trust if options is not None else None)
         self.backend = backend
         self.options = options
         self.open_session_id = session
@@ -215,6 +215,7 @@ class CsroApp(App[None]):
     def _start_run(self, options: LaunchOptions, iterations: int) -> None:
         self.live = self.backend.start_run(options, self.reviewer, self._event_from_thread)
         self.call_from_thread(self.notify, f"Session {self.live.session_id} started.")
+        self._warn_loosened_limits()
         if iterations:
             self._iterate(iterations)
 
@@ -222,6 +223,13 @@ class CsroApp(App[None]):
         self.live = self.backend.resume_run(session_id, self.reviewer, self._event_from_thread)
         self.options = self.live.options
         self.call_from_thread(self.notify, f"Session {session_id} resumed.")
+        self._warn_loosened_limits()
+
+    def _warn_loosened_limits(self) -> None:
+        """The sandbox limits the configuration raised, said when the run starts (issue 35)."""
+        note = getattr(self.live, "limits_note", "")
+        if note:
+            self.call_from_thread(self.notify, one_line(note), severity="warning", timeout=10)
 
     # ------------------------------------------------------------------ live run
     def _run_worker(self, target, *args) -> None:
@@ -245,7 +253,7 @@ class CsroApp(App[None]):
 
     def _engine_failed(self, error: BaseException, details: str) -> None:
         """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it."""
-        line = one_line(f"{type(error).__name__}: {error}", 200)
+        line = one_line(f"{type(error).__name__}: {error}", 300)  # a refusal says what to do (issue 35)
         if self.live is not None and self.dashboard is not None:
             self.dashboard.show_error(details)
             self.notify(f"{line} (the error panel on the dashboard has the details)", severity="error", timeout=10)

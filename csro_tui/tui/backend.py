@@ -16,8 +16,10 @@ from csro_tui.engine import new_engine, resume_engine
 from csro_tui.numbers import counted, duration, fixed, rate_text
 from csro_tui.oracles.base import oracle_llm
 from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
+from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needing
 from csro_tui.records import Bot
+from csro_tui.sandbox.limits import loosened_limits, loosened_text
 from csro_tui.sessions.events import GamePlayed
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
@@ -27,8 +29,12 @@ from csro_tui.tui.model import DashboardData, LaunchOptions, StartChoices
 
 
 class Backend:
-    def __init__(self, sessions_dir: Path | str = "sessions", *, engine_parts: dict[str, Any] | None = None) -> None:
+    def __init__(self, sessions_dir: Path | str = "sessions", *, engine_parts: dict[str, Any] | None = None,
+                 key_trust: KeyTrust | None = None) -> None:
         self.store = SessionStore(Path(sessions_dir))
+        # Where the user lets an LLM key go when a session is resumed (its recorded base URL is
+        # the file's, not the user's); None: the environment and the user's config (issue 35).
+        self.key_trust = key_trust
         # Parts handed to `new_engine` instead of those made from the
         # configuration (spec, oracle, evaluator, meta_solve): tests use fakes.
         self.engine_parts = dict(engine_parts or {})
@@ -100,9 +106,9 @@ class Backend:
         return list(get_game(game).seed_policies())
 
     @staticmethod
-    def list_models(base_url: str | None) -> list[str]:
+    def list_models(base_url: str | None, key_trust: KeyTrust | None = None) -> list[str]:
         """The model ids an OpenAI-compatible server offers (GET /models; one attempt)."""
-        return LLMClient(LLMConfig(base_url=base_url or None)).list_models()
+        return LLMClient(LLMConfig(base_url=base_url or None), key_trust=key_trust).list_models()
 
     @staticmethod
     def record_game(live: "LiveRun | None", record: dict[str, Any]) -> bool:
@@ -126,7 +132,7 @@ class Backend:
         return True
 
     def resume_run(self, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None]) -> "LiveRun":
-        return LiveRun.resume(self, session_id, reviewer, on_event)
+        return LiveRun.resume(self, session_id, reviewer, on_event, key_trust=self.key_trust)
 
     review_info = staticmethod(adapt.review_info)
     to_engine_decision = staticmethod(adapt.engine_decision)
@@ -484,7 +490,8 @@ class LiveRun:
     ) -> "LiveRun":
         flags = {**options.flags(), "sessions_dir": str(backend.store.root)}
         config = load_run_config(flags)
-        engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
+        engine = new_engine(config, store=backend.store, reviewer=reviewer, key_trust=options.key_trust,
+                            **backend.engine_parts)
         run = cls(engine, on_event)
         run.requested_iterations = options.iterations or config.iterations
         engine.run(0, close=False)  # the seeds join, are evaluated and solved; no oracle call yet
@@ -492,9 +499,11 @@ class LiveRun:
 
     @classmethod
     def resume(
-        cls, backend: Backend, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
+        cls, backend: Backend, session_id: str, reviewer: Any, on_event: Callable[[Any, DashboardData], None],
+        key_trust: KeyTrust | None = None,
     ) -> "LiveRun":
-        engine, _warnings = resume_engine(session_id, store=backend.store, reviewer=reviewer, **backend.engine_parts)
+        engine, _warnings = resume_engine(session_id, store=backend.store, reviewer=reviewer, key_trust=key_trust,
+                                          **backend.engine_parts)
         run = cls(engine, on_event)
         # finish what a stop interrupted (e.g. evaluating an accepted policy); no new iteration
         engine.run(engine.snapshot().completed_iterations, close=False)
@@ -503,6 +512,11 @@ class LiveRun:
     @property
     def session_id(self) -> str:
         return self.engine.session_id
+
+    @property
+    def limits_note(self) -> str:
+        """One line naming the sandbox limits this run raised above their defaults ("" when none)."""
+        return loosened_text(loosened_limits(self.engine.config.to_dict()))
 
     @property
     def cancelled(self) -> bool:

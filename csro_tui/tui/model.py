@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from csro_tui.numbers import number
+from csro_tui.oracles.llm.keys import KeyTrust
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,8 @@ class ReviewInfo:
     # Two populations: the seat's value of the meta-game, the bar its expected payoff must beat
     # (Kuhn's seat 0 is worth -1/18); None: one population (the bar is 0).
     seat_value: float | None = None
+    # The sandbox limits the run raised above their defaults, one line ("" when none: issue 35).
+    loosened_limits: str = ""
 
     @property
     def original_source(self) -> str | None:
@@ -242,6 +245,9 @@ class LaunchOptions:
     budget_reserve: float | None = None
     init_budget: float | None = None
     populations: int = 1  # 2: one population per seat (RunConfig.populations)
+    # Where the user lets an LLM key go (`csro tui --base-url/--trust-base-url`, the environment,
+    # the user's config, a base URL typed into the form): not a setting, never recorded (issue 35).
+    key_trust: KeyTrust | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":

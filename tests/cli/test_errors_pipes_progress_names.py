@@ -384,5 +384,5 @@ def test_the_first_line_of_a_reason_is_the_informative_one():
     assert first_line("too simple\nmore detail") == "too simple …"
     traceback = 'Traceback (most recent call last):\n  File "policy.py", line 5, in act\nZeroDivisionError: division by zero'
     assert first_line(traceback) == "ZeroDivisionError: division by zero …"
-    assert first_line("\x1b[2Jcleared") == "cleared"  # no escape sequences from policy text
+    assert first_line("\x1b[2Jcleared") == "\\x1b[2Jcleared"  # escape sequences from policy text shown visibly
     assert first_line("") == ""

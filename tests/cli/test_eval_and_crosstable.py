@@ -273,7 +273,7 @@ def test_eval_says_what_the_policy_printed_and_that_it_is_discarded(capsys, tmp_
     code, out, _err = run_cli(capsys, "eval", str(path), "--game", SMALL_RRPS, "--episodes", "2", "--workers", "1")
     assert code == 0
     said = " ".join(out.split())
-    assert "bytes to stdout/stderr, discarded" in said and '"hi there"' in said, out
+    assert "bytes to stdout/stderr, discarded" in said and '"\\x1b[2Jhi there"' in said, out
     assert "\x1b" not in out
     report = eval_json(capsys, str(path), "--game", SMALL_RRPS, "--episodes", "2", "--workers", "1")
     assert report["timing"]["printed_bytes"] >= 1000 * 10, report["timing"]

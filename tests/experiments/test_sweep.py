@@ -278,7 +278,12 @@ def test_ray_tasks_get_the_llm_settings_from_the_drivers_environment(tmp_path):
 
     llm = read_sweep(write(tmp_path, 'name = "x"\n[options]\noracle = "llm"\n[oracle_options]\napi_key_env = "MY_KEY"\n'))
     offline = read_sweep(write(tmp_path, 'name = "y"\n[options]\noracle = "evolve"\n', "offline.toml"))
-    env = {"MY_KEY": "k1", "OPENAI_API_KEY": "k2", "CSRO_LLM_TEMPERATURE": "0.2", "HOME": "/root"}
+    env = {"MY_KEY": "k1", "OPENAI_API_KEY": "k2", "CSRO_LLM_TEMPERATURE": "0.2", "HOME": "/root",
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    # The file named MY_KEY; it travels only once the user's own config trusts it (issue 35).
+    assert llm_environment(llm.cells, env) == {"OPENAI_API_KEY": "k2", "CSRO_LLM_TEMPERATURE": "0.2"}
+    (tmp_path / "xdg" / "csro").mkdir(parents=True)
+    (tmp_path / "xdg" / "csro" / "config.toml").write_text('[trust]\napi_key_envs = ["MY_KEY"]\n')
     assert llm_environment(llm.cells, env) == {"MY_KEY": "k1", "OPENAI_API_KEY": "k2", "CSRO_LLM_TEMPERATURE": "0.2"}
     assert llm_environment(offline.cells, env) == {}
     # Keys never reach the manifest: it holds the configuration, and keys are not configuration.

@@ -155,7 +155,8 @@ def test_unauthorized_is_not_retried_and_key_is_never_recorded():
         with pytest.raises(LLMError) as info:
             client.complete(MESSAGES, purpose="p")
         assert info.value.kind == "auth"
-        assert str(info.value) == "authentication failed (401): check OPENAI_API_KEY"
+        # The host and where the key came from (here: given in code, not a variable), issue 35.
+        assert str(info.value) == f"authentication failed (401) at 127.0.0.1:{server.port}: check the API key given"
         assert len(server.chat_requests) == 1 and waits == []
         (record,) = client.calls
         assert record.error_kind == "auth" and info.value.call is record

@@ -82,7 +82,7 @@ def evaluator(spec) -> GameEvaluator:
 #          client settings); "refused" has no server, "unauthorized" a server wanting another key.
 FAULTS = {
     "refused": (None, "unreachable", r"LLM server at http://127\.0\.0\.1:\d+/v1 refused the connection", {}),
-    "unauthorized": ([], "auth", r"authentication failed \(401\): check OPENAI_API_KEY", {"api_key": WRONG_KEY}),
+    "unauthorized": ([], "auth", r"authentication failed \(401\) at 127\.0\.0\.1:\d+: check the API key given", {"api_key": WRONG_KEY}),
     "rate_limited": ([ScriptedReply.error(429, "slow down", headers={"Retry-After": "0"})] * 2, "rate_limit",
                      r"rate limited \(429\)", {}),
     "server_error": ([ScriptedReply.error(500, "overloaded")] * 2, "server_error", r"failed \(500\): overloaded", {}),

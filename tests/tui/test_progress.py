@@ -253,7 +253,7 @@ def test_the_reply_panel_keeps_each_line_on_one_row_under_the_newest_scores():
     shown = reply_tail("line one\nline two\nline three\x1b[2J", 3, 30, scored=scored)
     rows = shown.plain.split("\n")
     assert rows[0] == "reply 2: failed: KeyError 'ca…"  # the newest first, cut to the width
-    assert rows[1:] == ["line two", "line three"]  # the last lines that fit, escapes removed
+    assert rows[1:] == ["line two", "line three\\x1b[2J"]  # the last lines that fit, escapes shown visibly
     assert shown.no_wrap
     waiting = reply_tail("", 3, 30)
     assert "nothing yet" in waiting.plain and not waiting.no_wrap  # the note wraps in a narrow panel

@@ -59,7 +59,7 @@ async def test_review_shows_markup_and_escapes_literally():
             await pilot.pause()
         text = screen_text(app)
     assert "[/oops]" in text and "[bold]x" in text
-    assert "\x1b" not in text and "pwned" not in text  # the OSC title sequence is dropped whole
+    assert "\x1b" not in text and "\\x1b]2;pwned\\x07" in text  # the OSC title sequence shown visibly (issue 35)
 
 
 async def test_dashboard_and_inspector_show_hostile_names_literally():
@@ -363,7 +363,7 @@ async def test_the_apps_toasts_are_cleaned_and_never_markup(tmp_path):
     from textual.content import Content
 
     shown = Content.from_markup(toast.message).plain if toast.markup else toast.message
-    assert shown == "ValueError: [/oops] [bold]x"  # literal, and the OSC title sequence is gone
+    assert shown == "ValueError: [/oops] \\x1b]2;pwned\\x07[bold]x\\x1b[2J"  # literal, escapes shown visibly
 
 
 async def test_a_dashboard_update_before_the_panels_are_mounted_is_shown_once_they_are():

@@ -17,6 +17,7 @@ on timing.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,9 @@ from typing import Any, Mapping, Sequence
 
 from csro_tui.errors import ConfigError, SessionError
 from csro_tui.oracles.llm.client import LLMBackend, LLMCall, LLMClient, LLMConfig
+from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.oracles.llm.recorded import RecordedLLM
-from csro_tui.oracles.options import LLM_FILE_SETTINGS, LLM_KEYS, OptionReader
+from csro_tui.oracles.options import KEY_TRUST, LLM_FILE_SETTINGS, LLM_KEYS, OptionReader
 from csro_tui.sessions.store import SessionStore, default_sessions_root
 
 
@@ -41,6 +43,8 @@ class LLMSettings:
     api_key_env: str | None = None  # name of the variable holding the key
     recorded: str | None = None  # session reference to replay, or None for live calls
     strict_replay: bool = True
+    # Where the user lets a key go (issue 35); None: the environment and the user's config only.
+    key_trust: KeyTrust | None = None
 
 
 def read_llm_settings(options: OptionReader) -> LLMSettings:
@@ -54,6 +58,10 @@ def read_llm_settings(options: OptionReader) -> LLMSettings:
     file_values = options.raw(LLM_FILE_SETTINGS) or {}
     if not isinstance(file_values, Mapping):
         raise ConfigError(f"{options.oracle} oracle: {LLM_FILE_SETTINGS} must be a table, not {file_values!r}")
+    key_trust = options.raw(KEY_TRUST)
+    if key_trust is not None and not isinstance(key_trust, KeyTrust):
+        # Handed in by the program (engine.setup), never read from a file.
+        raise ConfigError(f"{options.oracle} oracle: {KEY_TRUST} is not an option")
     backend = options.text("llm", "live") or "live"
     recorded = None
     if backend.startswith(RECORDED_PREFIX):
@@ -68,6 +76,7 @@ def read_llm_settings(options: OptionReader) -> LLMSettings:
         api_key_env=options.text("api_key_env"),
         recorded=recorded,
         strict_replay=options.boolean("strict_replay", True),
+        key_trust=key_trust,
     )
 
 
@@ -82,7 +91,11 @@ def make_backend(settings: LLMSettings, env: Mapping[str, str] | None = None) ->
         if not key:
             raise ConfigError(f"environment variable {settings.api_key_env} (named by api_key_env) is not set")
         flags["api_key"] = key
-    return LLMClient(LLMConfig.from_sources(flags=flags, env=env, file_values=settings.file_values))
+    config = LLMConfig.from_sources(flags=flags, env=env, file_values=settings.file_values)
+    if settings.api_key_env:
+        config = dataclasses.replace(config, api_key_env=settings.api_key_env)
+    key_trust = settings.key_trust if settings.key_trust is not None else KeyTrust.of_user(env)
+    return LLMClient(config, key_trust=key_trust)
 
 
 def backend_concurrency(backend: LLMBackend) -> int:

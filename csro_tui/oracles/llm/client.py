@@ -34,8 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 from csro_tui.booleans import parse_boolean
 from csro_tui.errors import ConfigError, CsroError, SessionError
 from csro_tui.names import did_you_mean
-
-OPENAI_BASE_URL = "https://api.openai.com/v1"
+from csro_tui.oracles.llm.keys import DEFAULT_KEY_VARIABLES, OPENAI_BASE_URL, KeyTrust, host_of
 
 # Sent to servers that do not check keys (local servers), because the SDK
 # refuses to run without one.
@@ -114,6 +113,9 @@ class LLMConfig:
     input_price_per_mtok: float | None = None
     output_price_per_mtok: float | None = None
     stream: bool = True  # False: one plain request per attempt (for servers without streaming)
+    # The environment variable `api_key` was read from (None: given in code, not read from the
+    # environment): named in every error, and checked against `KeyTrust` before it is sent.
+    api_key_env: str | None = None
 
     @classmethod
     def from_sources(
@@ -134,12 +136,13 @@ class LLMConfig:
         (dashes allowed) mapped to values; None means unset.  Bad values
         raise `ConfigError` naming where they came from.
         """
+        env = os.environ if env is None else env
         values: dict[str, Any] = {}
         if config_file is not None:
             values.update(_read_config_file(Path(config_file)))
         if file_values:
             values.update(llm_table_values(file_values, "[llm]"))
-        for name, raw in _env_settings(env if env is not None else os.environ).items():
+        for name, raw in _env_settings(env).items():
             values[name] = _coerce(name, raw, f"environment variable {_ENV_NAMES[name][0]}")
         for key, raw in (flags or {}).items():
             name = key.replace("-", "_")
@@ -147,6 +150,8 @@ class LLMConfig:
                 raise ConfigError(f"unknown LLM setting {key!r}; known: {', '.join(_FIELD_TYPES)}")
             if raw is not None:
                 values[name] = _coerce(name, raw, f"--{name.replace('_', '-')}")
+        if "api_key" in values and (flags or {}).get("api_key") is None:
+            values["api_key_env"] = next(name for name in _ENV_NAMES["api_key"] if env.get(name, "").strip())
         config = cls(**values)
         config.validate()
         return config
@@ -234,7 +239,7 @@ _ENV_NAMES: dict[str, tuple[str, ...]] = {
     name: (f"CSRO_LLM_{name.upper()}",) for name in _FIELD_TYPES
 } | {
     "base_url": ("OPENAI_BASE_URL", "CSRO_LLM_BASE_URL"),
-    "api_key": ("OPENAI_API_KEY", "CSRO_LLM_API_KEY"),
+    "api_key": DEFAULT_KEY_VARIABLES,
 }
 
 
@@ -564,6 +569,7 @@ class LLMClient:
         retry_base_delay: float = 1.0,
         retry_max_delay: float = 30.0,
         sleep: Callable[[float], None] | None = None,
+        key_trust: KeyTrust | None = None,
     ) -> None:
         config.validate()
         self.config = config
@@ -571,15 +577,30 @@ class LLMClient:
         if not urlsplit(self.base_url).hostname:
             raise ConfigError(f"base_url must look like http://host:port/v1, got {public_url(self.base_url)!r}")
         self.public_base_url = public_url(self.base_url)
+        self.host = host_of(self.base_url)
         self.timeout = config.resolved_timeout(self.base_url)
-        key = config.api_key or os.environ.get("OPENAI_API_KEY") or None
+        key, variable = config.api_key, config.api_key_env
+        if key is None:
+            variable = DEFAULT_KEY_VARIABLES[0]
+            key = os.environ.get(variable) or None
+        # Named in every error: the variable the key came from ("the key given in code" has none).
+        self.key_variable = variable or "the API key given"
         if key is None:
             if is_openai_url(self.base_url):
                 raise LLMError(
                     "no_key",
-                    "no API key: set OPENAI_API_KEY, or --base-url for a local server (Ollama, vLLM, llama.cpp)",
+                    f"no API key for {self.host}: set {self.key_variable}, "
+                    "or --base-url for a local server (Ollama, vLLM, llama.cpp)",
                 )
             key = LOCAL_PLACEHOLDER_KEY
+        elif variable is not None:
+            # A key from the environment goes only where the user said (issue 35); checked
+            # before the SDK client exists, so nothing below can send it.
+            refusal = (key_trust if key_trust is not None else KeyTrust.of_user()).refusal(
+                self.public_base_url, variable)
+            if refusal:
+                raise ConfigError(refusal)
+        self._sends_key = key != LOCAL_PLACEHOLDER_KEY
         # Strings that must never appear in messages or records.
         self._secrets = [s for s in (key, config.api_key) if s and s != LOCAL_PLACEHOLDER_KEY and len(s) >= 6]
         self._input_price, self._output_price = config.prices(self.base_url)
@@ -617,7 +638,7 @@ class LLMClient:
             return sorted(model.id for model in self._sdk.models.list())
         except Exception as error:  # noqa: BLE001 - mapped to a one-line LLMError
             failure = self._classify(error, _Attempt(), cancel=None)
-            raise LLMError(failure.kind, failure.message) from None
+            raise LLMError(failure.kind, self._redact(self._named(failure.message))) from None
 
     def complete(
         self,
@@ -700,7 +721,7 @@ class LLMClient:
             usage_estimated=usage.estimated,
         )
         if failure is not None:
-            message = self._redact(failure.message)
+            message = self._redact(self._named(failure.message))
             if failure.retryable and attempts > 1:
                 message = f"{message} (gave up after {attempts} attempts)"
             call.error = message
@@ -889,16 +910,19 @@ class LLMClient:
         status = error.status_code
         server_message = _one_line(_error_message(error))
         if status == 401:
-            return _AttemptFailed("auth", "authentication failed (401): check OPENAI_API_KEY", retryable=False)
+            return _AttemptFailed(
+                "auth", f"authentication failed (401) at {self.host}: check {self.key_variable}", retryable=False)
         if status == 403:
             return _AttemptFailed(
-                "auth", f"permission denied (403) for model {self.config.model!r}: check the key's access",
+                "auth", f"permission denied (403) at {self.host} for model {self.config.model!r}: "
+                f"check the access of the key in {self.key_variable}",
                 retryable=False,
             )
         if status == 429:
             if getattr(error, "code", None) == "insufficient_quota":
                 return _AttemptFailed(
-                    "rate_limit", "quota exceeded (429): check your plan and billing", retryable=False
+                    "rate_limit", f"quota exceeded (429) at {self.host}: check the plan and billing of the key in "
+                    f"{self.key_variable}", retryable=False
                 )
             return _AttemptFailed(
                 "rate_limit", f"rate limited (429) by {url}", retryable=True,
@@ -960,6 +984,16 @@ class LLMClient:
         if self._input_price is None or self._output_price is None:
             return None
         return (prompt_tokens * self._input_price + completion_tokens * self._output_price) / 1_000_000
+
+    def _named(self, message: str) -> str:
+        """`message` naming the host and the key's variable (issue 35: a key sent to an unexpected
+        host must show in the error), each once."""
+        if self.host not in message:
+            message = f"{message} ({self.host})"
+        if self.key_variable not in message:
+            sent = "key from" if self._sends_key else "no key sent; it would come from"
+            message = f"{message} ({sent} {self.key_variable})"
+        return message
 
     def _redact(self, text: str) -> str:
         for secret in self._secrets:

@@ -77,6 +77,8 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
             text.append(f" (before the edit {number(before, signed=True)})", style="dim")
     if info.valid and info.shortfall:
         text.append(f"\n⚠ the auto reviewer would reject it: {one_line(info.shortfall)}", style="yellow")
+    if info.loosened_limits:
+        text.append(f"\n⚠ {one_line(info.loosened_limits)}", style="yellow")
     if info.population_metrics:
         named = {METRIC_NAMES.get(key, key): value for key, value in info.population_metrics.items()}
         ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))

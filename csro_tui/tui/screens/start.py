@@ -25,6 +25,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Sta
 from textual.worker import get_current_worker
 
 from csro_tui.config import BACKENDS
+from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.text import one_line
 from csro_tui.tui.model import LaunchOptions, StartChoices
 from csro_tui.tui.widgets.measured_table import MeasuredTable
@@ -353,12 +354,19 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if not self.query_one("#llm-fields").display:
             return
         self.query_one("#models-status", Static).update("asking the server for its models…")
-        self.list_models(self.query_one("#base-url", Input).value.strip())
+        base_url = self.query_one("#base-url", Input).value.strip()
+        self.list_models(base_url, self._key_trust(base_url))
+
+    def _key_trust(self, base_url: str | None) -> KeyTrust:
+        """Where the user lets a key go: the launch's trust, and the base URL if typed here (a
+        value pre-filled from csro.toml is the file's, not the user's: issue 35)."""
+        trust = self.defaults.key_trust or KeyTrust.of_user()
+        return trust if base_url == (self.defaults.base_url or None) else trust.naming(base_url)
 
     @work(thread=True, exclusive=True, group="models")
-    def list_models(self, base_url: str) -> None:
+    def list_models(self, base_url: str, key_trust: KeyTrust) -> None:
         try:
-            models = _backend().list_models(base_url or None)
+            models = _backend().list_models(base_url or None, key_trust)
         except Exception as failure:  # noqa: BLE001 - LLMError / ConfigError: one line
             self.app.call_from_thread(self._models_listed, [], one_line(failure, 300))
             return
@@ -456,6 +464,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             budget_reserve=budgets["budget-reserve"],
             init_budget=budgets["init-budget"],
             populations=int(values["populations"]),
+            key_trust=self._key_trust(base_url if llm else None),
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

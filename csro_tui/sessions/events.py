@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from csro_tui.files import quoted
 from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
 from csro_tui.sandbox.failures import PolicyFailure
 
@@ -462,6 +464,71 @@ def from_record(record: Any) -> Event:
             value = record[f.name]
             decoder = _DECODERS.get(f.name)
             kwargs[f.name] = decoder(value) if decoder is not None and value is not None else value
-        return cls(**kwargs)
-    except (TypeError, KeyError, ValueError, AttributeError) as error:
+        event = cls(**kwargs)
+    except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as error:
         raise EventFormatError(f"bad {record['type']} event: {error}") from None
+    check_identifiers(event)
+    return event
+
+
+# --- ids and names read from a log ------------------------------------------------------
+#
+# A log may come from anyone (docs/SECURITY.md, "Files from elsewhere"), and its ids end up
+# in file names (`policies/<id>.py`, an export's `<id>_<name>.py`), so they are checked when
+# read: an id is what the engine makes ("p3", "i2.1", a session's "20261203-101923-kuhn_poker-seed"),
+# a name is one line of text.  A bad one makes the event corrupt, with its line number.
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+MAX_NAME_LENGTH = 1000
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def is_valid_id(value: Any) -> bool:
+    return isinstance(value, str) and ID_PATTERN.fullmatch(value) is not None
+
+
+def _identifiers(event: Event) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({field: id or None}, {field: name}) of an event: what `check_identifiers` checks."""
+    ids: dict[str, Any] = {}
+    names: dict[str, Any] = {}
+    if isinstance(event, SessionStarted):
+        ids["session_id"] = event.session_id
+        names.update(game=event.game, oracle=event.oracle, solver=event.solver)
+    elif isinstance(event, ProposalCreated):
+        ids.update(proposal_id=event.proposal_id, edited_from=event.edited_from, parent=event.proposal.parent)
+        names["name"] = event.proposal.name
+    elif isinstance(event, (ProposalValidated, ProposalPreviewed, ProposalDecided)):
+        ids["proposal_id"] = event.proposal_id
+    elif isinstance(event, PolicyAdded):
+        ids.update(id=event.policy.id, parent=event.policy.parent, proposal_id=event.proposal_id)
+        names["name"] = event.policy.name
+    elif isinstance(event, PayoffsEvaluated):
+        for number, entry in enumerate(event.entries, start=1):
+            ids[f"entry {number} row"], ids[f"entry {number} col"] = entry.row, entry.col
+    elif isinstance(event, (BenchmarkEvaluated, BehaviourProfiled, GamePlayed)):
+        ids["policy_id"] = event.policy_id
+        if isinstance(event, GamePlayed):
+            names["opponent"] = event.opponent
+    elif isinstance(event, MetaSolved):
+        ids.update({f"population[{i}]": member for i, member in enumerate(event.population)})
+    elif isinstance(event, MetricsComputed):
+        ids["new_policy"] = event.new_policy
+        ids.update({f"meta_strategy key {i + 1}": member for i, member in enumerate(event.meta_strategy)})
+    elif isinstance(event, IterationFinished):
+        ids["accepted"] = event.accepted
+        ids.update({f"joined[{i}]": member for i, member in enumerate(event.joined or [])})
+    return ids, names
+
+
+def check_identifiers(event: Event) -> None:
+    """EventFormatError when an id of `event` is not an id or a name is not one line of text."""
+    ids, names = _identifiers(event)
+    for field_name, value in ids.items():
+        if value is not None and not is_valid_id(value):
+            raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not an id "
+                                   "(letters, digits, '_', '.', '-'; 200 at most; a letter or digit first)")
+    for field_name, value in names.items():
+        if not isinstance(value, str) or len(value) > MAX_NAME_LENGTH or _CONTROL_CHARACTER.search(value):
+            raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not a name "
+                                   f"(one line of text, {MAX_NAME_LENGTH} characters at most, no control characters)")
+

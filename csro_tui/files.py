@@ -1,0 +1,169 @@
+"""Data from files made elsewhere, read and written back without being obeyed.
+
+A session log, a review script or a sweep manifest may come from anyone
+(docs/SECURITY.md, "Files from elsewhere"); what the program writes from
+them must stay data:
+
+- `path_inside`: the one way a path is built from recorded or received
+  text (a member id, a session id, a name: `file_name`): refused unless it
+  stays inside its folder, symbolic links followed;
+- `load_json`: a JSON document with its size and nesting bounded before it
+  is parsed, so a crafted file is an error with a reason, never a
+  `RecursionError`;
+- `csv_cell` / `write_csv`: cells a spreadsheet will not run as formulas;
+- `markdown_text` / `markdown_code`: text that renders as itself in Markdown
+  and never as HTML.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from csro_tui.errors import CsroError
+
+
+class UnsafePath(CsroError):
+    """A path from recorded or received text that would leave its folder."""
+
+
+def path_inside(folder: str | Path, *parts: str) -> Path:
+    """`folder/part/...`, checked to stay inside `folder` once resolved (`..`, an
+    absolute part and a symbolic link that leads out are all refused: UnsafePath)."""
+    folder = Path(folder)
+    for part in parts:
+        if not isinstance(part, str) or not part or "\0" in part or os.path.isabs(part):
+            raise UnsafePath(f"{folder}: refused the name {quoted(part)}: not a path inside the folder")
+    target = folder.joinpath(*parts)
+    base = folder.resolve()
+    resolved = target.resolve()
+    if resolved == base or not resolved.is_relative_to(base):
+        raise UnsafePath(f"{folder}: refused the name {quoted('/'.join(parts))}: it leads outside the folder "
+                         f"(to {quoted(str(resolved))})")
+    return target
+
+
+_NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def file_name(text: str, fallback: str = "policy") -> str:
+    """A recorded name as part of a file name: letters, digits and `_` only (never a path)."""
+    return _NOT_IN_FILE_NAME.sub("_", text).strip("_") or fallback
+
+
+def quoted(value: Any, limit: int = 60) -> str:
+    """Untrusted text quoted for an error message: its repr (control characters shown as
+    escapes), cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --- JSON -------------------------------------------------------------------------------
+
+# Deeper than any record the program writes (a session event nests about eight levels).
+MAX_JSON_DEPTH = 64
+# A session event with a long LLM exchange is a few hundred kB; far more is no honest line.
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+# A string (to its end even when unterminated: one match, no retry from every quote inside it)
+# or a run of anything but brackets and quotes: what is left after removing them is the brackets.
+_STRING_OR_NOT_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[^"\[\]{}]+', re.DOTALL)
+_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
+
+
+class JsonTooLarge(ValueError):
+    """A JSON document over the size or nesting bound (refused before parsing)."""
+
+
+def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the brackets of `raw` (outside its strings) nest deeper than `limit`.
+
+    In linear time without a Python loop per byte: strings and other text are cut out by
+    one regular expression, then each pass removes the innermost `[]`/`{}` pairs, at most
+    `limit` passes.  Brackets left unpaired count as levels too (the parser would recurse
+    into them before finding the line cut off)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    brackets = _STRING_OR_NOT_BRACKET.sub(b"", raw)
+    for _ in range(limit):
+        shorter = _INNERMOST_PAIR.sub(b"", brackets)
+        if shorter == brackets:
+            break
+        brackets = shorter
+    else:
+        if _INNERMOST_PAIR.search(brackets):
+            return True
+    return brackets.count(b"[") + brackets.count(b"{") > limit
+
+
+def load_json(raw: bytes | str, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` of untrusted text: JsonTooLarge over the bounds, ValueError (with
+    json's message) when it is not JSON, never RecursionError or OverflowError."""
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    if len(data) > max_bytes:
+        raise JsonTooLarge(f"{len(data)} bytes, more than the {max_bytes} a record may hold")
+    if json_depth_exceeds(data, max_depth):
+        raise JsonTooLarge(f"nested deeper than {max_depth} levels")
+    try:
+        return json.loads(raw)
+    except RecursionError:  # (the bound above makes this unreachable; kept so no traceback can escape)
+        raise JsonTooLarge(f"nested deeper than {max_depth} levels") from None
+
+
+# --- CSV --------------------------------------------------------------------------------
+
+# What a spreadsheet may start a formula with (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell that a spreadsheet shows as written: numbers stay numbers (a negative
+    one is no formula), text starting like a formula gets a leading `'`."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = str(value)
+    if text.startswith(_FORMULA_START) and not _is_number(text):
+        return "'" + text
+    return text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text)) or text.strip().lower() in ("nan", "inf", "-inf", "+inf")
+    except ValueError:
+        return False
+
+
+def write_csv(path: Path, rows: Iterable[Iterable[Any]]) -> None:
+    """Rows of cells to `path`, every cell through `csv_cell`."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        for row in rows:
+            writer.writerow([csv_cell(cell) for cell in row])
+
+
+# --- Markdown ---------------------------------------------------------------------------
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~!#])")
+
+
+def markdown_text(value: Any) -> str:
+    """Text that renders as itself in Markdown, on one line: HTML's `<`, `>` and `&`
+    as entities, Markdown's own marks (emphasis, links, code, table pipes) escaped."""
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
+
+    text = one_line(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def markdown_code(value: Any) -> str:
+    """Text as a Markdown code span: one line, no backtick to end it early, table pipes escaped
+    (inside a code span HTML is shown, not rendered)."""
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
+
+    return "`" + one_line(value).replace("`", "'").replace("|", "\\|") + "`"

@@ -16,8 +16,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import types
+import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Union
 
 from csro_tui.files import quoted
 from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
@@ -467,7 +469,7 @@ def from_record(record: Any) -> Event:
         event = cls(**kwargs)
     except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as error:
         raise EventFormatError(f"bad {record['type']} event: {error}") from None
-    check_identifiers(event)
+    check_event(event)
     return event
 
 
@@ -520,8 +522,12 @@ def _identifiers(event: Event) -> tuple[dict[str, Any], dict[str, Any]]:
     return ids, names
 
 
-def check_identifiers(event: Event) -> None:
-    """EventFormatError when an id of `event` is not an id or a name is not one line of text."""
+def check_event(event: Event) -> None:
+    """EventFormatError when a field of `event` is not of its declared type, an id is not an
+    id or a name is not one line of text."""
+    problem = _type_problem(event)
+    if problem:
+        raise EventFormatError(f"bad {event.TYPE} event: {problem}")
     ids, names = _identifiers(event)
     for field_name, value in ids.items():
         if value is not None and not is_valid_id(value):
@@ -532,3 +538,60 @@ def check_identifiers(event: Event) -> None:
             raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not a name "
                                    f"(one line of text, {MAX_NAME_LENGTH} characters at most, no control characters)")
 
+
+
+
+# --- field types ------------------------------------------------------------------------
+#
+# JSON gives any type anywhere; a field of the wrong type (an iteration "zero", a config that
+# is a list) would fail far from the log, in whatever reads the state.  Checked against the
+# dataclasses' own annotations, so a new field is checked without a word here.
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:  # (records.py names PolicyFailure for type checking only)
+        every = typing.get_type_hints(cls, localns={"PolicyFailure": PolicyFailure})
+        hints = _HINTS[cls] = {f.name: every[f.name] for f in dataclasses.fields(cls) if f.name in every}
+    return hints
+
+
+def _type_problem(record: Any) -> str:
+    """"" when every field of the dataclass `record` fits its annotation, else which does not."""
+    for name, hint in _hints(type(record)).items():
+        value = getattr(record, name)
+        if not _fits(value, hint):
+            return f"{name} {quoted(value)} is not {_type_words(hint)}"
+        if dataclasses.is_dataclass(value) and not isinstance(value, PolicyFailure):
+            inner = _type_problem(value)
+            if inner:
+                return f"{name}: {inner}"
+    return ""
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    if hint is Any:
+        return True
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return any(_fits(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:  # JSON writes NaN as null and 1.0 as 1
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is dict:
+        key, item = typing.get_args(hint)
+        return isinstance(value, dict) and all(_fits(k, key) and _fits(v, item) for k, v in value.items())
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and (item is Any or all(_fits(v, item) for v in value))
+    return isinstance(value, hint) if isinstance(hint, type) else True
+
+
+def _type_words(hint: Any) -> str:
+    """`int`, `dict[str, float]`, `str | None`: the annotation as written."""
+    return str(hint).replace("typing.", "") if typing.get_args(hint) else getattr(hint, "__name__", str(hint))

@@ -106,13 +106,13 @@ def load_json(raw: bytes | str, *, max_bytes: int = MAX_JSON_BYTES, max_depth: i
     json's message) when it is not JSON, never RecursionError or OverflowError."""
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     if len(data) > max_bytes:
-        raise JsonTooLarge(f"{len(data)} bytes, more than the {max_bytes} a record may hold")
+        raise JsonTooLarge(f"JSON of {len(data)} bytes, more than the {max_bytes} one record may hold")
     if json_depth_exceeds(data, max_depth):
-        raise JsonTooLarge(f"nested deeper than {max_depth} levels")
+        raise JsonTooLarge(f"JSON nested deeper than {max_depth} levels")
     try:
         return json.loads(raw)
     except RecursionError:  # (the bound above makes this unreachable; kept so no traceback can escape)
-        raise JsonTooLarge(f"nested deeper than {max_depth} levels") from None
+        raise JsonTooLarge(f"JSON nested deeper than {max_depth} levels") from None
 
 
 # --- CSV --------------------------------------------------------------------------------

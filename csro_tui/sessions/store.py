@@ -168,8 +168,8 @@ def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
         raise EventFormatError("not UTF-8 text") from None
     try:
         record = load_json(raw)
-    except JsonTooLarge as error:
-        raise EventFormatError(f"refused before parsing: {error}") from None
+    except JsonTooLarge as error:  # (refused before parsing)
+        raise EventFormatError(str(error)) from None
     except json.JSONDecodeError as error:
         # (removesuffix: some messages end in "at", as "Invalid control character at")
         raise EventFormatError(f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}") from None
@@ -500,14 +500,15 @@ class SessionStore:
 
         infos: list[SessionInfo] = []
         for directory in sorted(self.root.iterdir()):
-            if not (directory / EVENTS_FILE).is_file():
+            path = directory / EVENTS_FILE
+            if not path.is_file():
                 continue
             try:
-                infos.append(fold(read_log(directory / EVENTS_FILE).events).summary(directory))
-            except SessionError as error:
-                infos.append(SessionInfo(id=directory.name, path=directory, error=str(error)))
+                infos.append(fold(read_log(path).events).summary(directory))
             except Exception as error:  # noqa: BLE001 - a crafted log never hides the other sessions
+                reason = str(error) if isinstance(error, SessionError) else f"{type(error).__name__}: {error}"
+                # listed beside its id: the reason first ("line 4: corrupt event ..."), not the path
                 infos.append(SessionInfo(id=directory.name, path=directory,
-                                         error=f"{directory / EVENTS_FILE}: cannot be read ({type(error).__name__}: {error})"))
+                                         error=reason.removeprefix(f"{path} ").removeprefix(f"{path}: ")))
         infos.sort(key=lambda info: (info.started, info.id), reverse=True)
         return infos

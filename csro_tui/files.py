@@ -7,9 +7,8 @@ them must stay data:
 - `path_inside`: the one way a path is built from recorded or received
   text (a member id, a session id, a name: `file_name`): refused unless it
   stays inside its folder, symbolic links followed;
-- `load_json`: a JSON document with its size and nesting bounded before it
-  is parsed, so a crafted file is an error with a reason, never a
-  `RecursionError`;
+- `load_json`: a JSON document with its size and nesting bounded, so a
+  crafted file is an error with a reason, never a `RecursionError`;
 - `csv_cell` / `write_csv`: cells a spreadsheet will not run as formulas;
 - `markdown_text` / `markdown_code`: text that renders as itself in Markdown
   and never as HTML.
@@ -70,49 +69,42 @@ MAX_JSON_DEPTH = 64
 # A session event with a long LLM exchange is a few hundred kB; far more is no honest line.
 MAX_JSON_BYTES = 64 * 1024 * 1024
 
-# A string (to its end even when unterminated: one match, no retry from every quote inside it)
-# or a run of anything but brackets and quotes: what is left after removing them is the brackets.
-_STRING_OR_NOT_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[^"\[\]{}]+', re.DOTALL)
-_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
-
 
 class JsonTooLarge(ValueError):
-    """A JSON document over the size or nesting bound (refused before parsing)."""
-
-
-def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether the brackets of `raw` (outside its strings) nest deeper than `limit`.
-
-    In linear time without a Python loop per byte: strings and other text are cut out by
-    one regular expression, then each pass removes the innermost `[]`/`{}` pairs, at most
-    `limit` passes.  Brackets left unpaired count as levels too (the parser would recurse
-    into them before finding the line cut off)."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    brackets = _STRING_OR_NOT_BRACKET.sub(b"", raw)
-    for _ in range(limit):
-        shorter = _INNERMOST_PAIR.sub(b"", brackets)
-        if shorter == brackets:
-            break
-        brackets = shorter
-    else:
-        if _INNERMOST_PAIR.search(brackets):
-            return True
-    return brackets.count(b"[") + brackets.count(b"{") > limit
+    """A JSON document over the size or nesting bound."""
 
 
 def load_json(raw: bytes | str, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads` of untrusted text: JsonTooLarge over the bounds, ValueError (with
-    json's message) when it is not JSON, never RecursionError or OverflowError."""
-    data = raw.encode("utf-8") if isinstance(raw, str) else raw
-    if len(data) > max_bytes:
-        raise JsonTooLarge(f"JSON of {len(data)} bytes, more than the {max_bytes} one record may hold")
-    if json_depth_exceeds(data, max_depth):
-        raise JsonTooLarge(f"JSON nested deeper than {max_depth} levels")
+    json's message) when it is not JSON; a RecursionError never leaves it.
+
+    The size is checked before parsing.  The nesting is bounded while parsing by
+    json's own recursion check (the C parser raises RecursionError, cleanly, a
+    thousand levels down; caught here) and after it by an iterative walk that stops
+    at `max_depth`: far cheaper than scanning the text first (5 us against 700 us
+    for a 37 kB event), and nothing deeper reaches the code that reads it."""
+    if len(raw) > max_bytes:
+        unit = "characters" if isinstance(raw, str) else "bytes"
+        raise JsonTooLarge(f"JSON of {len(raw)} {unit}, more than the {max_bytes} one record may hold")
     try:
-        return json.loads(raw)
-    except RecursionError:  # (the bound above makes this unreachable; kept so no traceback can escape)
+        value = json.loads(raw)
+    except RecursionError:
         raise JsonTooLarge(f"JSON nested deeper than {max_depth} levels") from None
+    if _deeper_than(value, max_depth):
+        raise JsonTooLarge(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and objects in `value` nest deeper than `limit` (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 # --- CSV --------------------------------------------------------------------------------

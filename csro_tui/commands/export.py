@@ -32,9 +32,11 @@ def run(args: argparse.Namespace) -> int:
 
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
 
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
+
     log = sessions_store(args).read(args.session)
-    for warning in log.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    for warning in log.warnings:  # (its text quotes the log)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     state = fold(log.events)
     if args.step is not None:
         state = state.at(args.step)

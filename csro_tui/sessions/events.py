@@ -19,7 +19,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, Callable, ClassVar, Union
 
 from csro_tui.files import quoted
 from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
@@ -547,22 +547,24 @@ def check_event(event: Event) -> None:
 # is a list) would fail far from the log, in whatever reads the state.  Checked against the
 # dataclasses' own annotations, so a new field is checked without a word here.
 
-_HINTS: dict[type, dict[str, Any]] = {}
+# Per dataclass: (field, its annotation, a test made from the annotation once), fields typed Any left out.
+_CHECKS: dict[type, list[tuple[str, Any, Callable[[Any], bool]]]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:  # (records.py names PolicyFailure for type checking only)
-        every = typing.get_type_hints(cls, localns={"PolicyFailure": PolicyFailure})
-        hints = _HINTS[cls] = {f.name: every[f.name] for f in dataclasses.fields(cls) if f.name in every}
-    return hints
+def _checks(cls: type) -> list[tuple[str, Any, Callable[[Any], bool]]]:
+    checks = _CHECKS.get(cls)
+    if checks is None:  # (records.py names PolicyFailure for type checking only)
+        hints = typing.get_type_hints(cls, localns={"PolicyFailure": PolicyFailure})
+        checks = _CHECKS[cls] = [(f.name, hints[f.name], _test(hints[f.name])) for f in dataclasses.fields(cls)
+                                 if f.name in hints and hints[f.name] is not Any]
+    return checks
 
 
 def _type_problem(record: Any) -> str:
     """"" when every field of the dataclass `record` fits its annotation, else which does not."""
-    for name, hint in _hints(type(record)).items():
+    for name, hint, fits in _checks(type(record)):
         value = getattr(record, name)
-        if not _fits(value, hint):
+        if not fits(value):
             return f"{name} {quoted(value)} is not {_type_words(hint)}"
         if dataclasses.is_dataclass(value) and not isinstance(value, PolicyFailure):
             inner = _type_problem(value)
@@ -571,25 +573,40 @@ def _type_problem(record: Any) -> str:
     return ""
 
 
-def _fits(value: Any, hint: Any) -> bool:
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number_or_null(value: Any) -> bool:  # JSON writes NaN as null and 1.0 may come as 1
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _test(hint: Any) -> Callable[[Any], bool]:
+    """A function telling whether a value read from JSON fits the annotation `hint`."""
     if hint is Any:
-        return True
+        return lambda value: True
     origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
-        return any(_fits(value, arg) for arg in typing.get_args(hint))
+        alternatives = [_test(arg) for arg in typing.get_args(hint)]
+        return lambda value: any(fits(value) for fits in alternatives)
     if hint is type(None):
-        return value is None
-    if hint is float:  # JSON writes NaN as null and 1.0 as 1
-        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+        return lambda value: value is None
+    if hint is float:
+        return _is_number_or_null
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return _is_int
     if origin is dict:
-        key, item = typing.get_args(hint)
-        return isinstance(value, dict) and all(_fits(k, key) and _fits(v, item) for k, v in value.items())
+        key, item = (_test(arg) for arg in typing.get_args(hint))
+        return lambda value: isinstance(value, dict) and all(key(k) and item(v) for k, v in value.items())
     if origin is list:
-        (item,) = typing.get_args(hint)
-        return isinstance(value, list) and (item is Any or all(_fits(v, item) for v in value))
-    return isinstance(value, hint) if isinstance(hint, type) else True
+        (item_hint,) = typing.get_args(hint)
+        if item_hint is Any:
+            return lambda value: isinstance(value, list)
+        item = _test(item_hint)
+        return lambda value: isinstance(value, list) and all(item(v) for v in value)
+    if isinstance(hint, type):
+        return lambda value: isinstance(value, hint)
+    return lambda value: True
 
 
 def _type_words(hint: Any) -> str:

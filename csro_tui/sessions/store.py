@@ -27,6 +27,7 @@ from csro_tui.files import JsonTooLarge, load_json, path_inside, quoted
 from csro_tui.names import did_you_mean
 from csro_tui.records import PolicyRecord
 from csro_tui.sessions.events import (
+    EVENT_TYPES,
     Event,
     EventFormatError,
     SessionClosed,
@@ -275,7 +276,9 @@ def _describe_line(raw: bytes) -> str:
     except ValueError:  # (UnicodeDecodeError, JSONDecodeError and JsonTooLarge are ValueErrors)
         return f"unreadable ({len(raw)} bytes)"
     if isinstance(record, dict) and isinstance(record.get("type"), str):
-        return f"{record['type']} (event {record.get('seq', '?')})"
+        kind = record["type"] if record["type"] in EVENT_TYPES else quoted(record["type"], 40)
+        seq = record.get("seq")
+        return f"{kind} (event {seq if isinstance(seq, int) and not isinstance(seq, bool) else '?'})"
     return f"not an event ({len(raw)} bytes)"
 
 

@@ -17,7 +17,6 @@ from csro_tui.files import (
     JsonTooLarge,
     UnsafePath,
     csv_cell,
-    json_depth_exceeds,
     load_json,
     markdown_text,
     path_inside,
@@ -99,17 +98,17 @@ def test_bad_ids_names_and_types_are_corrupt_lines_with_their_number(tmp_path, c
 # --- nested and oversized JSON ---------------------------------------------------------
 
 
-def test_depth_check_is_exact_and_ignores_brackets_inside_strings():
+def test_json_nesting_is_bounded_exactly_and_brackets_inside_strings_do_not_count():
     deep = MAX_JSON_DEPTH + 1
-    assert json_depth_exceeds(b"[" * deep + b"]" * deep)
-    assert not json_depth_exceeds(b"[" * (deep - 1) + b"]" * (deep - 1))
-    assert not json_depth_exceeds(json.dumps({"source": "[[[{{{" * 1000, "q": '\\"[[[' * 500}).encode())
-    assert json_depth_exceeds(b"[" * 1_000_000)  # cut off: the parser would recurse before seeing the end
-    assert json_depth_exceeds(b'["\\\\", ' + b"[" * deep + b"]" * (deep + 1))  # an escaped backslash ends no string
-    for text in (b"[" * 200_000 + b"]" * 200_000, b'{"a": ' * 5000 + b"1" + b"}" * 5000):
+    with pytest.raises(JsonTooLarge, match=f"nested deeper than {MAX_JSON_DEPTH}"):
+        load_json(b"[" * deep + b"]" * deep)  # parses, but deeper than the bound
+    assert load_json(b"[" * (deep - 1) + b"]" * (deep - 1)) is not None
+    assert load_json(json.dumps({"source": "[[[{{{" * 1000}).encode())["source"].startswith("[[[")
+    for text in (b"[" * 1_000_000,  # cut off: json recurses before it finds the end
+                 b"[" * 200_000 + b"]" * 200_000, '{"a": ' * 5000 + "1" + "}" * 5000):
         with pytest.raises(JsonTooLarge):
             load_json(text)
-    with pytest.raises(JsonTooLarge):
+    with pytest.raises(JsonTooLarge, match="more than the 100"):
         load_json(b"[" + b"0," * 50 + b"0]", max_bytes=100)
 
 

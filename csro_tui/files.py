@@ -141,12 +141,15 @@ def write_csv(path: Path, rows: Iterable[Iterable[Any]]) -> None:
 
 # --- Markdown ---------------------------------------------------------------------------
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~!#])")
+# `_` is left alone: ids and names are full of it (kuhn_poker, beat_last) and at worst it
+# italicises; links, images, code, tables and HTML are what must not form.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]|~])")
 
 
 def markdown_text(value: Any) -> str:
     """Text that renders as itself in Markdown, on one line: HTML's `<`, `>` and `&`
-    as entities, Markdown's own marks (emphasis, links, code, table pipes) escaped."""
+    as entities, Markdown's marks for links and images, code, tables, bold and
+    strike-through escaped."""
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     text = one_line(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

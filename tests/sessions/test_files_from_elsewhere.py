@@ -217,8 +217,8 @@ def test_the_report_shows_recorded_html_and_markdown_as_text(tmp_path):
 
 
 def test_markdown_text_escapes_every_mark():
-    assert markdown_text("a_b*c`d[e](f)|g<h>&i\\j!k#l~m\nn") == \
-        "a\\_b\\*c\\`d\\[e\\](f)\\|g&lt;h&gt;&amp;i\\\\j\\!k\\#l\\~m n"
+    assert markdown_text("a_b*c`d[e](f)|g<h>&i\\j![k]~m\nn") == \
+        "a_b\\*c\\`d\\[e\\](f)\\|g&lt;h&gt;&amp;i\\\\j!\\[k\\]\\~m n"
 
 
 def test_csv_cells_that_start_like_a_formula_are_neutralised_and_numbers_stay_numbers(tmp_path):

@@ -36,3 +36,30 @@ async def test_a_deeply_nested_log_hides_no_other_session_on_the_start_screen(tm
         await wait_until(pilot, lambda: isinstance(app.screen, StartScreen), "back on the start screen")
         await wait_until(pilot, lambda: app.screen.query_one("#session-list", DataTable).row_count == 2,
                          "both sessions listed again")
+
+
+async def test_the_external_editor_gets_a_file_inside_its_folder_whatever_the_proposal_is_named(tmp_path, monkeypatch):
+    """The proposal's name came from the oracle (or a resumed log): it names the editor's file
+    only as letters, digits and _, inside the temporary folder."""
+    import contextlib
+    import dataclasses
+    import sys
+
+    from csro_tui.tui.screens.review import ReviewScreen
+    from tests.tui.sample import ScreenApp, sample_review
+
+    seen = tmp_path / "seen.txt"
+    script = tmp_path / "editor.py"
+    script.write_text(f"import sys\nopen({str(seen)!r}, 'w').write(sys.argv[1])\n"
+                      "open(sys.argv[1], 'a').write('# edited\\n')\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    review = dataclasses.replace(sample_review(), name="../../../../tmp/escaped")
+    app = ScreenApp(lambda: ReviewScreen(review))
+    app.suspend = contextlib.nullcontext
+    async with app.run_test() as pilot:
+        await pilot.press("E")
+        await pilot.pause()
+    used = seen.read_text()
+    assert used.endswith("/tmp_escaped.py") and "/../" not in used
+    assert app.results and app.results[0].kind == "edit" and app.results[0].source.endswith("# edited\n")

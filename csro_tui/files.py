@@ -58,6 +58,8 @@ def file_name(text: str, fallback: str = "policy") -> str:
 def quoted(value: Any, limit: int = 60) -> str:
     """Untrusted text quoted for an error message: its repr (control characters shown as
     escapes), cut short."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + "…"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "…"
 

@@ -395,7 +395,10 @@ class SessionStore:
         return candidate
 
     def create(self, session_id: str) -> SessionWriter:
-        directory = path_inside(self.root, session_id)  # (ids from a sweep file or a log: never a path out)
+        if not is_valid_id(session_id):  # what is written must read back (events.ID_PATTERN)
+            raise SessionError(f"session id {quoted(session_id)} is not an id "
+                               "(letters, digits, '_', '.', '-'; a letter or digit first)")
+        directory = path_inside(self.root, session_id)
         try:
             directory.mkdir(parents=True, exist_ok=False)
         except FileExistsError:

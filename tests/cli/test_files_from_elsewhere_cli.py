@@ -104,3 +104,14 @@ def test_a_review_script_cannot_read_files_outside_its_folder(tmp_path, capsys):
     assert "line 1" in error and "leads outside the folder" in error
     assert not (tmp_path / "sessions").exists() or "private key" not in "".join(
         path.read_text() for path in (tmp_path / "sessions").rglob("events.jsonl"))
+
+
+def test_a_sessions_directory_named_like_markup_is_listed_in_a_terminal(tmp_path, capsys, monkeypatch):
+    """The table's title names the directory (csro.toml may choose it): shown, never parsed as markup."""
+    sessions = tmp_path / "[bold]odd[/oops]"
+    good_copy(sessions / "good")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: a terminal, so the table (not the piped columns) is drawn
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["sessions", "--session-dir", str(sessions)]) == 0
+    out = capsys.readouterr().out
+    assert "┏" in out and "[bold]odd[/oops]" in out

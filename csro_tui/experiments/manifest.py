@@ -90,7 +90,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise SessionError(f"{path}: not a sweep manifest (no cells)")
     for number, cell in enumerate(data["cells"], start=1):  # its session ids become paths: ids only
-        if not isinstance(cell, dict) or not is_valid_id(cell.get("session")) or not isinstance(cell.get("label", ""), str):
+        if not isinstance(cell, dict) or not is_valid_id(cell.get("session")) or not isinstance(cell.get("label"), str):
             raise SessionError(f"{path}: cell {number} is not a sweep cell (a session id and a label): "
                                f"{quoted(cell)}")
     return data

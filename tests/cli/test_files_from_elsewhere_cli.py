@@ -115,3 +115,21 @@ def test_a_sessions_directory_named_like_markup_is_listed_in_a_terminal(tmp_path
     assert main(["sessions", "--session-dir", str(sessions)]) == 0
     out = capsys.readouterr().out
     assert "┏" in out and "[bold]odd[/oops]" in out
+
+
+def test_compare_refuses_a_sweep_manifest_whose_cells_are_paths_or_nested(tmp_path, capsys):
+    good_copy(tmp_path / "good")
+    outside = tmp_path.parent / f"{tmp_path.name}-victim"
+    good_copy(outside)  # a session outside the sessions directory, which the manifest points at
+    for name, manifest in [
+        ("evil", json.dumps({"cells": [{"session": "good", "label": "ok"},
+                                       {"session": f"../{outside.name}", "label": "=HYPERLINK(1)"}]})),
+        ("deep", '{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ]:
+        (tmp_path / "sweeps" / name).mkdir(parents=True)
+        (tmp_path / "sweeps" / name / "manifest.json").write_text(manifest)
+        code = main(["compare", "--sweep", name, "--session-dir", str(tmp_path), "--out", str(tmp_path / "out")])
+        assert code != 0
+        error = _one_line_error(capsys)
+        assert "manifest.json" in error and ("cell 2 is not a sweep cell" in error or "nested deeper" in error), error
+    assert not (tmp_path / "out").exists()

@@ -481,6 +481,7 @@ def from_record(record: Any) -> Event:
 # a name is one line of text.  A bad one makes the event corrupt, with its line number.
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+ID_RULE = "letters, digits, '_', '.', '-'; 200 at most; a letter or digit first"
 MAX_NAME_LENGTH = 1000
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -531,8 +532,7 @@ def check_event(event: Event) -> None:
     ids, names = _identifiers(event)
     for field_name, value in ids.items():
         if value is not None and not is_valid_id(value):
-            raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not an id "
-                                   "(letters, digits, '_', '.', '-'; 200 at most; a letter or digit first)")
+            raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not an id ({ID_RULE})")
     for field_name, value in names.items():
         if not isinstance(value, str) or len(value) > MAX_NAME_LENGTH or _CONTROL_CHARACTER.search(value):
             raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not a name "

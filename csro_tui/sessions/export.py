@@ -25,14 +25,15 @@ import dataclasses
 from pathlib import Path
 
 from csro_tui.errors import SessionError
-from csro_tui.files import file_name, markdown_code as _code, markdown_text as _md, path_inside, write_csv
+from csro_tui.files import file_name, markdown_code as _code, markdown_text as _md, path_inside, quoted, write_csv
 from csro_tui.numbers import counted, number as format_number, sparkline, stored_number
-from csro_tui.sessions.events import is_valid_id
+from csro_tui.sessions.events import ID_RULE, is_valid_id
 from csro_tui.sessions.plot import line_chart_svg
 from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
 PLOT_FILE = "run.svg"
+
 
 def _number(value: float | None) -> str:
     return format_number(value)
@@ -41,7 +42,7 @@ def _number(value: float | None) -> str:
 def policy_filename(policy_id: str, name: str) -> str:
     """`<id>_<name>.py`: the id as checked when the log was read (refused otherwise), the name slugged."""
     if not is_valid_id(policy_id):
-        raise SessionError(f"member id {policy_id!r} is not an id: not exported")
+        raise SessionError(f"member id {quoted(policy_id)} is not an id ({ID_RULE}): not exported")
     return f"{policy_id}_{file_name(name)}.py"
 
 

@@ -28,6 +28,7 @@ from csro_tui.names import did_you_mean
 from csro_tui.records import PolicyRecord
 from csro_tui.sessions.events import (
     EVENT_TYPES,
+    ID_RULE,
     Event,
     EventFormatError,
     SessionClosed,
@@ -169,7 +170,7 @@ def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
         raise EventFormatError("not UTF-8 text") from None
     try:
         record = load_json(raw)
-    except JsonTooLarge as error:  # (refused before parsing)
+    except JsonTooLarge as error:
         raise EventFormatError(str(error)) from None
     except json.JSONDecodeError as error:
         # (removesuffix: some messages end in "at", as "Invalid control character at")
@@ -396,8 +397,7 @@ class SessionStore:
 
     def create(self, session_id: str) -> SessionWriter:
         if not is_valid_id(session_id):  # what is written must read back (events.ID_PATTERN)
-            raise SessionError(f"session id {quoted(session_id)} is not an id "
-                               "(letters, digits, '_', '.', '-'; a letter or digit first)")
+            raise SessionError(f"session id {quoted(session_id)} is not an id ({ID_RULE})")
         directory = path_inside(self.root, session_id)
         try:
             directory.mkdir(parents=True, exist_ok=False)

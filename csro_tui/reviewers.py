@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from csro_tui.errors import ConfigError
+from csro_tui.files import UnsafePath, load_json, path_inside
 from csro_tui.records import ACTIONS, IMPROVEMENT_Z, Decision, ReviewRequest
 
 class Reviewer(Protocol):
@@ -144,18 +145,22 @@ def _script_entries(path: Path, text: str) -> list[tuple[str, Any]]:
         raise ConfigError(f"review script {path}: empty")
     if stripped.startswith("["):
         try:
-            items = json.loads(stripped)
+            items = load_json(stripped)
         except json.JSONDecodeError as error:
             raise ConfigError(f"review script {path} line {error.lineno}: not valid JSON ({error.msg})") from None
+        except ValueError as error:  # too large or deep (JsonTooLarge), an integer too long
+            raise ConfigError(f"review script {path}: not usable JSON ({error})") from None
         return [(f"entry {n}", item) for n, item in enumerate(items, start=1)]
     entries = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            entries.append((f"line {number}", json.loads(line)))
+            entries.append((f"line {number}", load_json(line)))
         except json.JSONDecodeError as error:
             raise ConfigError(f"review script {path} line {number}: not valid JSON ({error.msg})") from None
+        except ValueError as error:  # too large or deep (JsonTooLarge), an integer too long
+            raise ConfigError(f"review script {path} line {number}: not usable JSON ({error})") from None
     return entries
 
 
@@ -188,7 +193,12 @@ def _parse_decision(path: Path, where: str, entry: Any) -> Decision:
         if not isinstance(entry["code"], str) or not entry["code"].strip():
             raise bad('"code" must be non-empty source text')
         return Decision.edit(entry["code"], reason)
-    code_path = path.parent / str(entry["path"])
+    if not isinstance(entry["path"], str):
+        raise bad('"path" must be a file name (relative to the script\'s folder)')
+    try:  # inside the script's folder only: a script from elsewhere must not read ~/.ssh into a session
+        code_path = path_inside(path.parent, entry["path"])
+    except UnsafePath as error:
+        raise bad(f"edit file: {error}") from None
     try:
         return Decision.edit(code_path.read_text(encoding="utf-8"), reason)
     except (OSError, UnicodeDecodeError) as error:

@@ -77,7 +77,7 @@ def print_table(console: Any, title: str, columns: Sequence[tuple[str, str]], ro
         if index is not None:
             shown.remove(index)
             dropped.append(name)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=plain(title), title_justify="left")  # a title names a path or a sweep: never markup
     for index in shown:
         name, justify = columns[index]
         if name in whole:

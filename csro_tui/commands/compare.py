@@ -94,10 +94,10 @@ def print_comparison(console: Any, rows: list[Any], target: float | None) -> Non
 
 
 def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[Path]:
-    import csv
     import json
 
     from csro_tui.errors import SessionError  # start-up time: loaded only when this runs
+    from csro_tui.files import write_csv  # start-up time: loaded only when this runs
     from csro_tui.experiments.compare import chart_series  # start-up time: loaded only when this runs
     from csro_tui.sessions.plot import bands_chart_svg  # start-up time: loaded only when this runs
 
@@ -107,30 +107,25 @@ def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[P
         raise SessionError(f"{out}: cannot create the output directory ({error.strerror})") from None
     data = [row.to_dict() for row in rows]
     table = out / "compare.csv"
-    with open(table, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        header = ["configuration", "n", "figure", "final_mean", "final_ci95", "best_mean", "best_ci95",
-                  "iterations_mean", "seconds_mean", "seconds_ci95", "iterations_to_target_mean",
-                  "seconds_to_target_mean", "reached_target", "population_mean", "accepted", "rejected",
-                  "llm_calls", "llm_tokens", "llm_cost_usd", "sessions"]
-        writer.writerow(header)
-        for row in data:
-            writer.writerow([row["configuration"], len(row["sessions"]), row["metric"], row["final"]["mean"],
-                             row["final"]["ci95_half_width"], row["best"]["mean"], row["best"]["ci95_half_width"],
-                             row["iterations"]["mean"], row["wall_seconds"]["mean"],
-                             row["wall_seconds"]["ci95_half_width"],
-                             (row["iterations_to_target"] or {}).get("mean"), (row["seconds_to_target"] or {}).get("mean"),
-                             row["reached_target"] if target is not None else None, row["population"]["mean"],
-                             row["accepted"], row["rejected"], row["llm_calls"], row["llm_tokens"], row["llm_cost_usd"],
-                             " ".join(row["sessions"])])
+    header = ["configuration", "n", "figure", "final_mean", "final_ci95", "best_mean", "best_ci95",
+              "iterations_mean", "seconds_mean", "seconds_ci95", "iterations_to_target_mean",
+              "seconds_to_target_mean", "reached_target", "population_mean", "accepted", "rejected",
+              "llm_calls", "llm_tokens", "llm_cost_usd", "sessions"]
+    rows_out: list[list[Any]] = [header]
+    for row in data:
+        rows_out.append([row["configuration"], len(row["sessions"]), row["metric"], row["final"]["mean"],
+                         row["final"]["ci95_half_width"], row["best"]["mean"], row["best"]["ci95_half_width"],
+                         row["iterations"]["mean"], row["wall_seconds"]["mean"],
+                         row["wall_seconds"]["ci95_half_width"],
+                         (row["iterations_to_target"] or {}).get("mean"), (row["seconds_to_target"] or {}).get("mean"),
+                         row["reached_target"] if target is not None else None, row["population"]["mean"],
+                         row["accepted"], row["rejected"], row["llm_calls"], row["llm_tokens"], row["llm_cost_usd"],
+                         " ".join(row["sessions"])])
+    write_csv(table, rows_out)  # configuration labels come from a sweep file: cells no spreadsheet runs
     curves = out / "curves.csv"
-    with open(curves, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["configuration", "iteration", "mean", "ci95_half_width", "n"])
-        for row in data:
-            for point in row["curve"]:
-                writer.writerow([row["configuration"], point["iteration"], point["mean"], point["ci95_half_width"],
-                                 point["n"]])
+    write_csv(curves, [["configuration", "iteration", "mean", "ci95_half_width", "n"],
+                       *([row["configuration"], point["iteration"], point["mean"], point["ci95_half_width"], point["n"]]
+                         for row in data for point in row["curve"])])
     document = out / "compare.json"
     per_session = [{"session": s.session_id, "configuration": row.label, "figure": s.metric, "final": s.final,
                     "final_stderr": s.final_stderr, "best": s.best, "iterations": s.completed_iterations,

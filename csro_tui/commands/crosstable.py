@@ -12,7 +12,6 @@ itself included, as in OpenSpiel's roshambo_population_example.py.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -35,6 +34,7 @@ from csro_tui.commands.eval import (
     with_workers_note,
 )
 from csro_tui.errors import CsroError
+from csro_tui.files import write_csv
 from csro_tui.evaluation.participants import benchmark_participants
 from csro_tui.evaluation.population_metrics import agg_score_stderr, population_metrics
 from csro_tui.evaluation.sampling import derive, new_master_seed
@@ -188,14 +188,12 @@ def _cell(value: float) -> str:
 def _write(path: Path, spec, names, matrix, stderr, metrics, episodes, seed) -> None:
     try:
         if path.suffix.lower() == ".csv":
-            with path.open("w", newline="", encoding="utf-8") as handle:
-                writer = csv.writer(handle)
-                writer.writerow(["member", *names, "PopReturn", "PopExpl", "AggScore"])
-                for i, name in enumerate(names):
-                    m = metrics[name]
-                    tail = [m.pop_return, m.pop_expl, m.agg_score] if m else ["", "", ""]
-                    writer.writerow(["" if v is None else v
-                                     for v in plain_numbers([name, *matrix[i], *tail])])
+            rows = [["member", *names, "PopReturn", "PopExpl", "AggScore"]]
+            for i, name in enumerate(names):
+                m = metrics[name]
+                tail = [m.pop_return, m.pop_expl, m.agg_score] if m else ["", "", ""]
+                rows.append(["" if v is None else v for v in plain_numbers([name, *matrix[i], *tail])])
+            write_csv(path, rows)  # member names are file names and bot names: cells no spreadsheet runs
         else:
             document = {
                 "game": spec.name,

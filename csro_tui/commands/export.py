@@ -31,12 +31,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from csro_tui.sessions.state import fold  # start-up time: importing it loads numpy
-
-    log = sessions_store(args).read(args.session)
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
-    for warning in log.warnings:
-        print(one_line(f"warning: {warning}"), file=sys.stderr)  # a warning may quote the log
+    log = sessions_store(args).read(args.session)
+    for warning in log.warnings:  # (its text quotes the log)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     state = fold(log.events)
     if args.step is not None:
         state = state.at(args.step)

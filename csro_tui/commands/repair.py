@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         f"kept events 1-{result.kept_events} (lines 1-{result.kept_lines}); "
         f"dropped {counted(len(result.dropped), 'line')}:",
     ]
-    lines += ["  " + line for line in _dropped_lines(result.dropped)]
+    # what a dropped line held comes from the log: shown on one line, its escapes removed
+    lines += ["  " + one_line(line) for line in _dropped_lines(result.dropped)]
     lines.append(f"the whole log before the repair: {result.backup}")
     state = fold(read_log(result.path).events)
     directory = result.path.parent

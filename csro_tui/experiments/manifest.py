@@ -23,6 +23,8 @@ from typing import Any
 
 from csro_tui.errors import ConfigError, SessionError
 from csro_tui.experiments.sweep_file import Sweep, slug
+from csro_tui.files import load_json, path_inside, quoted
+from csro_tui.sessions.events import is_valid_id
 
 SWEEPS_DIR = "sweeps"
 MANIFEST_FILE = "manifest.json"
@@ -80,13 +82,17 @@ def write_manifest(sweep: Sweep, sessions_dir: str | Path) -> Path:
 def read_manifest(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_bytes())
     except FileNotFoundError:
         raise SessionError(f"{path}: no such sweep manifest") from None
     except (OSError, ValueError) as error:
         raise SessionError(f"{path}: unreadable sweep manifest ({error})") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise SessionError(f"{path}: not a sweep manifest (no cells)")
+    for number, cell in enumerate(data["cells"], start=1):  # its session ids become paths: ids only
+        if not isinstance(cell, dict) or not is_valid_id(cell.get("session")) or not isinstance(cell.get("label"), str):
+            raise SessionError(f"{path}: cell {number} is not a sweep cell (a session id and a label): "
+                               f"{quoted(cell)}")
     return data
 
 
@@ -116,7 +122,7 @@ def session_status(sessions_dir: str | Path, session_id: str) -> SessionStatus:
     from csro_tui.sessions.state import fold  # start-up time: loaded only when this runs
     from csro_tui.sessions.store import EVENTS_FILE, read_log  # start-up time: loaded only when this runs
 
-    directory = Path(sessions_dir) / session_id
+    directory = path_inside(sessions_dir, session_id)
     events = directory / EVENTS_FILE
     if not directory.exists():
         return SessionStatus("new")
@@ -141,6 +147,6 @@ def session_status(sessions_dir: str | Path, session_id: str) -> SessionStatus:
 
 def clear_unstarted(sessions_dir: str | Path, session_id: str) -> None:
     """Remove a session directory that holds no complete event (a start cut short), so it can start afresh."""
-    directory = Path(sessions_dir) / session_id
+    directory = path_inside(sessions_dir, session_id)
     if directory.exists() and session_status(sessions_dir, session_id).kind == "new":
         shutil.rmtree(directory)

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from csro_tui.files import path_inside
+
 # How long a session waits for its lock (held by a previous driver's worker that is stopping).
 LOCK_WAIT_SECONDS = 120.0
 STOP_POLL_SECONDS = 0.5
@@ -38,7 +40,7 @@ def run_cell(cell: dict[str, Any], sessions_dir: str, sweep_directory: str,
     overrides = dict(overrides or {})
     sweep = Path(sweep_directory)
     _check_shared_storage(sessions_dir, sweep)
-    lock_path = sweep / "locks" / f"{session_id}.lock"
+    lock_path = path_inside(sweep, "locks", f"{session_id}.lock")
     with open(lock_path, "a+b") as lock:
         _lock(lock, session_id)
         status = session_status(sessions_dir, session_id)
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run_logged(cell: dict[str, Any], sessions_dir: str, sweep_directory: str,
                 overrides: dict[str, Any]) -> tuple[str, bool]:
     """Run one cell with fds 1 and 2 on its log; ("" or the failure's last line, whether it was interrupted)."""
-    log_path = Path(sweep_directory) / "logs" / f"{cell['session']}.log"
+    log_path = path_inside(sweep_directory, "logs", f"{cell['session']}.log")
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from csro_tui.evaluation.participants import CodePolicy
+from csro_tui.files import path_inside
 from csro_tui.profiles.compute import profile_policy
 from csro_tui.profiles.describe import describe
 from csro_tui.profiles.distance import (
@@ -313,18 +314,16 @@ def write_diversity(state: "SessionState", out, seat: int | None = None) -> "Pat
     with recorded profiles (diversity.svg; with `seat`, of that seat's population in `state`:
     diversity-seat0.svg) and its section appended to report.md; None when fewer than two are
     profiled."""
-    from pathlib import Path
-
     diversity = recorded_diversity(state, seat=seat)
     if diversity is None:
         return None
     whose = "" if seat is None else f"seat {seat}'s population"
-    path = Path(out) / (DIVERSITY_FILE if seat is None else DIVERSITY_FILE.replace(".svg", f"-seat{seat}.svg"))
+    path = path_inside(out, DIVERSITY_FILE if seat is None else DIVERSITY_FILE.replace(".svg", f"-seat{seat}.svg"))
     game = state.started.game if state.started else ""
     path.write_text(diversity_svg(diversity, f"Behaviour distance · {game}" + (f" · {whose}" if whose else "")),
                     encoding="utf-8")
     missing = len(state.population) - len(diversity.ids)
     title = "Behaviour diversity" + (f", {whose}" if whose else "")
-    with (Path(out) / "report.md").open("a", encoding="utf-8") as handle:
+    with path_inside(out, "report.md").open("a", encoding="utf-8") as handle:
         handle.write("\n".join(diversity_markdown(diversity, path.name, missing, title)) + "\n")
     return path

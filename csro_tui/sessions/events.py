@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
+import types
+import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Union
 
+from csro_tui.files import quoted
 from csro_tui.records import PolicyRecord, Preview, Proposal, ValidationResult
 from csro_tui.sandbox.failures import PolicyFailure
 
@@ -465,6 +469,149 @@ def from_record(record: Any) -> Event:
             value = record[f.name]
             decoder = _DECODERS.get(f.name)
             kwargs[f.name] = decoder(value) if decoder is not None and value is not None else value
-        return cls(**kwargs)
-    except (TypeError, KeyError, ValueError, AttributeError) as error:
+        event = cls(**kwargs)
+    except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as error:
         raise EventFormatError(f"bad {record['type']} event: {error}") from None
+    check_event(event)
+    return event
+
+
+# --- ids and names read from a log ------------------------------------------------------
+#
+# A log may come from anyone (docs/SECURITY.md, "Files from elsewhere"), and its ids end up
+# in file names (`policies/<id>.py`, an export's `<id>_<name>.py`), so they are checked when
+# read: an id is what the engine makes ("p3", "i2.1", a session's "20261203-101923-kuhn_poker-seed"),
+# a name is one line of text.  A bad one makes the event corrupt, with its line number.
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+ID_RULE = "letters, digits, '_', '.', '-'; 200 at most; a letter or digit first"
+MAX_NAME_LENGTH = 1000
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def is_valid_id(value: Any) -> bool:
+    return isinstance(value, str) and ID_PATTERN.fullmatch(value) is not None
+
+
+def _identifiers(event: Event) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({field: id or None}, {field: name}) of an event: what `check_identifiers` checks."""
+    ids: dict[str, Any] = {}
+    names: dict[str, Any] = {}
+    if isinstance(event, SessionStarted):
+        ids["session_id"] = event.session_id
+        names.update(game=event.game, oracle=event.oracle, solver=event.solver)
+    elif isinstance(event, ProposalCreated):
+        ids.update(proposal_id=event.proposal_id, edited_from=event.edited_from, parent=event.proposal.parent)
+        names["name"] = event.proposal.name
+    elif isinstance(event, (ProposalValidated, ProposalPreviewed, ProposalDecided)):
+        ids["proposal_id"] = event.proposal_id
+    elif isinstance(event, PolicyAdded):
+        ids.update(id=event.policy.id, parent=event.policy.parent, proposal_id=event.proposal_id)
+        names["name"] = event.policy.name
+    elif isinstance(event, PayoffsEvaluated):
+        for number, entry in enumerate(event.entries, start=1):
+            ids[f"entry {number} row"], ids[f"entry {number} col"] = entry.row, entry.col
+    elif isinstance(event, (BenchmarkEvaluated, BehaviourProfiled, GamePlayed)):
+        ids["policy_id"] = event.policy_id
+        if isinstance(event, GamePlayed):
+            names["opponent"] = event.opponent
+    elif isinstance(event, MetaSolved):
+        ids.update({f"population[{i}]": member for i, member in enumerate(event.population)})
+    elif isinstance(event, MetricsComputed):
+        ids["new_policy"] = event.new_policy
+        ids.update({f"meta_strategy key {i + 1}": member for i, member in enumerate(event.meta_strategy)})
+    elif isinstance(event, IterationFinished):
+        ids["accepted"] = event.accepted
+        ids.update({f"joined[{i}]": member for i, member in enumerate(event.joined or [])})
+    return ids, names
+
+
+def check_event(event: Event) -> None:
+    """EventFormatError when a field of `event` is not of its declared type, an id is not an
+    id or a name is not one line of text."""
+    problem = _type_problem(event)
+    if problem:
+        raise EventFormatError(f"bad {event.TYPE} event: {problem}")
+    ids, names = _identifiers(event)
+    for field_name, value in ids.items():
+        if value is not None and not is_valid_id(value):
+            raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not an id ({ID_RULE})")
+    for field_name, value in names.items():
+        if not isinstance(value, str) or len(value) > MAX_NAME_LENGTH or _CONTROL_CHARACTER.search(value):
+            raise EventFormatError(f"bad {event.TYPE} event: {field_name} {quoted(value)} is not a name "
+                                   f"(one line of text, {MAX_NAME_LENGTH} characters at most, no control characters)")
+
+
+
+
+# --- field types ------------------------------------------------------------------------
+#
+# JSON gives any type anywhere; a field of the wrong type (an iteration "zero", a config that
+# is a list) would fail far from the log, in whatever reads the state.  Checked against the
+# dataclasses' own annotations, so a new field is checked without a word here.
+
+# Per dataclass: (field, its annotation, a test made from the annotation once), fields typed Any left out.
+_CHECKS: dict[type, list[tuple[str, Any, Callable[[Any], bool]]]] = {}
+
+
+def _checks(cls: type) -> list[tuple[str, Any, Callable[[Any], bool]]]:
+    checks = _CHECKS.get(cls)
+    if checks is None:  # (records.py names PolicyFailure for type checking only)
+        hints = typing.get_type_hints(cls, localns={"PolicyFailure": PolicyFailure})
+        checks = _CHECKS[cls] = [(f.name, hints[f.name], _test(hints[f.name])) for f in dataclasses.fields(cls)
+                                 if f.name in hints and hints[f.name] is not Any]
+    return checks
+
+
+def _type_problem(record: Any) -> str:
+    """"" when every field of the dataclass `record` fits its annotation, else which does not."""
+    for name, hint, fits in _checks(type(record)):
+        value = getattr(record, name)
+        if not fits(value):
+            return f"{name} {quoted(value)} is not {_type_words(hint)}"
+        if dataclasses.is_dataclass(value) and not isinstance(value, PolicyFailure):
+            inner = _type_problem(value)
+            if inner:
+                return f"{name}: {inner}"
+    return ""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number_or_null(value: Any) -> bool:  # JSON writes NaN as null and 1.0 may come as 1
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _test(hint: Any) -> Callable[[Any], bool]:
+    """A function telling whether a value read from JSON fits the annotation `hint`."""
+    if hint is Any:
+        return lambda value: True
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        alternatives = [_test(arg) for arg in typing.get_args(hint)]
+        return lambda value: any(fits(value) for fits in alternatives)
+    if hint is type(None):
+        return lambda value: value is None
+    if hint is float:
+        return _is_number_or_null
+    if hint is int:
+        return _is_int
+    if origin is dict:
+        key, item = (_test(arg) for arg in typing.get_args(hint))
+        return lambda value: isinstance(value, dict) and all(key(k) and item(v) for k, v in value.items())
+    if origin is list:
+        (item_hint,) = typing.get_args(hint)
+        if item_hint is Any:
+            return lambda value: isinstance(value, list)
+        item = _test(item_hint)
+        return lambda value: isinstance(value, list) and all(item(v) for v in value)
+    if isinstance(hint, type):
+        return lambda value: isinstance(value, hint)
+    return lambda value: True
+
+
+def _type_words(hint: Any) -> str:
+    """`int`, `dict[str, float]`, `str | None`: the annotation as written."""
+    return str(hint).replace("typing.", "") if typing.get_args(hint) else getattr(hint, "__name__", str(hint))

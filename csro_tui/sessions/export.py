@@ -11,24 +11,28 @@
 - `run.svg`: the headline figure per iteration (exploitability, benchmark
   AggScore with ± stderr, or each new policy's gain), drawn by
   `sessions/plot.py`, shown at the top of the report.
+
+The session may come from anyone (docs/SECURITY.md, "Files from elsewhere"):
+every path is built by `files.path_inside` from an id checked when the log
+was read, every text of the log reaches `report.md` escaped
+(`files.markdown_text`, `markdown_code`) and every CSV cell through
+`files.csv_cell`.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import re
 from pathlib import Path
 
 from csro_tui.errors import SessionError
+from csro_tui.files import file_name, markdown_code as _code, markdown_text as _md, path_inside, quoted, write_csv
 from csro_tui.numbers import counted, number as format_number, sparkline, stored_number
+from csro_tui.sessions.events import ID_RULE, is_valid_id
 from csro_tui.sessions.plot import line_chart_svg
 from csro_tui.sessions.state import SessionState, best_metric
 from csro_tui.sessions.summary import game_records, headline_series, iteration_rows, member_rows
 
 PLOT_FILE = "run.svg"
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def _number(value: float | None) -> str:
@@ -36,17 +40,23 @@ def _number(value: float | None) -> str:
 
 
 def policy_filename(policy_id: str, name: str) -> str:
-    return f"{policy_id}_{_UNSAFE.sub('_', name).strip('_') or 'policy'}.py"
+    """`<id>_<name>.py`: the id as checked when the log was read (refused otherwise), the name slugged."""
+    if not is_valid_id(policy_id):
+        raise SessionError(f"member id {quoted(policy_id)} is not an id ({ID_RULE}): not exported")
+    return f"{policy_id}_{file_name(name)}.py"
 
 
 def policy_header(state: SessionState, policy_id: str) -> str:
-    """The comment block put above an exported policy's code."""
+    """The comment block put above an exported policy's code (recorded text on one line each:
+    a newline in it would end the comment and start code)."""
+    from csro_tui.text import one_line  # start-up time: importing it loads rich
+
     row = next(r for r in member_rows(state) if r.id == policy_id)
     started = state.started
     lines = [
-        f"# csro-tui policy {row.id}: {row.name}",
-        f"# session: {started.session_id if started else '?'} ({started.game if started else '?'})",
-        f"# origin: {row.origin_text}; iteration {row.iteration}; parent: {row.parent or 'none'}",
+        f"# csro-tui policy {row.id}: {one_line(row.name)}",
+        f"# session: {one_line(started.session_id) if started else '?'} ({one_line(started.game) if started else '?'})",
+        f"# origin: {one_line(row.origin_text)}; iteration {row.iteration}; parent: {one_line(row.parent or 'none')}",
         *([f"# seat: {row.seat} (a member of seat {row.seat}'s population; it plays only that seat)"]
           if row.seat is not None else []),
         f"# meta-strategy weight: {row.weight:.4f}" + (f" (in seat {row.seat}'s meta-strategy)" if row.seat is not None else ""),
@@ -58,8 +68,8 @@ def policy_header(state: SessionState, policy_id: str) -> str:
     if proposal_id is not None:
         proposal = state.proposals[proposal_id]
         decision = proposal.decision
-        who = decision.decided_by if decision else "?"
-        edited = f"; edited by {proposal.edited_by}" if proposal.edited_by else ""
+        who = one_line(decision.decided_by) if decision else "?"
+        edited = f"; edited by {one_line(proposal.edited_by)}" if proposal.edited_by else ""
         lines.append(f"# accepted by {who} (proposal {proposal_id}{edited})")
     return "\n".join(lines) + "\n\n"
 
@@ -75,26 +85,25 @@ def _matrix_axes(state: SessionState) -> tuple[list[str], list[str], object]:
 def write_payoffs_csv(state: SessionState, path: Path) -> None:
     rows, cols, matrix = _matrix_axes(state)
     corner = "seat 0 \\ seat 1" if state.metagame.populations == 2 else "row \\ col"
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([corner, *cols])
-        for policy_id, values in zip(rows, matrix):
-            writer.writerow([policy_id, *("" if value != value else repr(stored_number(value)) for value in values)])
+    write_csv(path, [[corner, *cols], *([policy_id, *("" if value != value else stored_number(value) for value in values)]
+                                        for policy_id, values in zip(rows, matrix))])
 
 
 def report_markdown(state: SessionState) -> str:
     started = state.started
     if started is None:
         raise SessionError("the session has no session_started event")
-    out: list[str] = [f"# CSRO session {started.session_id}", ""]
+    out: list[str] = [f"# CSRO session {_md(started.session_id)}", ""]
+    closed = state.closed
     out += [
-        f"- game: `{started.game}`, oracle: `{started.oracle}`, meta-solver: `{started.solver}`",
-        f"- started {started.ts}; {iterations_text(state)}; population {len(state.population)}",
-        f"- status: {state.closed.reason + (' — ' + state.closed.message if state.closed.message else '') if state.closed else 'not closed (stopped or crashed; resumable)'}",
+        f"- game: {_code(started.game)}, oracle: {_code(started.oracle)}, meta-solver: {_code(started.solver)}",
+        f"- started {_md(started.ts)}; {iterations_text(state)}; population {len(state.population)}",
+        "- status: " + (_md(closed.reason + (' — ' + closed.message if closed.message else '')) if closed
+                        else "not closed (stopped or crashed; resumable)"),
     ]
     best = best_metric(state.metrics)
     if best is not None:
-        out.append(f"- best {best[0]}: {_number(best[1])}")
+        out.append(f"- best {_md(best[0])}: {_number(best[1])}")
     rows = iteration_rows(state)
     name, values = headline_series(rows)
     known = [v for v in values if v is not None]
@@ -102,8 +111,8 @@ def report_markdown(state: SessionState) -> str:
         out += ["", f"![{name} per iteration]({PLOT_FILE})", "",
                 f"{name} per iteration: `{sparkline(values)}` ({_number(known[0])} → {_number(known[-1])})"]
     out += ["", "## Configuration", "", "| setting | value |", "| --- | --- |"]
-    out += [f"| {key} | {setting_text(key, value, started.game, started.ts)} |" for key, value in state.config.items()]
-    out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in started.versions.items()), ""]
+    out += [f"| {_md(key)} | {setting_text(key, value, started.game, started.ts)} |" for key, value in state.config.items()]
+    out += ["", "Versions: " + ", ".join(f"{_md(k)} {_md(v)}" for k, v in started.versions.items()), ""]
 
     out += ["## Iterations", "", "Gain: the new policy's expected payoff against the meta-strategy it answered.", "",
             "| iteration | proposal | decision | population | gain | meta-NashConv | metric | why rejected (event) |",
@@ -111,7 +120,7 @@ def report_markdown(state: SessionState) -> str:
     for row in rows:
         metric = row.headline_text or "-"
         why = f"{_cell(row.reason)} ({row.reason_event})" if row.reason else ""
-        out.append(f"| {row.iteration} | {_cell(row.proposal or '-')} | {row.decision or '-'} | {row.population_size} "
+        out.append(f"| {row.iteration} | {_cell(row.proposal or '-')} | {_md(row.decision or '-')} | {row.population_size} "
                    f"| {format_number(row.gain, signed=True)} | {_number(row.meta_nash_conv)} | {metric} | {why} |")
 
     members = member_rows(state)
@@ -128,7 +137,7 @@ def report_markdown(state: SessionState) -> str:
                 "| --- | --- | --- | --- | ---: | ---: | ---: |" + (" ---: |" if with_agg else "")]
     for row in members:
         seat = f" {row.seat} |" if two else ""
-        out.append(f"| {row.id} | {row.name} |{seat} {row.origin_text} | {row.parent or '-'} | {row.iteration} "
+        out.append(f"| {_md(row.id)} | {_md(row.name)} |{seat} {_md(row.origin_text)} | {_md(row.parent or '-')} | {row.iteration} "
                    f"| {row.weight:.4f} | {_number(row.payoff_vs_meta)} |"
                    + (f" {_number(row.agg_score)} |" if with_agg else ""))
 
@@ -136,31 +145,31 @@ def report_markdown(state: SessionState) -> str:
     about = ("Seat-0 member's (row) mean payoff against the seat-1 member (column), seats fixed."
              if two else "Row policy's mean payoff against the column policy (seats averaged).")
     out += ["", "## Payoff matrix", "", about, "",
-            "| | " + " | ".join(ids) + " |", "| --- |" + " ---: |" * len(ids)]
+            "| | " + " | ".join(_md(i) for i in ids) + " |", "| --- |" + " ---: |" * len(ids)]
     for policy_id, values in zip(rows_ids, matrix):
-        out.append(f"| **{policy_id}** | " + " | ".join(_number(None if v != v else float(v)) for v in values) + " |")
+        out.append(f"| **{_md(policy_id)}** | " + " | ".join(_number(None if v != v else float(v)) for v in values) + " |")
 
     out += ["", "## Decisions", ""]
     for proposal in state.proposals.values():
         decision = proposal.decision
-        verdict = "undecided" if decision is None else decision.action
-        reason = f": {decision.reason}" if decision is not None and decision.reason else ""
-        note = f" ({decision.note})" if decision is not None and decision.note else ""
-        by = f" by {decision.decided_by}" if decision is not None else ""
-        edit = f", edit of {proposal.edited_from}" if proposal.edited_from else ""
+        verdict = "undecided" if decision is None else _md(decision.action)
+        reason = f": {_md(decision.reason)}" if decision is not None and decision.reason else ""
+        note = f" ({_md(decision.note)})" if decision is not None and decision.note else ""
+        by = f" by {_md(decision.decided_by)}" if decision is not None else ""
+        edit = f", edit of {_md(proposal.edited_from)}" if proposal.edited_from else ""
         if proposal.proposal.seat is not None:
-            edit += f", for seat {proposal.proposal.seat}"
-        out.append(f"- `{proposal.id}` {proposal.proposal.name} (iteration {proposal.iteration}{edit}): "
+            edit += f", for seat {_md(proposal.proposal.seat)}"
+        out.append(f"- {_code(proposal.id)} {_md(proposal.proposal.name)} (iteration {proposal.iteration}{edit}): "
                    f"**{verdict}**{by}{reason}{note}")
     if state.games:
         out += ["", "## Games played by hand", "", "The person's record against each opponent.", "",
                 "| opponent | games | won | lost | tied | total |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        out += [f"| {r.opponent} | {r.games} | {r.wins} | {r.losses} | {r.ties} | {_number(r.total)} |"
+        out += [f"| {_md(r.opponent)} | {r.games} | {r.wins} | {r.losses} | {r.ties} | {_number(r.total)} |"
                 for r in game_records(state)]
         out += ["", "| # | opponent | seat | your result | seed |", "| ---: | --- | ---: | ---: | ---: |"]
         for number, game in enumerate(state.games, start=1):
             mine = game.returns[game.seat] if 0 <= game.seat < len(game.returns) else None
-            out.append(f"| {number} | {game.opponent} | {game.seat} | {_number(mine)} | {game.seed if game.seed is not None else '-'} |")
+            out.append(f"| {number} | {_md(game.opponent)} | {game.seat} | {_number(mine)} | {game.seed if game.seed is not None else '-'} |")
     return "\n".join(out) + "\n"
 
 
@@ -211,7 +220,7 @@ def setting_text(key: str, value, game: str, started: str = "") -> str:
         if key in {f.name for f in dataclasses.fields(SandboxLimits)}:
             return f"{getattr(SandboxLimits(), key):g} (default)"
         return "-"
-    return "`" + str(value).replace("`", "'").replace("|", "\\|") + "`"
+    return _code(value)
 
 
 def export_session(state: SessionState, out: Path) -> list[Path]:
@@ -221,18 +230,19 @@ def export_session(state: SessionState, out: Path) -> list[Path]:
         (out / "policies").mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise SessionError(f"{out}: cannot create the export directory ({error.strerror})") from None
-    written = []
-    for member in state.population:
-        path = out / "policies" / policy_filename(member.id, member.name)
-        path.write_text(policy_header(state, member.id) + member.source, encoding="utf-8")
-        written.append(path)
-    payoffs = out / "payoffs.csv"
-    write_payoffs_csv(state, payoffs)
-    report = out / "report.md"
-    report.write_text(report_markdown(state), encoding="utf-8")
-    written += [payoffs, report]
-    plot = write_plot(state, out / PLOT_FILE)
-    return written + ([plot] if plot else [])
+    # Every path first, so a refused one leaves nothing half written.
+    modules = [(path_inside(out, "policies", policy_filename(member.id, member.name)), member)
+               for member in state.population]
+    payoffs, report, plot = (path_inside(out, name) for name in ("payoffs.csv", "report.md", PLOT_FILE))
+    try:
+        for path, member in modules:
+            path.write_text(policy_header(state, member.id) + member.source, encoding="utf-8")
+        write_payoffs_csv(state, payoffs)
+        report.write_text(report_markdown(state), encoding="utf-8")
+        drawn = write_plot(state, plot)
+    except OSError as error:
+        raise SessionError(f"{out}: cannot write the export ({error.strerror or error})") from None
+    return [path for path, _ in modules] + [payoffs, report] + ([drawn] if drawn else [])
 
 
 def write_plot(state: SessionState, path: Path) -> Path | None:
@@ -250,7 +260,7 @@ def write_plot(state: SessionState, path: Path) -> Path | None:
 
 
 def _cell(text: str) -> str:
-    """Text fit for a Markdown table cell: one line, pipes escaped."""
+    """Text fit for a Markdown table cell: one line of at most 200 characters, escaped."""
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
-    return one_line(text, 200).replace("|", "\\|")
+    return _md(one_line(text, 200))

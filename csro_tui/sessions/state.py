@@ -444,8 +444,15 @@ def best_metric(history: Iterable[MetricsComputed]) -> tuple[str, float] | None:
 
 
 def fold(events: Iterable[Event]) -> SessionState:
-    """The state after applying `events` in order."""
+    """The state after applying `events` in order; SessionError naming the event when one
+    does not fit (a log from elsewhere may hold well-formed events of the wrong types)."""
     state = SessionState()
     for event in events:
-        state.apply(event)
+        try:
+            state.apply(event)
+        except SessionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a crafted log is one line of error, never a traceback
+            raise SessionError(f"event {event.seq} ({event.TYPE}) does not fit the session "
+                               f"({type(error).__name__}: {error})") from None
     return state

@@ -23,9 +23,20 @@ from pathlib import Path
 from typing import Mapping
 
 from csro_tui.errors import SessionError
+from csro_tui.files import JsonTooLarge, load_json, path_inside, quoted
 from csro_tui.names import did_you_mean
 from csro_tui.records import PolicyRecord
-from csro_tui.sessions.events import Event, EventFormatError, SessionClosed, SessionStarted, from_record, to_record
+from csro_tui.sessions.events import (
+    EVENT_TYPES,
+    ID_RULE,
+    Event,
+    EventFormatError,
+    SessionClosed,
+    SessionStarted,
+    from_record,
+    is_valid_id,
+    to_record,
+)
 
 EVENTS_FILE = "events.jsonl"
 TORN_SUFFIX = ".torn"
@@ -154,14 +165,18 @@ def _scan(path: Path, data: bytes) -> tuple[SessionLog, BadLine | None]:
 
 def _parse_line(raw: bytes, *, expected_seq: int) -> Event:
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError:
         raise EventFormatError("not UTF-8 text") from None
     try:
-        record = json.loads(text)
+        record = load_json(raw)
+    except JsonTooLarge as error:
+        raise EventFormatError(str(error)) from None
     except json.JSONDecodeError as error:
         # (removesuffix: some messages end in "at", as "Invalid control character at")
         raise EventFormatError(f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}") from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise EventFormatError(f"not valid JSON: {error}") from None
     event = from_record(record)
     if event.seq != expected_seq:
         raise EventFormatError(f"sequence number {event.seq}, expected {expected_seq}")
@@ -220,10 +235,15 @@ class SessionWriter:
 
     def write_policy(self, policy: PolicyRecord) -> Path:
         """Write accepted code to `policies/<id>.py` (atomically: temp file, then rename)."""
-        target = self.directory / POLICIES_DIR / f"{policy.id}.py"
+        if not is_valid_id(policy.id):
+            raise SessionError(f"{self.directory}: policy id {quoted(policy.id)} is not an id; its code is not written")
+        try:
+            (self.directory / POLICIES_DIR).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SessionError(f"{self.directory / POLICIES_DIR}: cannot create the policies folder ({_reason(error)})") from None
+        target = path_inside(self.directory, POLICIES_DIR, f"{policy.id}.py")
         temporary = target.with_suffix(".py.tmp")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
             with open(temporary, "w", encoding="utf-8") as handle:
                 handle.write(policy.source)
                 handle.flush()
@@ -253,11 +273,13 @@ class SessionWriter:
 def _describe_line(raw: bytes) -> str:
     """A dropped line in a few words: its event type and number, or that it is no event."""
     try:
-        record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        record = load_json(raw)
+    except ValueError:  # (UnicodeDecodeError, JSONDecodeError and JsonTooLarge are ValueErrors)
         return f"unreadable ({len(raw)} bytes)"
     if isinstance(record, dict) and isinstance(record.get("type"), str):
-        return f"{record['type']} (event {record.get('seq', '?')})"
+        kind = record["type"] if record["type"] in EVENT_TYPES else quoted(record["type"], 40)
+        seq = record.get("seq")
+        return f"{kind} (event {seq if isinstance(seq, int) and not isinstance(seq, bool) else '?'})"
     return f"not an event ({len(raw)} bytes)"
 
 
@@ -374,7 +396,9 @@ class SessionStore:
         return candidate
 
     def create(self, session_id: str) -> SessionWriter:
-        directory = self.session_dir(session_id)
+        if not is_valid_id(session_id):  # what is written must read back (events.ID_PATTERN)
+            raise SessionError(f"session id {quoted(session_id)} is not an id ({ID_RULE})")
+        directory = path_inside(self.root, session_id)
         try:
             directory.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
@@ -482,13 +506,15 @@ class SessionStore:
 
         infos: list[SessionInfo] = []
         for directory in sorted(self.root.iterdir()):
-            if not (directory / EVENTS_FILE).is_file():
+            path = directory / EVENTS_FILE
+            if not path.is_file():
                 continue
             try:
-                state = fold(read_log(directory / EVENTS_FILE).events)
-            except SessionError as error:
-                infos.append(SessionInfo(id=directory.name, path=directory, error=str(error)))
-                continue
-            infos.append(state.summary(directory))
+                infos.append(fold(read_log(path).events).summary(directory))
+            except Exception as error:  # noqa: BLE001 - a crafted log never hides the other sessions
+                reason = str(error) if isinstance(error, SessionError) else f"{type(error).__name__}: {error}"
+                # listed beside its id: the reason first ("line 4: corrupt event ..."), not the path
+                infos.append(SessionInfo(id=directory.name, path=directory,
+                                         error=reason.removeprefix(f"{path} ").removeprefix(f"{path}: ")))
         infos.sort(key=lambda info: (info.started, info.id), reverse=True)
         return infos

@@ -27,6 +27,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from csro_tui.files import path_inside
 from csro_tui.sessions.state import fold
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.backend import Backend
@@ -516,8 +517,8 @@ class CsroApp(App[None]):
         # imported when used, not at the top: keeps csro's start-up fast (the profile machinery)
         from csro_tui.profiles.session import export_with_diversity
 
-        target = Path("exports") / session_id
         try:
+            target = path_inside(Path("exports"), session_id)  # the id is a directory's name: still no way out
             written = export_with_diversity(fold(self.backend.read_events(session_id)), target)
         except Exception as error:  # noqa: BLE001
             self.call_from_thread(self.notify, f"Export failed: {error}", severity="error", timeout=10)

@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from csro_tui.files import file_name, path_inside
 from csro_tui.numbers import counted, duration, number
 from csro_tui.text import clean_text, one_line, plain
 from csro_tui.tui.adapt import call_tokens
@@ -346,7 +347,7 @@ class ReviewScreen(Screen[ReviewDecision]):
             self.notify("Set $EDITOR (or $VISUAL) to edit in your own editor; `e` opens the built-in one.", severity="warning")
             return
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / f"{self.info.name or 'policy'}.py"
+            path = path_inside(folder, f"{file_name(self.info.name)}.py")  # the name is the oracle's: never a path
             path.write_text(self.info.source, encoding="utf-8")
             failure = run_external_editor(self.app, editor, path)
             if failure:

@@ -39,7 +39,15 @@ class SessionError(CsroError):
 class NoUsableProposal(CsroError):
     """An oracle spent its budget and had no policy to propose (its candidates
     all failed). Ends the iteration, not the run: the next iteration's oracle
-    sees a new context and may do better."""
+    sees a new context and may do better.
+
+    `failed`, when set, is the oracle's last failed code as a `records.Proposal`
+    (with `failure` saying why): the engine sends it to review instead, so a
+    person sees the code and may fix it."""
+
+    def __init__(self, message: str, failed: object | None = None) -> None:
+        super().__init__(message)
+        self.failed = failed
 
 
 class EvaluationInterrupted(Exception):

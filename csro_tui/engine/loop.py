@@ -16,7 +16,10 @@ An iteration:
    An oracle that raises counts as an attempt too; when every attempt of an
    iteration raised, the run stops with the error (resumable) unless the
    oracle only came up empty (`NoUsableProposal`: all its candidates
-   failed), which ends that iteration alone.
+   failed), which ends that iteration alone.  An oracle that came up empty
+   but hands over its last failed code (`NoUsableProposal.failed`) has that
+   code reviewed as its proposal, with the failure: a person sees the code
+   and the reason and may fix it by editing; any reviewer may reject it.
    An accept of invalid code is refused and recorded as a rejection;
 4. on accept the policy joins, only the payoff entries it adds are
    evaluated, the meta-solver runs and the metrics are computed.
@@ -550,6 +553,12 @@ class Engine(ReviewLoop):
                     self._emit(OracleFailed(iteration=number, attempt=attempt, error=f"{type(error).__name__}: {error}",
                                             llm_calls=calls, cancelled=True, seat=seat))
                 return None
+            failed = getattr(error, "failed", None)
+            if isinstance(error, NoUsableProposal) and isinstance(failed, Proposal) and failed.source.strip():
+                # Its last failed code goes to review (a person may fix it; a reviewer that
+                # rejects it feeds the reason back to the oracle): one attempt, as any proposal.
+                calls = list(getattr(error, "llm_calls", None) or failed.llm_calls)
+                return self._create_proposal(number, attempt, dataclasses.replace(failed, llm_calls=calls), seat)
             self._emit(
                 OracleFailed(
                     iteration=number,
@@ -572,6 +581,9 @@ class Engine(ReviewLoop):
                     f"last: {type(error).__name__}: {error}"
                 ) from error
             return None
+        return self._create_proposal(number, attempt, proposal, seat)
+
+    def _create_proposal(self, number: int, attempt: int, proposal: Proposal, seat: int | None) -> str:
         if proposal.seat != seat:  # the seat it was asked for (an oracle may leave it unset)
             proposal = dataclasses.replace(proposal, seat=seat)
         proposal_id = self._next_proposal_id(number)

@@ -186,6 +186,9 @@ class ReviewInfo:
     # 0.0 when sampled too briefly to measure its noise.
     expected_stderr: float | None = None
     failure: str | None = None  # one-line failure summary (validation or preview)
+    # Set when the oracle found nothing that works and handed over its last failed code
+    # (`Proposal.failure`): why that code failed for the oracle.
+    oracle_failure: str = ""
     proposal_id: str = ""
     # When this is a reviewer's edit: the versions it replaced, the oracle's
     # original first, as (proposal id, source, edited by, expected payoff measured for it).

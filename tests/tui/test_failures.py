@@ -1,0 +1,56 @@
+"""The workbench when things fail (issue 36): failed proposals reach the person, server
+errors in one line, the keys around an error and an LLM wait, and input that must not be lost.
+
+LLM cases run the real client against tests/llm_server.py's scripted server: its replies
+are test fixtures, not model output.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static, TextArea
+
+from csro_tui.sessions.state import fold
+from csro_tui.tui.app import CsroApp
+from csro_tui.tui.backend import Backend
+from csro_tui.tui.screens.editor import EditorScreen
+from csro_tui.tui.screens.review import ReviewScreen
+from tests.llm_server import llm_server  # noqa: F401 - fixture
+from tests.tui.helpers import engine_idle, wait_until
+from tests.tui.sample import KUHN_POLICY
+from tests.tui.test_progress import _llm_session
+
+pytestmark = pytest.mark.usefixtures("no_llm_env")
+
+# A Kuhn policy that answers with an action the game never offers (test text, not model output).
+ILLEGAL = KUHN_POLICY.replace("return obs[\"legal_actions\"][0]", "return 7")
+
+
+async def test_a_failed_proposal_reaches_review_with_its_code_and_reason_and_one_edit_fixes_it(tmp_path, llm_server):  # noqa: F811
+    assert ILLEGAL != KUHN_POLICY
+    reply = f"Here it is.\n\n```python\n{ILLEGAL}```\n"
+    llm_server.script(reply, reply, reply)  # the candidate's budget: 3 calls, each returning an illegal action
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _llm_session(pilot, app, llm_server)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review of the failed code")
+        info = app.screen.info
+        assert "return 7" in info.source and not info.valid
+        assert info.oracle_failure.startswith("illegal_action")
+        header = str(app.screen.query_one("#review-summary", Static).render())
+        assert "the oracle's code failed" in header and "e edits it" in header
+        assert len(llm_server.chat_requests) == 3  # one attempt's calls, not 3 attempts x 3
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen), "the editor")
+        app.screen.query_one(TextArea).text = KUHN_POLICY  # the person's one-line fix
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.info.valid,
+                         "the edit validated and previewed")
+        assert app.screen.info.history and "return 7" in app.screen.info.history[0][1]
+        await pilot.press("a")
+        await engine_idle(pilot, app)
+        session_id = app.live.session_id
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert state.population[-1].source.strip() == KUHN_POLICY.strip()
+    assert len(llm_server.chat_requests) == 3

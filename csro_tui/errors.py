@@ -10,6 +10,9 @@ class CsroError(Exception):
     # message has its "did you mean" and the list): the CLI adds a pointer to
     # the command's --help.
     unknown_name = False
+    # True when trying the same again at once fails the same way (no server at the address,
+    # a refused key): the engine stops the run instead of spending more oracle attempts on it.
+    persistent = False
 
 
 class UnknownGameError(CsroError):

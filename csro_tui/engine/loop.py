@@ -13,7 +13,9 @@ An iteration:
    reason joins the rejections the oracle sees next).  After a rejection the
    oracle tries again, up to `max_attempts` oracle attempts per iteration;
    then the iteration ends without a new policy and the run moves on.
-   An oracle that raises counts as an attempt too; when every attempt of an
+   An oracle that raises counts as an attempt too; an error that would
+   repeat at once (`CsroError.persistent`: no LLM server at the address, a
+   refused key) stops the run at its first attempt; when every attempt of an
    iteration raised, the run stops with the error (resumable) unless the
    oracle only came up empty (`NoUsableProposal`: all its candidates
    failed), which ends that iteration alone.  An oracle that came up empty
@@ -280,7 +282,8 @@ class Engine(ReviewLoop):
             # A stop that cut an evaluation short ends the run like any stop (recorded
             # below); what was not evaluated is evaluated again on resume.
             if not (isinstance(error, EvaluationInterrupted) and self._stop.is_set()):
-                self._close("error", f"{type(error).__name__}: {error}")
+                # a CsroError is already one line for a person; anything else names its type
+                self._close("error", str(error) if isinstance(error, CsroError) else f"{type(error).__name__}: {error}")
                 self._release_evaluator()
                 raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
@@ -569,6 +572,8 @@ class Engine(ReviewLoop):
                     seat=seat,
                 )
             )
+            if getattr(error, "persistent", False):  # the next attempt would fail the same way at once
+                raise CsroError(f"oracle {self.config.oracle}: {error}") from error
             current = self.state.iterations[number]
             attempts = current.attempts if seat is None else self.state.seat_attempts(number, seat)
             proposed = any(self.state.proposals[pid].proposal.seat == seat for pid in current.proposals)

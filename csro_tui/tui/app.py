@@ -27,6 +27,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from csro_tui.errors import CsroError
 from csro_tui.sessions.state import fold
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.backend import Backend
@@ -49,6 +50,16 @@ class EngineUpdate(Message):
         super().__init__()
         self.event = event
         self.data = data
+
+
+def user_error(error: BaseException) -> bool:
+    """A `CsroError` whose causes are all `CsroError`s: its message says all a person needs."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if not isinstance(seen, CsroError):
+            return False
+        seen = seen.__cause__
+    return True
 
 
 class CsroApp(App[None]):
@@ -244,8 +255,13 @@ class CsroApp(App[None]):
         self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine", exit_on_error=False)
 
     def _engine_failed(self, error: BaseException, details: str) -> None:
-        """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it."""
-        line = one_line(f"{type(error).__name__}: {error}", 200)
+        """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it.
+        A `CsroError` caused by nothing but CsroErrors is a person's one line (a server that is down,
+        a bad setting): no traceback; one that wraps another exception (a bug) keeps it."""
+        if user_error(error):
+            details = line = one_line(str(error), 300)
+        else:
+            line = one_line(f"{type(error).__name__}: {error}", 200)
         if self.live is not None and self.dashboard is not None:
             self.dashboard.show_error(details)
             self.notify(f"{line} (the error panel on the dashboard has the details)", severity="error", timeout=10)
@@ -329,8 +345,14 @@ class CsroApp(App[None]):
 
     def action_finish_oracle(self) -> None:
         """`f`: the LLM oracle makes no more calls (the one in flight is cancelled) and proposes its best so far."""
-        if self.live is None or not self._busy() or self.live.llm_activity() is None:
+        activity = self.live.llm_activity() if self.live is not None and self._busy() else None
+        if activity is None:
             self.notify("Nothing to finish (f works while an LLM oracle waits for its model).", timeout=4)
+            return
+        if not activity.has_reply:
+            # nothing to propose yet: finishing would only make the engine ask again
+            self.action_cancel_work()
+            self.notify("No reply yet, so nothing to finish: f cancelled the proposal (n asks again).", timeout=8)
             return
         self.live.finish_oracle()
         self.notify("Finishing: the oracle proposes its best reply so far (none usable: the iteration ends).")
@@ -398,6 +420,9 @@ class CsroApp(App[None]):
             self.notify(f"completed: {self.live.oracle_finished}. esc closes the session (recorded completed); "
                         "a new session can use another oracle.", timeout=10)
             return
+        if self.dashboard is not None and self.dashboard.clear_error():
+            self.notify("Resuming after the error: the session goes on where it stopped "
+                        "(the error stays in its log and on its timeline).", timeout=8)
         self._run_worker(self._iterate, count)
 
     def action_cancel_work(self) -> None:

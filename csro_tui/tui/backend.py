@@ -288,6 +288,82 @@ class CallInFlight:
         self.text = text
 
 
+# Seconds a probe waits for the LLM server to take a TCP connection, and between probes.
+CONNECT_PROBE_TIMEOUT = 3.0
+CONNECT_PROBE_INTERVAL = 1.0
+
+
+class ServerReach:
+    """Whether the LLM server's address takes a TCP connection, probed on a daemon thread
+    while calls wait for their first byte, so the status line says "connecting to HOST"
+    (with why it cannot, at once) rather than "reading the prompt" of a server that is not
+    there.  The client's own call goes on meanwhile: it is what fails, or succeeds.  Not
+    probed behind an HTTP proxy (the proxy connects, not this machine)."""
+
+    def __init__(self, base_url: str) -> None:
+        import os
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url or "")
+        self.host = parts.hostname or ""
+        try:
+            self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:  # a port that is not a number: the client says so itself
+            self.port = 0
+        self.address = f"{self.host}:{self.port}" if parts.port else self.host
+        proxied = any(os.environ.get(name) for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY"))
+        self._lock = threading.Lock()
+        # None: connected (or not probed); "": still trying; else why it cannot connect
+        self.problem: str | None = None if proxied or not self.host or not self.port else ""
+        self._probing = False
+
+    def probe(self, waiting: Callable[[], bool]) -> None:
+        """Probe until the server takes a connection or `waiting()` is false (no call waits)."""
+        with self._lock:
+            if self.problem is None or self._probing:
+                return
+            self._probing = True
+        threading.Thread(target=self._run, args=(waiting,), daemon=True, name="llm-server-probe").start()
+
+    def connected(self) -> None:
+        """The server answered (a first byte, a finished call)."""
+        with self._lock:
+            self.problem = None
+
+    def _run(self, waiting: Callable[[], bool]) -> None:
+        import socket
+        import time
+
+        try:
+            while waiting():
+                try:
+                    socket.create_connection((self.host, self.port), timeout=CONNECT_PROBE_TIMEOUT).close()
+                except OSError as error:
+                    with self._lock:
+                        if self.problem is not None:
+                            self.problem = connect_problem(error)
+                    time.sleep(CONNECT_PROBE_INTERVAL)
+                    continue
+                self.connected()
+                return
+        finally:
+            with self._lock:
+                self._probing = False
+
+
+def connect_problem(error: OSError) -> str:
+    """Why a TCP connection failed, in a few words."""
+    import socket
+
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused (nothing listens there)"
+    if isinstance(error, socket.gaierror):
+        return "unknown host"
+    if isinstance(error, TimeoutError):
+        return f"no answer within {CONNECT_PROBE_TIMEOUT:g} s"
+    return one_line(error.strerror or str(error), 60)
+
+
 @dataclass(frozen=True)
 class LLMActivity:
     """The oracle's LLM calls in flight, for the status line and the dashboard's reply panel."""
@@ -298,6 +374,15 @@ class LLMActivity:
     scored: tuple[str, ...] = ()  # how the oracle scored this proposal's earlier replies ("reply 1: +0.125 vs meta")
     attempt: int = 1  # the iteration's proposal the oracle is making (the engine allows max_attempts)
     max_attempts: int | None = None
+    replies: int = 0  # this proposal's calls that came back with a reply
+    server: str = ""  # the LLM server's host (and port)
+    # None: the server took a connection; "": connecting; else why it cannot (ServerReach.problem)
+    connecting: str | None = None
+
+    @property
+    def has_reply(self) -> bool:
+        """Some reply of this proposal has come (scored, or being written): `f` has something to finish."""
+        return self.replies > 0 or any(call.first_token is not None for call in self.calls)
 
     @property
     def reply(self) -> str:
@@ -314,7 +399,9 @@ class LLMActivity:
         if len(self.calls) > 1:
             label += f" +{len(self.calls) - 1} more"
         elapsed = int(now - call.started)
-        if call.first_token is None:
+        if call.first_token is None and self.connecting is not None:
+            state = f"connecting to {self.server}" + (f": {self.connecting}; the client retries" if self.connecting else "")
+        elif call.first_token is None:
             if not call.streamed:
                 state = "waiting for the reply (not streamed)"
             elif short:
@@ -338,9 +425,11 @@ class LLMWatch:
         self.oracle = oracle
         self.budget = budget
         self._streamed = bool(getattr(getattr(backend, "config", None), "stream", True))
+        self.reach = ServerReach(str(getattr(backend, "base_url", "") or ""))
         self._lock = threading.Lock()
         self._in_flight: list[CallInFlight] = []
         self._made = 0  # calls started since the last engine event (this proposal's)
+        self._answered = 0  # of those, calls that came back with a reply
         # this proposal's replies so far: [label, note]; a note of None waits for the oracle's score
         self._replies: list[list[Any]] = []
         complete = backend.complete
@@ -353,6 +442,7 @@ class LLMWatch:
 
                 with self._lock:
                     call.seen(text, time.monotonic())
+                self.reach.connected()
                 if on_text is not None:
                     on_text(text)
 
@@ -361,6 +451,7 @@ class LLMWatch:
             except Exception as error:
                 self._ended(call, f"the call failed: {error}")
                 raise
+            self.reach.connected()
             self._ended(call, None)
             return result
 
@@ -390,13 +481,20 @@ class LLMWatch:
             self._made += 1
             call = CallInFlight(self._made, purpose, time.monotonic(), prompt, self._streamed)
             self._in_flight.append(call)
+        self.reach.probe(self._waiting)
         return call
+
+    def _waiting(self) -> bool:
+        """A call waits for the server (the probe goes on while one does)."""
+        with self._lock:
+            return any(call.first_token is None for call in self._in_flight)
 
     def _ended(self, call: CallInFlight, failure: str | None) -> None:
         with self._lock:
             if call in self._in_flight:
                 self._in_flight.remove(call)
             if call.purpose != "summarize":  # an opponent summary is no candidate
+                self._answered += failure is None
                 self._replies.append([f"reply {call.number}", one_line(failure, 80) if failure else None])
 
     @property
@@ -410,6 +508,7 @@ class LLMWatch:
         with self._lock:
             self._made = len(self._in_flight)
             self._replies = []
+            self._answered = 0
 
     def scored(self, preview: Any) -> None:
         """The oracle scored a candidate (`context.preview`): the oldest reply waiting for
@@ -429,7 +528,9 @@ class LLMWatch:
                 return None
             calls = tuple(CallInFlight(**vars(call)) for call in self._in_flight)
             scored = tuple(f"{label}: {note or 'being scored'}" for label, note in self._replies)
-        return LLMActivity(self.oracle, self.budget, calls, scored)
+            answered = self._answered
+        return LLMActivity(self.oracle, self.budget, calls, scored, replies=answered, server=self.reach.address,
+                           connecting=self.reach.problem)
 
 
 def score_note(preview: Any) -> str:

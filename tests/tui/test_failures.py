@@ -54,3 +54,62 @@ async def test_a_failed_proposal_reaches_review_with_its_code_and_reason_and_one
     state = fold(Backend(tmp_path).read_events(session_id))
     assert state.population[-1].source.strip() == KUHN_POLICY.strip()
     assert len(llm_server.chat_requests) == 3
+
+
+async def _llm_session_at(pilot, app, base_url: str) -> None:
+    """From the start form: an LLM session on Kuhn against `base_url`, its seeds evaluated."""
+    from types import SimpleNamespace
+
+    await _llm_session(pilot, app, SimpleNamespace(base_url=base_url))
+
+
+async def test_a_server_that_is_down_is_said_at_once_then_in_one_line_naming_it_without_a_traceback(tmp_path):
+    from csro_tui.tui.widgets.error_panel import ErrorPanel
+    from tests.llm_server import closed_port_url
+    from tests.tui.helpers import notifications
+
+    base_url = closed_port_url()
+    address = base_url.split("//")[1].split("/")[0]
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _llm_session_at(pilot, app, base_url)
+        await pilot.press("n")
+        status = app.screen.query_one("#status", Static)
+        # while the client still retries: where it connects and why it cannot, not "reading the prompt"
+        await wait_until(pilot, lambda: f"connecting to {address}: connection refused" in str(status.render()),
+                         "the connection failure on the status line")
+        assert "reading" not in str(status.render())
+        await engine_idle(pilot, app)
+        panel = app.screen.query_one(ErrorPanel)
+        await wait_until(pilot, lambda: panel.has_class("-shown"), "the error panel")
+        text = str(panel.render())
+        assert f"LLM server at http://{address}/v1 refused the connection" in text
+        assert "Traceback" not in text and "CsroError" not in text
+        assert any(f"http://{address}/v1 refused" in n and "Error:" not in n for n in notifications(app))
+        # n goes on after the error: the panel goes and a line says what happens
+        await pilot.press("n")
+        await pilot.pause()
+        assert not panel.has_class("-shown")
+        assert any("Resuming after the error" in n for n in notifications(app))
+        app.action_cancel_work()
+        await engine_idle(pilot, app)
+
+
+async def test_f_before_any_reply_cancels_the_proposal_instead_of_asking_again(tmp_path, llm_server):  # noqa: F811
+    from tests.llm_server import ScriptedReply
+    from tests.tui.helpers import notifications
+
+    llm_server.script(ScriptedReply("never sent", delay_s=600.0), ScriptedReply("never sent", delay_s=600.0))
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _llm_session(pilot, app, llm_server)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.live.llm_activity() is not None and llm_server.chat_requests,
+                         "the call")
+        await pilot.press("f")
+        await engine_idle(pilot, app)
+        assert any("f cancelled the proposal" in n for n in notifications(app))
+        assert len(llm_server.chat_requests) == 1  # no second call was started
+        session_id = app.live.session_id
+    state = fold(Backend(tmp_path).read_events(session_id))
+    assert not state.proposals and state.completed_iterations == 0

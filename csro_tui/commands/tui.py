@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         "sessions_dir": args.sessions_dir,
     }
     config = load_run_config(flags, config_file=args.config)
-    options = LaunchOptions.from_config(config, iterations=args.iterations)
+    options = LaunchOptions.from_config(config, iterations=args.iterations, config_file=args.config)
     start_now = args.game is not None or args.oracle is not None
     if args.session:
         SessionStore(config.sessions_dir).resolve(args.session)  # a wrong id is one line here, not a UI error

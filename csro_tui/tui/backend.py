@@ -584,7 +584,10 @@ class LiveRun:
         cls, backend: Backend, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
     ) -> "LiveRun":
         flags = {**options.flags(), "sessions_dir": str(backend.store.root)}
-        config = load_run_config(flags)
+        if flags.get("oracle_options"):  # the form's policy file joins the file's oracle options, not replaces them
+            flags["oracle_options"] = {**load_run_config(config_file=options.config_file).oracle_options,
+                                       **flags["oracle_options"]}
+        config = load_run_config(flags, config_file=options.config_file)
         engine = new_engine(config, store=backend.store, reviewer=reviewer, **backend.engine_parts)
         run = cls(engine, on_event)
         run.requested_iterations = options.iterations or config.iterations

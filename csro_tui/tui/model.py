@@ -245,9 +245,12 @@ class LaunchOptions:
     budget_reserve: float | None = None
     init_budget: float | None = None
     populations: int = 1  # 2: one population per seat (RunConfig.populations)
+    # `csro tui --config FILE`: the session's settings the form does not show (oracle_options,
+    # the [llm] table, max_attempts, ...) come from it, as `csro run --config` takes them.
+    config_file: str | None = None
 
     @classmethod
-    def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
+    def from_config(cls, config: Any, iterations: int | None = None, config_file: str | None = None) -> "LaunchOptions":
         """From a `RunConfig` (defaults < csro.toml < environment < flags, or a recorded run)."""
         return cls(
             game=config.game,
@@ -266,6 +269,7 @@ class LaunchOptions:
             budget_reserve=getattr(config, "budget_reserve", None),
             init_budget=getattr(config, "init_budget", None),
             populations=int(getattr(config, "populations", 1) or 1),
+            config_file=config_file,
         )
 
     def flags(self) -> dict[str, Any]:

@@ -113,3 +113,32 @@ async def test_f_before_any_reply_cancels_the_proposal_instead_of_asking_again(t
         session_id = app.live.session_id
     state = fold(Backend(tmp_path).read_events(session_id))
     assert not state.proposals and state.completed_iterations == 0
+
+
+async def test_csro_tui_config_takes_its_oracle_options_as_csro_run_does(tmp_path, llm_server, monkeypatch):  # noqa: F811
+    """Issue 36: `csro tui --config F` ignored F's [oracle_options] (`csro run` honours them)."""
+    import argparse
+
+    from csro_tui.commands import tui as tui_command
+    from tests.tui.helpers import start_screen
+
+    config = tmp_path / "mine.toml"
+    config.write_text(f'oracle = "llm"\nmodel = "scripted-model"\nbase_url = "{llm_server.base_url}"\n'
+                      f'sessions_dir = "{tmp_path / "sessions"}"\n\n[oracle_options]\nbudget = 1\n')
+    reply = f"Here it is.\n\n```python\n{ILLEGAL}```\n"
+    llm_server.script(reply, reply, reply)
+    made: list[CsroApp] = []
+    # the command's app, driven below with run_test instead of on the terminal
+    monkeypatch.setattr(CsroApp, "run", lambda self, *a, **k: made.append(self))
+    args = argparse.Namespace(game=None, oracle=None, model=None, base_url=None, solver=None, episodes=None, seed=None,
+                              populations=None, sessions_dir=None, iterations=None, session=None, config=str(config))
+    tui_command.run(args)
+    app = made[0]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds")
+        assert app.live.engine.config.oracle_options.get("budget") == 1
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the failed code's review")
+        assert len(llm_server.chat_requests) == 1  # the file's budget of one call, not the default three

@@ -481,6 +481,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             budget_reserve=budgets["budget-reserve"],
             init_budget=budgets["init-budget"],
             populations=int(values["populations"]),
+            config_file=self.defaults.config_file,
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -15,7 +15,7 @@ from csro_tui.config import load_run_config
 from csro_tui.engine import new_engine, resume_engine
 from csro_tui.numbers import counted, duration, fixed, rate_text
 from csro_tui.oracles.base import oracle_llm
-from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
+from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError, estimate_tokens
 from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needing
 from csro_tui.records import Bot
 from csro_tui.sessions.events import GamePlayed
@@ -100,9 +100,19 @@ class Backend:
         return list(get_game(game).seed_policies())
 
     @staticmethod
-    def list_models(base_url: str | None) -> list[str]:
-        """The model ids an OpenAI-compatible server offers (GET /models; one attempt)."""
-        return LLMClient(LLMConfig(base_url=base_url or None)).list_models()
+    def list_models(base_url: str | None, model: str | None = None) -> list[str]:
+        """The model ids an OpenAI-compatible server offers (GET /models; one attempt).
+        `model`: the one typed on the form, which a failure's advice may name; with none
+        typed, the advice never names the client's default (a model nobody chose)."""
+        settings = LLMConfig(base_url=base_url or None, **({"model": model} if model else {}))
+        client = LLMClient(settings)
+        try:
+            return client.list_models()
+        except LLMError as error:
+            if model or repr(settings.model) not in str(error):
+                raise
+            raise LLMError(error.kind, f"the server at {client.public_base_url} did not list its models "
+                           f"({error.kind.replace('_', ' ')}; is the base URL the one ending in /v1?)") from None
 
     @staticmethod
     def record_game(live: "LiveRun | None", record: dict[str, Any]) -> bool:

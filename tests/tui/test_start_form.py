@@ -370,3 +370,21 @@ async def test_keys_at_20_a_second_stay_in_their_field_when_the_next_one_is_clic
         await wait_until(pilot, lambda: len(app.screen.query_one("#base-url", Input).value) >= 21, "the keys")
         assert app.screen.query_one("#model", Input).value == "scripted-model"
         assert app.screen.query_one("#base-url", Input).value == "http://127.0.0.1:9/v1"
+
+
+async def test_ctrl_l_never_names_a_model_nobody_typed():
+    """Issue 36: with no model typed, a server without /models (a base URL missing /v1) was
+    answered with "check the model name 'gpt-4o-mini'": the client's default, never typed."""
+    with ScriptedLLMServer(models=("qwen-small",)) as server:
+        app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(oracle="llm")))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+            app.screen.query_one("#base-url", Input).value = server.base_url.removesuffix("/v1")  # no /models there
+            await pilot.press("ctrl+l")
+            await wait_until(pilot, lambda: _error(app, "#models-status").startswith("✗"), "the failure")
+            status = _error(app, "#models-status")
+            assert "gpt-4o-mini" not in status and "did not list its models" in status and "/v1" in status
+            app.screen.query_one("#model", Input).value = "my-model"  # typed: the advice may name it
+            await pilot.press("ctrl+l")
+            await wait_until(pilot, lambda: "my-model" in _error(app, "#models-status"), "the failure naming it")
+            assert app.screen.query_one("#model", Input).value == "my-model"

@@ -378,12 +378,12 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if not self.query_one("#llm-fields").display:
             return
         self.query_one("#models-status", Static).update("asking the server for its models…")
-        self.list_models(self.query_one("#base-url", Input).value.strip())
+        self.list_models(self.query_one("#base-url", Input).value.strip(), self.query_one("#model", Input).value.strip())
 
     @work(thread=True, exclusive=True, group="models")
-    def list_models(self, base_url: str) -> None:
+    def list_models(self, base_url: str, model: str = "") -> None:
         try:
-            models = _backend().list_models(base_url or None)
+            models = _backend().list_models(base_url or None, model or None)
         except Exception as failure:  # noqa: BLE001 - LLMError / ConfigError: one line
             self.app.call_from_thread(self._models_listed, [], one_line(failure, 300))
             return

@@ -163,6 +163,13 @@ class Backend:
         }.get(kind, "")
 
 
+def iterations_of(done: int, requested: int) -> str:
+    """`2 of 10 iterations`; past the request (`n` ran more), `12 iterations (10 requested)`."""
+    if done > requested:
+        return f"{counted(done, 'iteration')} ({requested} requested)"
+    return f"{done} of {counted(requested, 'iteration')}"
+
+
 def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> str:
     """What a run of iterations did, for a toast: each finished iteration's result
     ("iteration 3 done: tight_bluffer accepted"), then why it stopped if it did.
@@ -650,9 +657,9 @@ class LiveRun:
         if self.oracle_finished and state.open_iteration is None:
             self.engine.close("completed", self.oracle_finished)  # as `csro run` records it
         elif state.open_iteration is None and state.completed_iterations >= requested:
-            self.engine.close("completed", f"{state.completed_iterations} of {requested} iterations; closed in the TUI")
+            self.engine.close("completed", f"{iterations_of(state.completed_iterations, requested)}; closed in the TUI")
         else:
-            self.engine.close("stopped", f"left after {state.completed_iterations} of {requested} iterations; closed in the TUI")
+            self.engine.close("stopped", f"left after {iterations_of(state.completed_iterations, requested)}; closed in the TUI")
         self.release()
 
     def release(self) -> None:

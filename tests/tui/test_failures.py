@@ -142,3 +142,38 @@ async def test_csro_tui_config_takes_its_oracle_options_as_csro_run_does(tmp_pat
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the failed code's review")
         assert len(llm_server.chat_requests) == 1  # the file's budget of one call, not the default three
+
+
+async def test_events_that_came_during_an_llm_reply_keep_whole_lines_at_80x24():
+    """Issue 36: the Events panel printed one character per line after an LLM reply: the log
+    was hidden behind the reply (no width) when the events came, and wrapped them at one column."""
+    from textual.screen import Screen
+
+    from csro_tui.tui.backend import CallInFlight, LLMActivity
+    from csro_tui.tui.widgets.dashboard_view import DashboardView
+    from csro_tui.tui.widgets.event_log import EventLog
+    from tests.tui.sample import ScreenApp, sample_data
+
+    data = sample_data()
+    view = DashboardView(id="dashboard")
+
+    class Holder(Screen):
+        def compose(self):
+            yield view
+
+    app = ScreenApp(Holder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.show(data)
+        await pilot.pause()
+        call = CallInFlight(1, "best_response", 0.0, 100, True, tokens=3, text="class Policy: ...", first_token=1.0)
+        view.show_llm(LLMActivity("llm", 3, (call,)))  # the reply takes the panel
+        await pilot.pause()
+        data.log = [*data.log, "#9 proposal_created: i1.1 llm-1 by llm"]
+        view.show(data)
+        await pilot.pause()
+        view.show_llm(None)  # the reply is done: the events come back
+        for _ in range(3):
+            await pilot.pause()
+        lines = [line.text for line in view.query_one(EventLog).lines]
+    assert "#9 proposal_created: i1.1 llm-1 by llm" in " ".join(line.strip() for line in lines)
+    assert sum(len(line) == 1 for line in lines) == 0

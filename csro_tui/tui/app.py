@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from csro_tui.errors import CsroError
+from csro_tui.numbers import counted
 from csro_tui.sessions.state import fold
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.backend import Backend
@@ -107,6 +108,8 @@ class CsroApp(App[None]):
         self._torn_down = False
         self._closing = False  # a session is being closed to go back to the start screen
         self._close_armed = False  # esc once more closes a session whose work is running
+        self._queued_iterations = 0  # `n` typed while the session was starting: run once it is ready
+        self._starting = False  # a session is starting or resuming (its seeds, or what a stop left undone)
         self._work_text = "idle"
         self._llm_shown = False  # the dashboard shows an LLM call in flight
         self._key_in_flight: events.Key | None = None  # the last key sent to a widget, until handled
@@ -203,6 +206,7 @@ class CsroApp(App[None]):
         self._open_dashboard(DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver))
         self.options = options
         self._set_work(f"starting a {options.game} session: evaluating the seed population…")
+        self._starting = True
         self._run_worker(self._start_run, options, options.iterations or 0)
 
     def resume_session(self, session_id: str) -> None:
@@ -215,6 +219,7 @@ class CsroApp(App[None]):
             return
         self._open_dashboard(DashboardData())
         self._set_work(f"resuming {session_id}…")
+        self._starting = True
         self._run_worker(self._resume_run, session_id)
 
     def _open_dashboard(self, data: DashboardData) -> None:
@@ -276,9 +281,22 @@ class CsroApp(App[None]):
         text = clean_text(message)
         super().notify(text if markup else escape(text), title=one_line(title), severity=severity, timeout=timeout, markup=True)
 
+    def _run_queued(self, count: int) -> None:
+        """Run the iterations typed while the session started, once its worker has ended."""
+        if self.live is None or self._closing:
+            return
+        if self._busy():
+            self.set_timer(0.05, lambda: self._run_queued(count))
+            return
+        self.action_run_iterations(count)
+
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
         if data is not None:
             self._show(data)
+        self._starting = False
+        queued, self._queued_iterations = self._queued_iterations, 0
+        if queued and self.live is not None and not self._closing:
+            self._run_queued(queued)  # `n` typed while the session started
         finished = getattr(self.live, "oracle_finished", None)
         self._set_work("completed: the oracle has nothing more to propose (esc closes the session)" if finished else "idle")
         if message:
@@ -408,6 +426,11 @@ class CsroApp(App[None]):
         self.action_run_iterations(1)
 
     def action_run_iterations(self, count: int = 1) -> None:
+        if self._busy() and self._starting:
+            # the dashboard shows before the session is ready (its seeds evaluated): the key is kept
+            self._queued_iterations = count
+            self.notify(f"{counted(count, 'iteration')} will start once the session is ready.", timeout=4)
+            return
         if self.live is None:
             self.notify("No live session: start one from the start screen.", severity="warning")
             return

@@ -177,3 +177,29 @@ async def test_events_that_came_during_an_llm_reply_keep_whole_lines_at_80x24():
         lines = [line.text for line in view.query_one(EventLog).lines]
     assert "#9 proposal_created: i1.1 llm-1 by llm" in " ".join(line.strip() for line in lines)
     assert sum(len(line) == 1 for line in lines) == 0
+
+
+async def test_n_typed_while_a_new_llm_session_starts_is_kept_and_runs_once_it_is_ready(tmp_path, llm_server):  # noqa: F811
+    """Issue 36: the first `n` ~1 s after an LLM dashboard appeared was ignored (its seeds were
+    still being evaluated)."""
+    from textual.widgets import Input, Select
+
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+    from tests.tui.helpers import notifications, start_screen
+
+    llm_server.script(f"Here it is.\n\n```python\n{KUHN_POLICY}```\n")
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        app.screen.query_one("#oracle", Select).value = "llm"
+        await pilot.pause()
+        app.screen.query_one("#model", Input).value = "scripted-model"
+        app.screen.query_one("#base-url", Input).value = llm_server.base_url
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+        assert app._busy()  # the seeds are still being evaluated
+        await pilot.press("n")
+        await pilot.pause()
+        assert any("will start once the session is ready" in n for n in notifications(app)), notifications(app)
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the proposal of the n typed early")
+        assert len(llm_server.chat_requests) == 1

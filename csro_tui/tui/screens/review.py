@@ -227,7 +227,7 @@ def diff_text(info: ReviewInfo) -> Text:
         text.append_text(coloured_diff(lines) if lines else Text("No change.", style="dim"))
         text.append("\n\n")
     if info.parent_source is None:
-        text.append("No parent: this proposal is written from scratch.", style="dim")
+        text.append("No parent member (the Rationale tab says what it was derived from, if anything).", style="dim")
         return text
     text.append(f"Parent {one_line(info.parent or 'parent')} → this proposal\n", style="bold")
     lines = unified_diff(clean_text(info.parent_source), clean_text(info.source), one_line(info.parent or "parent"), name)

@@ -147,3 +147,19 @@ def test_a_failed_proposal_round_trips_through_the_log_and_an_ordinary_one_is_un
     assert from_record(to_record(failed)).proposal.failure == "crash: boom"
     assert "failure" not in to_record(ordinary)["proposal"]
     assert from_record(to_record(ordinary)).proposal.failure == ""
+
+
+def test_csro_run_says_why_the_failed_code_failed_and_where_it_is(llm_server, tmp_path, capsys):
+    from csro_tui.cli import main
+    from tests.tui.sample import KUHN_POLICY
+
+    illegal = KUHN_POLICY.replace('return obs["legal_actions"][0]', "return 7")
+    reply = f"Here it is.\n\n```python\n{illegal}```\n"
+    llm_server.script(reply, reply, reply)
+    code = main(["run", "--game", "kuhn_poker", "--oracle", "llm", "--iterations", "1", "--max-attempts", "1",
+                 "--model", "scripted-model", "--base-url", llm_server.base_url, "--session-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    line = next(line for line in out.splitlines() if "the oracle's code failed" in line)
+    assert "iteration 1: the oracle's code failed (illegal_action" in line and "rejected by auto" in line
+    assert "proposal i1.1 of session" in line

@@ -373,7 +373,7 @@ def connect_problem(error: OSError) -> str:
     import socket
 
     if isinstance(error, ConnectionRefusedError):
-        return "connection refused (nothing listens there)"
+        return "connection refused"
     if isinstance(error, socket.gaierror):
         return "unknown host"
     if isinstance(error, TimeoutError):
@@ -417,7 +417,7 @@ class LLMActivity:
             label += f" +{len(self.calls) - 1} more"
         elapsed = int(now - call.started)
         if call.first_token is None and self.connecting is not None:
-            state = f"connecting to {self.server}" + (f": {self.connecting}; the client retries" if self.connecting else "")
+            state = f"connecting to {self.server}" + (f": {self.connecting}, retrying" if self.connecting else "")
         elif call.first_token is None:
             if not call.streamed:
                 state = "waiting for the reply (not streamed)"

@@ -90,7 +90,9 @@ def failed_proposal_note(info: ReviewInfo) -> Text:
     """The header's line for the oracle's last failed code (it found nothing that works)."""
     text = Text()
     text.append("✘ the oracle's code failed", style="bold red")
-    text.append(f" ({one_line(info.oracle_failure)}); nothing else was usable. ", style="red")
+    # the reason once: the validation's line below says it when the gate saw the same failure
+    reason = "" if info.oracle_failure.strip() in (info.failure or "") else f" ({one_line(info.oracle_failure)})"
+    text.append(f"{reason}; nothing else was usable. ", style="red")
     text.append("e edits it (checked and previewed again), r rejects it\n", style="bold")
     return text
 

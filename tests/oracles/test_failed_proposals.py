@@ -20,7 +20,7 @@ from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
 from tests.fakes import ToyEvaluator, ToySpec, best_member_solve, strength
 from tests.llm_server import llm_server  # noqa: F401
-from tests.oracles.test_llm_oracles import code_reply, options, toy_context, user_message
+from tests.oracles.llm_fixtures import code_reply, options, toy_context, user_message
 
 pytestmark = pytest.mark.usefixtures("no_llm_env")
 

@@ -16,9 +16,8 @@ from csro_tui.tui.backend import Backend
 from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.review import ReviewScreen
 from tests.llm_server import llm_server  # noqa: F401 - fixture
-from tests.tui.helpers import engine_idle, wait_until
+from tests.tui.helpers import engine_idle, llm_session, wait_until
 from tests.tui.sample import KUHN_POLICY
-from tests.tui.test_progress import _llm_session
 
 pytestmark = pytest.mark.usefixtures("no_llm_env")
 
@@ -32,7 +31,7 @@ async def test_a_failed_proposal_reaches_review_with_its_code_and_reason_and_one
     llm_server.script(reply, reply, reply)  # the candidate's budget: 3 calls, each returning an illegal action
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
-        await _llm_session(pilot, app, llm_server)
+        await llm_session(pilot, app, llm_server.base_url)
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review of the failed code")
         info = app.screen.info
@@ -56,13 +55,6 @@ async def test_a_failed_proposal_reaches_review_with_its_code_and_reason_and_one
     assert len(llm_server.chat_requests) == 3
 
 
-async def _llm_session_at(pilot, app, base_url: str) -> None:
-    """From the start form: an LLM session on Kuhn against `base_url`, its seeds evaluated."""
-    from types import SimpleNamespace
-
-    await _llm_session(pilot, app, SimpleNamespace(base_url=base_url))
-
-
 async def test_a_server_that_is_down_is_said_at_once_then_in_one_line_naming_it_without_a_traceback(tmp_path):
     from csro_tui.tui.widgets.error_panel import ErrorPanel
     from tests.llm_server import closed_port_url
@@ -72,7 +64,7 @@ async def test_a_server_that_is_down_is_said_at_once_then_in_one_line_naming_it_
     address = base_url.split("//")[1].split("/")[0]
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
-        await _llm_session_at(pilot, app, base_url)
+        await llm_session(pilot, app, base_url)
         await pilot.press("n")
         status = app.screen.query_one("#status", Static)
         # while the client still retries: where it connects and why it cannot, not "reading the prompt"
@@ -102,7 +94,7 @@ async def test_f_before_any_reply_cancels_the_proposal_instead_of_asking_again(t
     llm_server.script(ScriptedReply("never sent", delay_s=600.0), ScriptedReply("never sent", delay_s=600.0))
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
-        await _llm_session(pilot, app, llm_server)
+        await llm_session(pilot, app, llm_server.base_url)
         await pilot.press("n")
         await wait_until(pilot, lambda: app.live.llm_activity() is not None and llm_server.chat_requests,
                          "the call")
@@ -187,8 +179,17 @@ async def test_n_typed_while_a_new_llm_session_starts_is_kept_and_runs_once_it_i
     from csro_tui.tui.screens.dashboard import DashboardScreen
     from tests.tui.helpers import notifications, start_screen
 
+    import threading
+
+    release = threading.Event()
+
+    class SlowStart(Backend):
+        def start_run(self, *args, **kwargs):
+            release.wait(30)  # the seeds take their time (as an LLM session's first second does)
+            return super().start_run(*args, **kwargs)
+
     llm_server.script(f"Here it is.\n\n```python\n{KUHN_POLICY}```\n")
-    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
+    app = CsroApp(sessions_dir=tmp_path, backend=SlowStart(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
         await start_screen(pilot, app)
         app.screen.query_one("#oracle", Select).value = "llm"
@@ -201,5 +202,6 @@ async def test_n_typed_while_a_new_llm_session_starts_is_kept_and_runs_once_it_i
         await pilot.press("n")
         await pilot.pause()
         assert any("will start once the session is ready" in n for n in notifications(app)), notifications(app)
+        release.set()
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the proposal of the n typed early")
         assert len(llm_server.chat_requests) == 1

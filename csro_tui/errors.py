@@ -10,6 +10,9 @@ class CsroError(Exception):
     # message has its "did you mean" and the list): the CLI adds a pointer to
     # the command's --help.
     unknown_name = False
+    # True when trying the same again at once fails the same way (no server at the address,
+    # a refused key): the engine stops the run instead of spending more oracle attempts on it.
+    persistent = False
 
 
 class UnknownGameError(CsroError):
@@ -39,7 +42,15 @@ class SessionError(CsroError):
 class NoUsableProposal(CsroError):
     """An oracle spent its budget and had no policy to propose (its candidates
     all failed). Ends the iteration, not the run: the next iteration's oracle
-    sees a new context and may do better."""
+    sees a new context and may do better.
+
+    `failed`, when set, is the oracle's last failed code as a `records.Proposal`
+    (with `failure` saying why): the engine sends it to review instead, so a
+    person sees the code and may fix it."""
+
+    def __init__(self, message: str, failed: object | None = None) -> None:
+        super().__init__(message)
+        self.failed = failed
 
 
 class EvaluationInterrupted(Exception):

@@ -54,6 +54,9 @@ class Proposal:
     seat: int | None = None
     # One dict per LLM call: messages, raw response, usage, latency, cost.
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
+    # Set when the oracle found nothing that works and hands over its last failed
+    # code for a person to fix: why it failed ("" for an ordinary proposal).
+    failure: str = ""
 
 
 # Standard errors the expected payoff must clear a threshold by (sampled games).

@@ -336,15 +336,32 @@ class RunDisplay:
             self.live.update(self.render(), refresh=True)
         elif event.TYPE == "iteration_finished":
             self._print_new_rows()
+        if event.TYPE == "proposal_decided":
+            self._show_failed_proposal(event)
         progress = getattr(event, "progress", "") if event.TYPE == "iteration_finished" else ""
         if progress:
             # The gate's note that the run stopped improving (it may quote a rejection reason).
 
-            line = f"iteration {event.iteration}: {one_line(progress, 300)}"
-            if self.live is not None:
-                self.console.print(plain(line, "yellow"))
-            else:
-                print(line, flush=True)
+            self._note(f"iteration {event.iteration}: {one_line(progress, 300)}")
+
+    def _note(self, line: str) -> None:
+        """A line between the iteration rows (above the live table when there is one)."""
+        if self.live is not None:
+            self.console.print(plain(line, "yellow"))
+        else:
+            print(line, flush=True)
+
+    def _show_failed_proposal(self, event: Any) -> None:
+        """The oracle's last failed code was reviewed (`Proposal.failure`): say why it failed
+        and where its code is, so a person can fix it (in the workbench: `e` on its review)."""
+        entry = self.engine.state.proposals.get(event.proposal_id)
+        failure = getattr(getattr(entry, "proposal", None), "failure", "")
+        if not failure:
+            return
+        line = (f"iteration {entry.iteration}: the oracle's code failed ({one_line(failure, 200)}); "
+                f"{event.action.removesuffix('e')}ed by {event.decided_by}. Its code is proposal {event.proposal_id} of session "
+                f"{self.engine.session_id} (the timeline's o in the workbench, `csro {self.engine.session_id}`)")
+        self._note(line)
 
     def _print_new_rows(self) -> None:
         # start-up time: importing it loads numpy

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         "sessions_dir": args.sessions_dir,
     }
     config = load_run_config(flags, config_file=args.config)
-    options = LaunchOptions.from_config(config, iterations=args.iterations)
+    options = LaunchOptions.from_config(config, iterations=args.iterations, config_file=args.config)
     options.key_trust = KeyTrust.of_user(base_urls=(args.base_url,), confirmed=args.trust_base_url)
     start_now = args.game is not None or args.oracle is not None
     if args.session:

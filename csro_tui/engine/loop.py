@@ -13,10 +13,15 @@ An iteration:
    reason joins the rejections the oracle sees next).  After a rejection the
    oracle tries again, up to `max_attempts` oracle attempts per iteration;
    then the iteration ends without a new policy and the run moves on.
-   An oracle that raises counts as an attempt too; when every attempt of an
+   An oracle that raises counts as an attempt too; an error that would
+   repeat at once (`CsroError.persistent`: no LLM server at the address, a
+   refused key) stops the run at its first attempt; when every attempt of an
    iteration raised, the run stops with the error (resumable) unless the
    oracle only came up empty (`NoUsableProposal`: all its candidates
-   failed), which ends that iteration alone.
+   failed), which ends that iteration alone.  An oracle that came up empty
+   but hands over its last failed code (`NoUsableProposal.failed`) has that
+   code reviewed as its proposal, with the failure: a person sees the code
+   and the reason and may fix it by editing; any reviewer may reject it.
    An accept of invalid code is refused and recorded as a rejection;
 4. on accept the policy joins, only the payoff entries it adds are
    evaluated, the meta-solver runs and the metrics are computed.
@@ -278,7 +283,8 @@ class Engine(ReviewLoop):
             # A stop that cut an evaluation short ends the run like any stop (recorded
             # below); what was not evaluated is evaluated again on resume.
             if not (isinstance(error, EvaluationInterrupted) and self._stop.is_set()):
-                self._close("error", f"{type(error).__name__}: {error}")
+                # a CsroError is already one line for a person; anything else names its type
+                self._close("error", str(error) if isinstance(error, CsroError) else f"{type(error).__name__}: {error}")
                 self._release_evaluator()
                 raise
         reason = "stopped" if self._stop.is_set() and self.state.completed_iterations < target else "completed"
@@ -552,6 +558,12 @@ class Engine(ReviewLoop):
                     self._emit(OracleFailed(iteration=number, attempt=attempt, error=f"{type(error).__name__}: {error}",
                                             llm_calls=calls, cancelled=True, seat=seat))
                 return None
+            failed = getattr(error, "failed", None)
+            if isinstance(error, NoUsableProposal) and isinstance(failed, Proposal) and failed.source.strip():
+                # Its last failed code goes to review (a person may fix it; a reviewer that
+                # rejects it feeds the reason back to the oracle): one attempt, as any proposal.
+                calls = list(getattr(error, "llm_calls", None) or failed.llm_calls)
+                return self._create_proposal(number, attempt, dataclasses.replace(failed, llm_calls=calls), seat)
             self._emit(
                 OracleFailed(
                     iteration=number,
@@ -562,6 +574,8 @@ class Engine(ReviewLoop):
                     seat=seat,
                 )
             )
+            if getattr(error, "persistent", False):  # the next attempt would fail the same way at once
+                raise CsroError(f"oracle {self.config.oracle}: {error}") from error
             current = self.state.iterations[number]
             attempts = current.attempts if seat is None else self.state.seat_attempts(number, seat)
             proposed = any(self.state.proposals[pid].proposal.seat == seat for pid in current.proposals)
@@ -574,6 +588,9 @@ class Engine(ReviewLoop):
                     f"last: {type(error).__name__}: {error}"
                 ) from error
             return None
+        return self._create_proposal(number, attempt, proposal, seat)
+
+    def _create_proposal(self, number: int, attempt: int, proposal: Proposal, seat: int | None) -> str:
         if proposal.seat != seat:  # the seat it was asked for (an oracle may leave it unset)
             proposal = dataclasses.replace(proposal, seat=seat)
         proposal_id = self._next_proposal_id(number)

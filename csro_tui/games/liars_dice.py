@@ -212,6 +212,11 @@ class LiarsDicePresentation(Presentation):
     def _sides(self) -> int:
         return int(self.spec.params["dice_sides"])
 
+    @property
+    def move_keys(self) -> dict[str, int]:  # type: ignore[override]
+        """`l` calls liar: the last move, beyond the digit keys once there are nine bids."""
+        return {"l": self.spec.liar_action}
+
     def _label(self, action: int) -> str:
         spec = self.spec
         if action == spec.liar_action:

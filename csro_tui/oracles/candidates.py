@@ -7,7 +7,8 @@
 - `ranked_members`, `member_weights`, `member_names`: the population by
   meta-strategy weight, as searches and prompts want it; `ranked_own_members`:
   the members a proposal may derive from (its seat's, with two populations);
-- `NoUsableCandidate`: a search spent its budget without a policy to propose;
+- `NoUsableCandidate`: a search spent its budget without a policy to propose
+  (`failed_proposal`: its last failed code, handed over for review);
   `attach_calls` gives an error the LLM calls made before it (recorded by the engine).
 """
 
@@ -19,11 +20,24 @@ from typing import Any, Sequence
 
 from csro_tui.errors import CsroError, NoUsableProposal
 from csro_tui.oracles.base import OracleContext
-from csro_tui.records import PolicyRecord, Preview
+from csro_tui.records import PolicyRecord, Preview, Proposal
 
 
 class NoUsableCandidate(NoUsableProposal):
     """An LLM oracle spent its budget without getting a policy it could propose."""
+
+
+def failed_proposal(context: OracleContext, oracle: str, name: str, failed: tuple[str, str] | None,
+                    summary: str, calls: Sequence[dict[str, Any]]) -> Proposal | None:
+    """The oracle's last failed code, `failed` = (code, why it failed), as a proposal for a
+    person to review and fix (`NoUsableProposal.failed`); None when it has no code to show."""
+    if failed is None or not failed[0].strip():
+        return None
+    source, reason = failed
+    rationale = (f"No usable policy: {summary}\n\nThis is the last failed code, shown so that it can be "
+                 f"fixed: it failed with {reason}. Edit it (e) to fix it, or reject it (r).")
+    return Proposal(source=source, oracle=oracle, name=context.proposal_name(name), rationale=rationale,
+                    seat=context.seat, llm_calls=list(calls), failure=reason)
 
 
 def attach_calls(error: BaseException, calls: Sequence[dict[str, Any]]) -> BaseException:

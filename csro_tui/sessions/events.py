@@ -343,6 +343,8 @@ def _to_json(value: Any) -> Any:
         data = dataclasses.asdict(value)
         if data.get("seat") is None:
             del data["seat"]  # one population: the line stays as it was before seats existed
+        if not data.get("failure", True):
+            del data["failure"]  # an ordinary proposal's line stays as it was before failed ones were kept
         return _to_json(data)
     if isinstance(value, dict):
         return {str(k): _to_json(v) for k, v in value.items()}

@@ -319,6 +319,7 @@ def review_info(review: Any) -> ReviewInfo:
         }
         or None,
         failure=failure,
+        oracle_failure=getattr(proposal, "failure", "") or "",
         proposal_id=getattr(review, "proposal_id", ""),
         history=[
             (v.proposal_id, v.source, v.edited_by, _num(v.expected_payoff)) for v in getattr(review, "history", [])

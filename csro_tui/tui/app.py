@@ -27,7 +27,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from csro_tui.errors import CsroError
 from csro_tui.files import path_inside
+from csro_tui.numbers import counted
 from csro_tui.sessions.state import fold
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.backend import Backend
@@ -50,6 +52,16 @@ class EngineUpdate(Message):
         super().__init__()
         self.event = event
         self.data = data
+
+
+def user_error(error: BaseException) -> bool:
+    """A `CsroError` whose causes are all `CsroError`s: its message says all a person needs."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if not isinstance(seen, CsroError):
+            return False
+        seen = seen.__cause__
+    return True
 
 
 class CsroApp(App[None]):
@@ -97,6 +109,8 @@ class CsroApp(App[None]):
         self._torn_down = False
         self._closing = False  # a session is being closed to go back to the start screen
         self._close_armed = False  # esc once more closes a session whose work is running
+        self._queued_iterations = 0  # `n` typed while the session was starting: run once it is ready
+        self._starting = False  # a session is starting or resuming (its seeds, or what a stop left undone)
         self._work_text = "idle"
         self._llm_shown = False  # the dashboard shows an LLM call in flight
         self._key_in_flight: events.Key | None = None  # the last key sent to a widget, until handled
@@ -193,6 +207,7 @@ class CsroApp(App[None]):
         self._open_dashboard(DashboardData(game=options.game, oracle=options.oracle, meta_solver=options.meta_solver))
         self.options = options
         self._set_work(f"starting a {options.game} session: evaluating the seed population…")
+        self._starting = True
         self._run_worker(self._start_run, options, options.iterations or 0)
 
     def resume_session(self, session_id: str) -> None:
@@ -205,6 +220,7 @@ class CsroApp(App[None]):
             return
         self._open_dashboard(DashboardData())
         self._set_work(f"resuming {session_id}…")
+        self._starting = True
         self._run_worker(self._resume_run, session_id)
 
     def _open_dashboard(self, data: DashboardData) -> None:
@@ -253,8 +269,13 @@ class CsroApp(App[None]):
         self._work = self.run_worker(job, thread=True, exclusive=True, group="engine", name="engine", exit_on_error=False)
 
     def _engine_failed(self, error: BaseException, details: str) -> None:
-        """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it."""
-        line = one_line(f"{type(error).__name__}: {error}", 300)  # a refusal says what to do (issue 35)
+        """The engine's worker raised: a persistent panel on the dashboard, a toast that points at it.
+        A `CsroError` caused by nothing but CsroErrors is a person's one line (a server that is down,
+        a bad setting): no traceback; one that wraps another exception (a bug) keeps it."""
+        if user_error(error):
+            details = line = one_line(str(error), 300)
+        else:
+            line = one_line(f"{type(error).__name__}: {error}", 300)  # a refusal says what to do (issue 35)
         if self.live is not None and self.dashboard is not None:
             self.dashboard.show_error(details)
             self.notify(f"{line} (the error panel on the dashboard has the details)", severity="error", timeout=10)
@@ -269,9 +290,22 @@ class CsroApp(App[None]):
         text = clean_text(message)
         super().notify(text if markup else escape(text), title=one_line(title), severity=severity, timeout=timeout, markup=True)
 
+    def _run_queued(self, count: int) -> None:
+        """Run the iterations typed while the session started, once its worker has ended."""
+        if self.live is None or self._closing:
+            return
+        if self._busy():
+            self.set_timer(0.05, lambda: self._run_queued(count))
+            return
+        self.action_run_iterations(count)
+
     def _work_done(self, data: DashboardData | None, message: str | None) -> None:
         if data is not None:
             self._show(data)
+        self._starting = False
+        queued, self._queued_iterations = self._queued_iterations, 0
+        if queued and self.live is not None and not self._closing:
+            self._run_queued(queued)  # `n` typed while the session started
         finished = getattr(self.live, "oracle_finished", None)
         self._set_work("completed: the oracle has nothing more to propose (esc closes the session)" if finished else "idle")
         if message:
@@ -338,8 +372,14 @@ class CsroApp(App[None]):
 
     def action_finish_oracle(self) -> None:
         """`f`: the LLM oracle makes no more calls (the one in flight is cancelled) and proposes its best so far."""
-        if self.live is None or not self._busy() or self.live.llm_activity() is None:
+        activity = self.live.llm_activity() if self.live is not None and self._busy() else None
+        if activity is None:
             self.notify("Nothing to finish (f works while an LLM oracle waits for its model).", timeout=4)
+            return
+        if not activity.has_reply:
+            # nothing to propose yet: finishing would only make the engine ask again
+            self.action_cancel_work()
+            self.notify("No reply yet, so nothing to finish: f cancelled the proposal (n asks again).", timeout=8)
             return
         self.live.finish_oracle()
         self.notify("Finishing: the oracle proposes its best reply so far (none usable: the iteration ends).")
@@ -395,6 +435,11 @@ class CsroApp(App[None]):
         self.action_run_iterations(1)
 
     def action_run_iterations(self, count: int = 1) -> None:
+        if self._busy() and self._starting:
+            # the dashboard shows before the session is ready (its seeds evaluated): the key is kept
+            self._queued_iterations = count
+            self.notify(f"{counted(count, 'iteration')} will start once the session is ready.", timeout=4)
+            return
         if self.live is None:
             self.notify("No live session: start one from the start screen.", severity="warning")
             return
@@ -407,6 +452,9 @@ class CsroApp(App[None]):
             self.notify(f"completed: {self.live.oracle_finished}. esc closes the session (recorded completed); "
                         "a new session can use another oracle.", timeout=10)
             return
+        if self.dashboard is not None and self.dashboard.clear_error():
+            self.notify("Resuming after the error: the session goes on where it stopped "
+                        "(the error stays in its log and on its timeline).", timeout=8)
         self._run_worker(self._iterate, count)
 
     def action_cancel_work(self) -> None:

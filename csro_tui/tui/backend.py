@@ -15,7 +15,7 @@ from csro_tui.config import load_run_config
 from csro_tui.engine import new_engine, resume_engine
 from csro_tui.numbers import counted, duration, fixed, rate_text
 from csro_tui.oracles.base import oracle_llm
-from csro_tui.oracles.llm.client import LLMClient, LLMConfig, estimate_tokens
+from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError, estimate_tokens
 from csro_tui.oracles.llm.keys import KeyTrust
 from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needing
 from csro_tui.records import Bot
@@ -106,9 +106,19 @@ class Backend:
         return list(get_game(game).seed_policies())
 
     @staticmethod
-    def list_models(base_url: str | None, key_trust: KeyTrust | None = None) -> list[str]:
-        """The model ids an OpenAI-compatible server offers (GET /models; one attempt)."""
-        return LLMClient(LLMConfig(base_url=base_url or None), key_trust=key_trust).list_models()
+    def list_models(base_url: str | None, model: str | None = None, key_trust: KeyTrust | None = None) -> list[str]:
+        """The model ids an OpenAI-compatible server offers (GET /models; one attempt).
+        `model`: the one typed on the form, which a failure's advice may name; with none
+        typed, the advice never names the client's default (a model nobody chose)."""
+        settings = LLMConfig(base_url=base_url or None, **({"model": model} if model else {}))
+        client = LLMClient(settings, key_trust=key_trust)
+        try:
+            return client.list_models()
+        except LLMError as error:
+            if model or repr(settings.model) not in str(error):
+                raise
+            raise LLMError(error.kind, f"the server at {client.public_base_url} did not list its models "
+                           f"({error.kind.replace('_', ' ')}; is the base URL the one ending in /v1?)") from None
 
     @staticmethod
     def record_game(live: "LiveRun | None", record: dict[str, Any]) -> bool:
@@ -157,6 +167,13 @@ class Backend:
             "meta_solved": "computing metrics…",
             "iteration_finished": "idle",
         }.get(kind, "")
+
+
+def iterations_of(done: int, requested: int) -> str:
+    """`2 of 10 iterations`; past the request (`n` ran more), `12 iterations (10 requested)`."""
+    if done > requested:
+        return f"{counted(done, 'iteration')} ({requested} requested)"
+    return f"{done} of {counted(requested, 'iteration')}"
 
 
 def iterations_outcome(before: Any, after: Any, outcome: Any, target: int) -> str:
@@ -294,6 +311,82 @@ class CallInFlight:
         self.text = text
 
 
+# Seconds a probe waits for the LLM server to take a TCP connection, and between probes.
+CONNECT_PROBE_TIMEOUT = 3.0
+CONNECT_PROBE_INTERVAL = 1.0
+
+
+class ServerReach:
+    """Whether the LLM server's address takes a TCP connection, probed on a daemon thread
+    while calls wait for their first byte, so the status line says "connecting to HOST"
+    (with why it cannot, at once) rather than "reading the prompt" of a server that is not
+    there.  The client's own call goes on meanwhile: it is what fails, or succeeds.  Not
+    probed behind an HTTP proxy (the proxy connects, not this machine)."""
+
+    def __init__(self, base_url: str) -> None:
+        import os
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url or "")
+        self.host = parts.hostname or ""
+        try:
+            self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:  # a port that is not a number: the client says so itself
+            self.port = 0
+        self.address = f"{self.host}:{self.port}" if parts.port else self.host
+        proxied = any(os.environ.get(name) for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY"))
+        self._lock = threading.Lock()
+        # None: connected (or not probed); "": still trying; else why it cannot connect
+        self.problem: str | None = None if proxied or not self.host or not self.port else ""
+        self._probing = False
+
+    def probe(self, waiting: Callable[[], bool]) -> None:
+        """Probe until the server takes a connection or `waiting()` is false (no call waits)."""
+        with self._lock:
+            if self.problem is None or self._probing:
+                return
+            self._probing = True
+        threading.Thread(target=self._run, args=(waiting,), daemon=True, name="llm-server-probe").start()
+
+    def connected(self) -> None:
+        """The server answered (a first byte, a finished call)."""
+        with self._lock:
+            self.problem = None
+
+    def _run(self, waiting: Callable[[], bool]) -> None:
+        import socket
+        import time
+
+        try:
+            while waiting():
+                try:
+                    socket.create_connection((self.host, self.port), timeout=CONNECT_PROBE_TIMEOUT).close()
+                except OSError as error:
+                    with self._lock:
+                        if self.problem is not None:
+                            self.problem = connect_problem(error)
+                    time.sleep(CONNECT_PROBE_INTERVAL)
+                    continue
+                self.connected()
+                return
+        finally:
+            with self._lock:
+                self._probing = False
+
+
+def connect_problem(error: OSError) -> str:
+    """Why a TCP connection failed, in a few words."""
+    import socket
+
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, socket.gaierror):
+        return "unknown host"
+    if isinstance(error, TimeoutError):
+        return f"no answer within {CONNECT_PROBE_TIMEOUT:g} s"
+    return one_line(error.strerror or str(error), 60)
+
+
 @dataclass(frozen=True)
 class LLMActivity:
     """The oracle's LLM calls in flight, for the status line and the dashboard's reply panel."""
@@ -304,6 +397,15 @@ class LLMActivity:
     scored: tuple[str, ...] = ()  # how the oracle scored this proposal's earlier replies ("reply 1: +0.125 vs meta")
     attempt: int = 1  # the iteration's proposal the oracle is making (the engine allows max_attempts)
     max_attempts: int | None = None
+    replies: int = 0  # this proposal's calls that came back with a reply
+    server: str = ""  # the LLM server's host (and port)
+    # None: the server took a connection; "": connecting; else why it cannot (ServerReach.problem)
+    connecting: str | None = None
+
+    @property
+    def has_reply(self) -> bool:
+        """Some reply of this proposal has come (scored, or being written): `f` has something to finish."""
+        return self.replies > 0 or any(call.first_token is not None for call in self.calls)
 
     @property
     def reply(self) -> str:
@@ -320,7 +422,9 @@ class LLMActivity:
         if len(self.calls) > 1:
             label += f" +{len(self.calls) - 1} more"
         elapsed = int(now - call.started)
-        if call.first_token is None:
+        if call.first_token is None and self.connecting is not None:
+            state = f"connecting to {self.server}" + (f": {self.connecting}, retrying" if self.connecting else "")
+        elif call.first_token is None:
             if not call.streamed:
                 state = "waiting for the reply (not streamed)"
             elif short:
@@ -344,9 +448,11 @@ class LLMWatch:
         self.oracle = oracle
         self.budget = budget
         self._streamed = bool(getattr(getattr(backend, "config", None), "stream", True))
+        self.reach = ServerReach(str(getattr(backend, "base_url", "") or ""))
         self._lock = threading.Lock()
         self._in_flight: list[CallInFlight] = []
         self._made = 0  # calls started since the last engine event (this proposal's)
+        self._answered = 0  # of those, calls that came back with a reply
         # this proposal's replies so far: [label, note]; a note of None waits for the oracle's score
         self._replies: list[list[Any]] = []
         complete = backend.complete
@@ -359,6 +465,7 @@ class LLMWatch:
 
                 with self._lock:
                     call.seen(text, time.monotonic())
+                self.reach.connected()
                 if on_text is not None:
                     on_text(text)
 
@@ -367,6 +474,7 @@ class LLMWatch:
             except Exception as error:
                 self._ended(call, f"the call failed: {error}")
                 raise
+            self.reach.connected()
             self._ended(call, None)
             return result
 
@@ -396,13 +504,20 @@ class LLMWatch:
             self._made += 1
             call = CallInFlight(self._made, purpose, time.monotonic(), prompt, self._streamed)
             self._in_flight.append(call)
+        self.reach.probe(self._waiting)
         return call
+
+    def _waiting(self) -> bool:
+        """A call waits for the server (the probe goes on while one does)."""
+        with self._lock:
+            return any(call.first_token is None for call in self._in_flight)
 
     def _ended(self, call: CallInFlight, failure: str | None) -> None:
         with self._lock:
             if call in self._in_flight:
                 self._in_flight.remove(call)
             if call.purpose != "summarize":  # an opponent summary is no candidate
+                self._answered += failure is None
                 self._replies.append([f"reply {call.number}", one_line(failure, 80) if failure else None])
 
     @property
@@ -416,6 +531,7 @@ class LLMWatch:
         with self._lock:
             self._made = len(self._in_flight)
             self._replies = []
+            self._answered = 0
 
     def scored(self, preview: Any) -> None:
         """The oracle scored a candidate (`context.preview`): the oldest reply waiting for
@@ -435,7 +551,9 @@ class LLMWatch:
                 return None
             calls = tuple(CallInFlight(**vars(call)) for call in self._in_flight)
             scored = tuple(f"{label}: {note or 'being scored'}" for label, note in self._replies)
-        return LLMActivity(self.oracle, self.budget, calls, scored)
+            answered = self._answered
+        return LLMActivity(self.oracle, self.budget, calls, scored, replies=answered, server=self.reach.address,
+                           connecting=self.reach.problem)
 
 
 def score_note(preview: Any) -> str:
@@ -489,7 +607,10 @@ class LiveRun:
         cls, backend: Backend, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any, DashboardData], None]
     ) -> "LiveRun":
         flags = {**options.flags(), "sessions_dir": str(backend.store.root)}
-        config = load_run_config(flags)
+        if flags.get("oracle_options"):  # the form's policy file joins the file's oracle options, not replaces them
+            flags["oracle_options"] = {**load_run_config(config_file=options.config_file).oracle_options,
+                                       **flags["oracle_options"]}
+        config = load_run_config(flags, config_file=options.config_file)
         engine = new_engine(config, store=backend.store, reviewer=reviewer, key_trust=options.key_trust,
                             **backend.engine_parts)
         run = cls(engine, on_event)
@@ -550,9 +671,9 @@ class LiveRun:
         if self.oracle_finished and state.open_iteration is None:
             self.engine.close("completed", self.oracle_finished)  # as `csro run` records it
         elif state.open_iteration is None and state.completed_iterations >= requested:
-            self.engine.close("completed", f"{state.completed_iterations} of {requested} iterations; closed in the TUI")
+            self.engine.close("completed", f"{iterations_of(state.completed_iterations, requested)}; closed in the TUI")
         else:
-            self.engine.close("stopped", f"left after {state.completed_iterations} of {requested} iterations; closed in the TUI")
+            self.engine.close("stopped", f"left after {iterations_of(state.completed_iterations, requested)}; closed in the TUI")
         self.release()
 
     def release(self) -> None:

@@ -187,6 +187,9 @@ class ReviewInfo:
     # 0.0 when sampled too briefly to measure its noise.
     expected_stderr: float | None = None
     failure: str | None = None  # one-line failure summary (validation or preview)
+    # Set when the oracle found nothing that works and handed over its last failed code
+    # (`Proposal.failure`): why that code failed for the oracle.
+    oracle_failure: str = ""
     proposal_id: str = ""
     # When this is a reviewer's edit: the versions it replaced, the oracle's
     # original first, as (proposal id, source, edited by, expected payoff measured for it).
@@ -248,9 +251,12 @@ class LaunchOptions:
     # Where the user lets an LLM key go (`csro tui --base-url/--trust-base-url`, the environment,
     # the user's config, a base URL typed into the form): not a setting, never recorded (issue 35).
     key_trust: KeyTrust | None = field(default=None, compare=False, repr=False)
+    # `csro tui --config FILE`: the session's settings the form does not show (oracle_options,
+    # the [llm] table, max_attempts, ...) come from it, as `csro run --config` takes them.
+    config_file: str | None = None
 
     @classmethod
-    def from_config(cls, config: Any, iterations: int | None = None) -> "LaunchOptions":
+    def from_config(cls, config: Any, iterations: int | None = None, config_file: str | None = None) -> "LaunchOptions":
         """From a `RunConfig` (defaults < csro.toml < environment < flags, or a recorded run)."""
         return cls(
             game=config.game,
@@ -269,6 +275,7 @@ class LaunchOptions:
             budget_reserve=getattr(config, "budget_reserve", None),
             init_budget=getattr(config, "init_budget", None),
             populations=int(getattr(config, "populations", 1) or 1),
+            config_file=config_file,
         )
 
     def flags(self) -> dict[str, Any]:

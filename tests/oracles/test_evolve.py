@@ -329,3 +329,22 @@ def test_offline_evolution_beats_constant_rock_on_rrps():
     # Checked again with seeds the search never used.
     check = play_match(spec, CodePolicy("evolved", proposal.source), CodePolicy("rock", rock), episodes=6, seed=987)
     assert check.failure is None and check.mean >= 90.0
+
+
+def test_a_champion_from_a_game_seed_says_so_and_an_unchanged_seed_keeps_its_name():
+    """Issue 36: evolve's lineage was lost: "No parent" while the rationale named seed:cycle,
+    and a game seed proposed verbatim was called evolve-N."""
+    strong = {"strong": toy_policy(0.5)}
+    context = toy_context()
+    context.spec.seeds = strong  # a game seed better than the only member, not a member itself
+    unchanged = EvolutionOracle(EchoOperator(uses_llm=False), EvolutionSettings(budget=4, islands=1, children=2),
+                                name="evolve").propose(context)
+    assert unchanged.name == "strong" and unchanged.parent is None
+    assert unchanged.rationale.startswith("This is the game's seed policy strong, unchanged")
+
+    context = toy_context()
+    context.spec.seeds = strong
+    derived = EvolutionOracle(HalfFailingOperator(), EvolutionSettings(budget=4, islands=1, children=2),
+                              name="evolve").propose(context)
+    assert derived.name == "evolve-1" and strength(derived.source) > 0.5
+    assert derived.rationale.startswith("Derived from the game's seed policy strong")

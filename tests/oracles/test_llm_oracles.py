@@ -21,11 +21,10 @@ from csro_tui.cli import main
 from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
 from tests.fakes import ToyEvaluator, ToySpec, best_member_solve, strength, toy_policy
-from csro_tui.engine.gate import Gate, GateSettings
 from csro_tui.errors import ConfigError, CsroError
 from csro_tui.oracles.base import OracleContext
 from csro_tui.records import PolicyRecord, Proposal
-from csro_tui.oracles.llm.client import LLMClient, LLMConfig, LLMError
+from csro_tui.oracles.llm.client import LLMError
 from csro_tui.oracles.candidates import NoUsableCandidate
 from csro_tui.oracles.llm.backend import load_recorded_calls
 from csro_tui.oracles.llm.mutation import LLMMutation
@@ -39,6 +38,7 @@ from csro_tui.sessions.events import OracleFailed, ProposalCreated
 from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import EVENTS_FILE, SessionStore
 from tests.llm_server import ScriptedLLMServer, ScriptedReply, closed_port_url, llm_server  # noqa: F401
+from tests.oracles.llm_fixtures import client, code_reply, options, toy_context, user_message
 
 
 # The developer's own key, endpoint or LLM settings never leak in (tests/conftest.py).
@@ -46,42 +46,6 @@ pytestmark = pytest.mark.usefixtures("no_llm_env")
 
 
 # ------------------------------------------------------------------ helpers
-def code_reply(value: float, *, note: str = "Plan in one line.", extra: str = "") -> str:
-    """A fixture reply: a sentence, then a toy policy in a python fence."""
-    return f"{note}\n\n```python\n{toy_policy(value, extra=extra)}```\n"
-
-
-def options(server: ScriptedLLMServer, **extra) -> dict:
-    return {"base_url": server.base_url, "model": "scripted-model", "max_retries": 0, "timeout": 5.0, **extra}
-
-
-def client(base_url: str, **overrides) -> LLMClient:
-    """A client whose backoff waits are skipped."""
-    settings = {"model": "scripted-model", "base_url": base_url, "timeout": 5.0, "max_retries": 2, **overrides}
-    return LLMClient(LLMConfig(**settings), retry_base_delay=0.01, sleep=lambda seconds: None)
-
-
-def toy_context(population=None, weights=None, rejections=(), iteration=1, seed=0) -> OracleContext:
-    """A context whose preview is the engine's gate over the toy game."""
-    population = population or [PolicyRecord("p0", "zero", toy_policy(0.0), "seed")]
-    weights = weights or [1.0 / len(population)] * len(population)
-    by_id = {m.id: w for m, w in zip(population, weights)}
-    gate = Gate(ToyEvaluator(), GateSettings())
-    return OracleContext(
-        spec=ToySpec(),
-        iteration=iteration,
-        population=list(population),
-        meta_strategy=list(weights),
-        rejections=list(rejections),
-        preview=lambda source: gate.check(source, population, by_id, key=f"test-{iteration}"),
-        seed=seed,
-    )
-
-
-def user_message(request: dict) -> str:
-    return request["messages"][-1]["content"]
-
-
 # ------------------------------------------------------------------ zero-shot
 def test_zero_shot_proposes_the_best_of_k_candidates_by_preview(llm_server):
     llm_server.script(code_reply(0.1), code_reply(0.5), code_reply(0.3))
@@ -261,14 +225,15 @@ def test_the_engine_records_llm_failures_and_stops_the_session_cleanly(tmp_path)
         versions={"csro_tui": "test"},
     )
 
-    with pytest.raises(CsroError, match="oracle llm failed 2 times in iteration 1; last: LLMError: .*refused"):
+    # no server there: the next attempt would fail the same way, so the run stops at the first
+    with pytest.raises(CsroError, match=r"^oracle llm: LLM server at http://127\.0\.0\.1:\d+/v1 refused the connection"):
         engine.run()
     writer.close()
 
     state = fold(store.read("down").events)
-    assert state.closed.reason == "error"
+    assert state.closed.reason == "error" and state.closed.message.startswith("oracle llm: LLM server at ")
     failures = [e for e in state.events if isinstance(e, OracleFailed)]
-    assert [f.attempt for f in failures] == [1, 2]
+    assert [f.attempt for f in failures] == [1]
     assert all(f.llm_calls and f.llm_calls[0]["error_kind"] == "unreachable" for f in failures)
     assert len(state.population) == 1  # the seed; nothing half-added
 

@@ -56,3 +56,17 @@ async def engine_idle(pilot, app) -> None:
     from csro_tui.tui.screens.dashboard import DashboardScreen
 
     await wait_until(pilot, lambda: not app._busy() and isinstance(app.screen, DashboardScreen), "the engine")
+
+
+async def llm_session(pilot, app, base_url: str, oracle: str = "llm") -> None:
+    """From the start form: an LLM session on Kuhn against `base_url` (a scripted server in
+    tests), its seeds evaluated."""
+    from textual.widgets import Input, Select
+
+    await start_screen(pilot, app)
+    app.screen.query_one("#oracle", Select).value = oracle
+    await pilot.pause()
+    app.screen.query_one("#model", Input).value = "scripted-model"
+    app.screen.query_one("#base-url", Input).value = base_url
+    await pilot.press("ctrl+n")
+    await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds")

@@ -143,6 +143,17 @@ async def test_leaving_after_the_requested_iterations_records_completed(tmp_path
         session_id = await leave_after_one_accepted(pilot, app, "escape")
     closed = fold(Backend(tmp_path).read_events(session_id)).closed
     assert closed is not None and closed.reason == "completed"
+    assert closed.message == "1 of 1 iteration; closed in the TUI"
+
+
+def test_the_close_message_counts_iterations_past_the_request_without_a_wrong_target():
+    """Issue 36: the close message's iteration target: `n` past the requested iterations
+    closed with "12 of 10 iterations"."""
+    from csro_tui.tui.backend import iterations_of
+
+    assert iterations_of(2, 10) == "2 of 10 iterations"
+    assert iterations_of(12, 10) == "12 iterations (10 requested)"
+    assert iterations_of(1, 1) == "1 of 1 iteration"
 
 
 async def test_ctrl_q_with_an_edit_not_sent_warns_first_then_quits_and_records_the_session(tmp_path):

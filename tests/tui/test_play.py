@@ -288,9 +288,45 @@ async def test_leaving_mid_game_says_the_game_was_not_recorded(tmp_path):
         await wait_until(pilot, lambda: len(screen.query("#play-actions Button")) == 3, "the first throw")
         await pilot.press("r")
         await wait_until(pilot, lambda: screen.session is not None and screen.session.moves, "the throw played")
+        # issue 36: one esc threw the game away without asking; it asks first, another key stays
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        assert any("Leaving abandons the game under way" in n for n in notifications(app))
+        await pilot.press("left")  # any other key: the next esc asks again
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is not screen, "the screen left")
         assert "The unfinished game was abandoned (not recorded)." in notifications(app)
+
+
+async def test_liars_dice_calls_liar_with_a_key_of_its_own_at_80x24(tmp_path):
+    """Issue 36: "Call liar" is the last move, beyond the digit keys once there are nine bids."""
+    screen = PlayScreen(Backend(tmp_path), "liars_dice", DashboardData(game="liars_dice"), new_seed=lambda: 7)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:uniform_random")
+        liar = screen.spec.liar_action
+
+        def liar_on_offer() -> bool:
+            return screen.session is not None and not screen.moving and any(a == liar for a, _ in screen.offered)
+
+        for _ in range(20):  # bid the lowest until calling liar is on offer (after the opponent's bid)
+            if liar_on_offer() or (screen.session is not None and screen.session.finished):
+                break
+            await wait_until(pilot, lambda: screen.session is not None and not screen.moving and screen.offered, "a bid")
+            if not liar_on_offer():
+                await pilot.press("1")
+                await pilot.pause(0.2)
+        await wait_until(pilot, liar_on_offer, "calling liar on offer")
+        assert "l Call liar" in _text(app, "#play-status")
+        assert any("Call liar (l)" in str(button.label) for button in screen.query("#play-actions Button"))
+        await pilot.press("l")
+        await wait_until(pilot, lambda: screen.session.finished, "the game over")
+        assert [m for m in screen.session.moves if m.who == "you"][-1].action == liar
 
 
 async def test_kuhn_against_a_population_member_in_its_sandbox_is_recorded(tmp_path):

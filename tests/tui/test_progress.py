@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.tui.helpers import llm_session
+
 import re
 
 from tests.fakes import ToyEvaluator, best_member_solve, climbing_oracle, toy_policy
@@ -51,21 +53,6 @@ def test_evaluation_progress_reaches_the_app_with_counts(tmp_path):
         live.close()
 
 
-async def _llm_session(pilot, app, llm_server, oracle: str = "llm"):  # noqa: F811
-    """From the start form: an LLM session on Kuhn against the scripted server, its seeds evaluated."""
-    from textual.widgets import Input, Select
-
-    from tests.tui.helpers import start_screen, wait_until
-
-    await start_screen(pilot, app)
-    app.screen.query_one("#oracle", Select).value = oracle
-    await pilot.pause()
-    app.screen.query_one("#model", Input).value = "scripted-model"
-    app.screen.query_one("#base-url", Input).value = llm_server.base_url
-    await pilot.press("ctrl+n")
-    await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the seeds")
-
-
 def _no_llm_env(monkeypatch) -> None:
     import os
 
@@ -88,7 +75,7 @@ async def test_an_llm_call_in_flight_shows_its_state_and_its_reply_as_it_streams
     llm_server.script(ScriptedReply(f"```python\n{KUHN_POLICY}```\n", delay_s=2.0, chunk_delay_s=0.15, chunk_chars=8))
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
-        await _llm_session(pilot, app, llm_server)
+        await llm_session(pilot, app, llm_server.base_url)
         await pilot.press("n")
         status = app.screen.query_one("#status", Static)
         reply = app.screen.query_one("#llm-reply", Static)
@@ -120,7 +107,7 @@ async def test_ctrl_c_stops_an_llm_call_that_is_still_reading_the_prompt(tmp_pat
     llm_server.script(ScriptedReply("never sent", delay_s=600.0))  # a model that would take ten minutes
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
-        await _llm_session(pilot, app, llm_server)
+        await llm_session(pilot, app, llm_server.base_url)
         await pilot.press("n")
         status = app.screen.query_one("#status", Static)
         await wait_until(pilot, lambda: "LLM call 1 of ≤3 (best response): reading the ~" in str(status.render()), "the call")
@@ -272,7 +259,7 @@ async def test_a_refinement_chain_shows_the_step_and_the_scores_of_earlier_repli
     llm_server.script(f"```python\n{KUHN_POLICY}```\n", ScriptedReply("never sent", delay_s=600.0))
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
-        await _llm_session(pilot, app, llm_server, oracle="llm-refine")
+        await llm_session(pilot, app, llm_server.base_url, oracle="llm-refine")
         await pilot.press("n")
         status = app.screen.query_one("#status", Static)
         reply = app.screen.query_one("#llm-reply", Static)
@@ -298,7 +285,7 @@ async def test_f_ends_a_refinement_chain_with_its_best_reply_and_the_review_foll
     llm_server.script(f"```python\n{KUHN_POLICY}```\n", ScriptedReply("never sent", delay_s=600.0))
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
-        await _llm_session(pilot, app, llm_server, oracle="llm-refine")
+        await llm_session(pilot, app, llm_server.base_url, oracle="llm-refine")
         await pilot.press("n")
         status = app.screen.query_one("#status", Static)
         await wait_until(pilot, lambda: "LLM call 2 of ≤10" in str(status.render()), "the second step of the chain")
@@ -326,7 +313,7 @@ async def test_l_shows_the_call_whole_at_80_columns_and_c_there_cancels_it(tmp_p
     llm_server.script(ScriptedReply(reply, chunk_delay_s=0.4, chunk_chars=4))
     app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
-        await _llm_session(pilot, app, llm_server)
+        await llm_session(pilot, app, llm_server.base_url)
         await pilot.press("l")
         assert any("No LLM call in flight" in n for n in notifications(app))  # nothing runs yet
         await pilot.press("n")

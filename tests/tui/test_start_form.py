@@ -131,7 +131,7 @@ async def test_recorded_sessions_show_whole_ids_and_their_status_at_80_and_160_c
             await pilot.pause()
             table = app.screen.query_one("#session-list", DataTable)
             cells = "\n".join(str(cell) for cell in table.get_row_at(0))
-            assert long_id in cells and "stopped" in cells, size
+            assert long_id in cells.replace("\n", "") and "stopped" in cells, size  # whole, over lines at 80
             assert table.virtual_size.width <= table.content_region.width, (size, table.virtual_size, table.content_region)
             assert isinstance(app.focused, DataTable)  # so ? below is help, and the footer offers it
             footer = [(key.key, key.description) for key in app.screen.query_one(Footer).query("FooterKey")]
@@ -294,3 +294,97 @@ async def test_the_form_opens_at_its_top_with_the_sessions_list_focused(tmp_path
             await pilot.pause()
         assert app.focused.id == "session-list"
         assert app.screen.query_one("#new-session").scroll_y == 0
+
+
+LONG_ID = "20261202-203745-rrps_num_repetitions_100-best-response"
+
+
+async def test_at_80x24_the_form_keeps_room_for_the_model_and_ids_stay_whole_over_lines():
+    """Issue 36: at 80x24 with a long session id the form was 23 columns wide and the Model
+    field showed 2 characters."""
+    from dataclasses import replace
+
+    from textual.widgets import DataTable
+
+    choices = replace(CHOICES, sessions=[(LONG_ID, "stopped · rrps(num_repetitions=100) · best-response · nash")])
+    app = ScreenApp(lambda: StartScreen(choices, LaunchOptions(oracle="llm")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+        await pilot.pause()
+        assert app.screen.query_one("#new-session").size.width >= 40
+        assert app.screen.query_one("#model", Input).size.width >= 20  # was 2
+        table = app.screen.query_one("#session-list", DataTable)
+        cell = str(table.get_row_at(0)[0])
+        assert LONG_ID in cell.replace("\n", "") and "stopped" in cell
+        assert table.virtual_size.width <= table.content_region.width
+
+
+async def test_typing_in_a_start_form_field_lays_out_nothing():
+    """Issue 36: every character typed re-laid out the whole form (Textual's Input sets its
+    virtual size, a layout reactive, to its text's width), ~20 ms a key, and keys typed
+    quickly went into the next field clicked.  bench/keystrokes.py measures the cost."""
+    from textual.widget import Widget
+
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(oracle="llm")))
+    layouts: list[str] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+        model = app.screen.query_one("#model", Input)
+        model.focus()
+        await pilot.pause()
+        original = Widget.refresh
+
+        def refresh(widget, *regions, layout=False, **kwargs):
+            if layout:
+                layouts.append(f"{type(widget).__name__}#{widget.id}")
+            return original(widget, *regions, layout=layout, **kwargs)
+
+        Widget.refresh = refresh
+        try:
+            for character in "scripted-model":
+                await pilot.press(character)
+        finally:
+            Widget.refresh = original
+        assert model.value == "scripted-model"
+    assert layouts == []
+
+
+async def test_keys_at_20_a_second_stay_in_their_field_when_the_next_one_is_clicked():
+    """Issue 36: text typed into one field went partly into the next one clicked."""
+    import asyncio
+
+    app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(oracle="llm")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+        await pilot.click("#model")
+        await pilot.pause()
+
+        async def type_at_20_a_second(text: str) -> None:
+            for character in text:
+                _burst(app, character)
+                await asyncio.sleep(0.05)
+
+        await type_at_20_a_second("scripted-model")
+        await pilot.click("#base-url")  # at once, as a person moves on
+        await type_at_20_a_second("http://127.0.0.1:9/v1")
+        await wait_until(pilot, lambda: len(app.screen.query_one("#base-url", Input).value) >= 21, "the keys")
+        assert app.screen.query_one("#model", Input).value == "scripted-model"
+        assert app.screen.query_one("#base-url", Input).value == "http://127.0.0.1:9/v1"
+
+
+async def test_ctrl_l_never_names_a_model_nobody_typed():
+    """Issue 36: with no model typed, a server without /models (a base URL missing /v1) was
+    answered with "check the model name 'gpt-4o-mini'": the client's default, never typed."""
+    with ScriptedLLMServer(models=("qwen-small",)) as server:
+        app = ScreenApp(lambda: StartScreen(CHOICES, LaunchOptions(oracle="llm")))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.screen.checked_game == "kuhn_poker", "the form")
+            app.screen.query_one("#base-url", Input).value = server.base_url.removesuffix("/v1")  # no /models there
+            await pilot.press("ctrl+l")
+            await wait_until(pilot, lambda: _error(app, "#models-status").startswith("✗"), "the failure")
+            status = _error(app, "#models-status")
+            assert "gpt-4o-mini" not in status and "did not list its models" in status and "/v1" in status
+            app.screen.query_one("#model", Input).value = "my-model"  # typed: the advice may name it
+            await pilot.press("ctrl+l")
+            await wait_until(pilot, lambda: "my-model" in _error(app, "#models-status"), "the failure naming it")
+            assert app.screen.query_one("#model", Input).value == "my-model"

@@ -181,12 +181,20 @@ class EvolutionOracle:
             failures=len(log.failures),
             llm_calls=len(log.calls),
         )
+        seed_name = root.id.removeprefix("seed:") if root.member_id is None and root.id.startswith("seed:") else None
+        origin_note = ""
+        if seed_name is not None and champion is root:  # not the search's own: say so, and by its name
+            origin_note = (f"This is the game's seed policy {seed_name}, unchanged: it is not a population member, and "
+                           "no program the search made did better.\n")
+        elif seed_name is not None:
+            origin_note = (f"Derived from the game's seed policy {seed_name}, which is not a population member, so no "
+                           "parent is recorded; the lineage below starts from it.\n")
         return Proposal(
             source=self._annotated(champion, lineage),
             oracle=self.name,
-            name=context.proposal_name(f"{self.name}-{context.iteration}"),
+            name=context.proposal_name(seed_name if champion is root and seed_name else f"{self.name}-{context.iteration}"),
             parent=root.member_id,
-            rationale=self._rationale(database, context, champion, lineage, finalists, log),
+            rationale=origin_note + self._rationale(database, context, champion, lineage, finalists, log),
             seat=context.seat,
             llm_calls=log.calls,
         )

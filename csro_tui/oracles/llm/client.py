@@ -477,6 +477,7 @@ class LLMError(CsroError):
         self.kind = kind
         self.message = message
         self.call = call
+        self.persistent = kind in ("no_key", "unreachable", "auth")  # after the client's own retries
 
 
 class LLMBackend(Protocol):

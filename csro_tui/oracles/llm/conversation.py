@@ -107,6 +107,23 @@ class CodeRequest:
     def failures(self) -> list[str]:
         return [a.reason for a in self.attempts if a.reason]
 
+    def failed_code(self) -> tuple[str, str] | None:
+        """(code, why it was refused) of the latest reply that held code but not a valid
+        module, for a person to fix; None when no reply held code at all."""
+        for attempt in reversed(self.attempts):
+            code = code_in_reply(attempt.reply) if attempt.source is None else None
+            if code:
+                return code, attempt.reason or "invalid code"
+        return None
+
+
+def code_in_reply(reply: str) -> str | None:
+    """The code a reply holds, valid or not (None: no code block at all)."""
+    try:
+        return extract_code(reply)
+    except NoCodeError:
+        return None
+
 
 def request_code(
     backend: LLMBackend,

@@ -57,6 +57,7 @@ from csro_tui.oracles.candidates import (
     NoUsableCandidate,
     SerialPreview,
     attach_calls,
+    failed_proposal,
     failure_text,
     member_names,
     member_weights,
@@ -76,7 +77,13 @@ from csro_tui.oracles.llm.context import (
     read_prompt_settings,
     rejection_pairs,
 )
-from csro_tui.oracles.llm.conversation import RETRY_MESSAGE, code_from_reply, explanation_lines, follow_up
+from csro_tui.oracles.llm.conversation import (
+    RETRY_MESSAGE,
+    code_from_reply,
+    code_in_reply,
+    explanation_lines,
+    follow_up,
+)
 from csro_tui.oracles.options import OptionReader
 
 DEFAULT_BUDGET = 10
@@ -220,9 +227,10 @@ class RefineOracle:
                 chosen = attempt
         if chosen is None:
             chain = "; ".join(a.describe() for a in attempts) or "no attempt"
-            raise attach_calls(
-                NoUsableCandidate(f"llm-refine oracle: no attempt ran successfully ({stop}): {chain}"), calls
-            )
+            summary = f"no attempt ran successfully ({stop}): {chain}"
+            failed = failed_proposal(context, self.name, f"refine-{context.iteration}",
+                                     self._last_failed_code(attempts, example), summary, calls)
+            raise attach_calls(NoUsableCandidate(f"llm-refine oracle: {summary}", failed), calls)
         return Proposal(
             source=chosen.source or "",
             oracle=self.name,
@@ -232,6 +240,18 @@ class RefineOracle:
             seat=context.seat,
             llm_calls=calls,
         )
+
+    @staticmethod
+    def _last_failed_code(attempts: list[Attempt], example: str | None) -> tuple[str, str] | None:
+        """(code, why it failed) of the model's latest reply with code that did not work (never
+        the example it was given, nor code it returned unchanged)."""
+        for attempt in reversed(attempts):
+            if attempt.unchanged:
+                continue
+            code = attempt.source or code_in_reply(attempt.reply)
+            if code and code != example:
+                return code, attempt.reason or "it failed"
+        return None
 
     def _example(self, context: OracleContext) -> str | None:
         return self.library.example_policy(context.spec) if self.start == "example" else None

@@ -36,6 +36,7 @@ from csro_tui.oracles.candidates import (
     NoUsableCandidate,
     SerialPreview,
     attach_calls,
+    failed_proposal,
     failure_text,
     member_names,
     member_weights,
@@ -75,6 +76,7 @@ class Candidate:
     calls: list[dict[str, Any]] = field(default_factory=list)
     error: LLMError | None = None
     duplicate: bool = False  # its source copies a known policy
+    failed: tuple[str, str] | None = None  # (code, why) of its latest code that failed
 
     def describe(self) -> str:
         used = f"{len(self.calls)} call{'s' if len(self.calls) != 1 else ''}"
@@ -170,6 +172,7 @@ class ZeroShotOracle:
                 return
             candidate.calls += request.calls
             candidate.failures += request.failures
+            candidate.failed = request.failed_code() or candidate.failed
             if request.error is not None:
                 candidate.error = request.error
                 return
@@ -192,6 +195,7 @@ class ZeroShotOracle:
                 opening = "Your policy is a copy of one the session already has:"
             else:
                 candidate.failures.append(f"preview failed: {failure_text(result)}")
+                candidate.failed = (request.source, failure_text(result))
                 opening = "Your policy failed when it was run against the population:"
             # Show the model what went wrong, then let it try again.
             conversation = follow_up(
@@ -209,9 +213,10 @@ class ZeroShotOracle:
             if errors and len(errors) == len(candidates):
                 raise attach_calls(errors[0], calls)
             reasons = "; ".join(c.describe() for c in candidates)
-            raise attach_calls(
-                NoUsableCandidate(f"llm oracle: no usable policy from {len(calls)} LLM calls: {reasons}"), calls
-            )
+            summary = f"no usable policy from {len(calls)} LLM calls: {reasons}"
+            last = next((c.failed for c in reversed(candidates) if c.failed is not None), None)
+            failed = failed_proposal(context, self.name, f"llm-{context.iteration}", last, summary, calls)
+            raise attach_calls(NoUsableCandidate(f"llm oracle: {summary}", failed), calls)
         # Not a copy, then the highest preview payoff; the first candidate among equals.
         best = max(usable, key=lambda c: (not c.duplicate, c.score if c.score is not None else float("-inf"), -c.number))
         return Proposal(

@@ -104,6 +104,16 @@ class DashboardScreen(Screen[None]):
             panel.details = details
             panel.show(self.data, session_dir=session_dir(self.app, self.data.session_id))
 
+    def clear_error(self) -> bool:
+        """The session goes on after its error (`n` resumes it): the panel goes; True if one showed."""
+        shown = bool(self._error_details) or self.data.failed
+        self._error_details = ""
+        if self.is_mounted:
+            panel = self.query_one(ErrorPanel)
+            panel.details = ""
+            panel.set_class(False, "-shown")
+        return shown
+
     def set_work(self, text: str) -> None:
         self._work_text = text
         if self.is_mounted:

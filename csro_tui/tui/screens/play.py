@@ -496,12 +496,14 @@ class PlayScreen(Screen[None]):
     def _status(self) -> None:
         letters = self._move_keys()
         verb = self.presentation.move_verb if self.presentation is not None else "move"
-        if letters:
+        if letters and len(letters) >= len(self.offered):  # a letter for every move (RRPS)
             keys = f"{'/'.join(letters)} or 1-{len(letters)} {verb}"
         else:
             keys = f"1-9 {verb}"
             if len(getattr(self, "_action_labels", [])) > 9:  # the moves on screen now
                 keys = f"1-9 {verb}; beyond 9: tab to it, enter"
+            names = dict(self.offered)
+            keys += "".join(f"; {letter} {names[action]}" for letter, action in letters.items() if action in names)
         recorded = f"{self.recorded} recorded in the session" if self.session_id else "not recorded (no session)"
         ahead = f"  │  {len(self.typed)} typed ahead" if self.typed else ""
         key = self._current_option() if self.is_mounted else None
@@ -514,7 +516,7 @@ class PlayScreen(Screen[None]):
             event.stop()
             self.play(int(event.button.id.removeprefix("action-")))
 
-    def on_key(self, event) -> None:
+    def _on_move_key(self, event) -> None:
         session = self.session
         key = event.character
         if session is None or session.finished or not key or not self._is_move_key(key):
@@ -543,7 +545,32 @@ class PlayScreen(Screen[None]):
     def _close_in_thread(self, session: PlaySession) -> None:
         session.close()
 
+    def _what_leaving_loses(self) -> str:
+        """What esc would throw away ("" when nothing): the game under way, and the match's
+        games where nothing records them."""
+        lost = []
+        if self.session is not None and not self.session.finished and self.session.moves:
+            lost.append("the game under way")
+        if not self.session_id and self.match is not None and self.match.games:
+            lost.append(f"the match's {len(self.match.games)} finished game{'s' if len(self.match.games) > 1 else ''} "
+                        "(no session records them)")
+        return " and ".join(lost)
+
+    def on_key(self, event) -> None:
+        if event.key != "escape":
+            self._leave_armed = False  # any other key: the next esc asks again
+        self._on_move_key(event)
+
     def action_back(self) -> None:
+        """esc: back to where play was opened; when that throws away a game played by hand, the
+        first esc says what and a second one leaves (as lazygit and k9s confirm what destroys)."""
+        lost = self._what_leaving_loses()
+        if lost and not getattr(self, "_leave_armed", False):
+            self._leave_armed = True
+            self.notify(f"Leaving abandons {lost}: esc again leaves, any other key stays.", severity="warning",
+                        timeout=6)
+            return
+        self._leave_armed = False
         self.typed.clear()  # leaving: nothing is played any more
         if self.session is not None and not self.session.finished and self.session.moves:
             self.app.notify("The unfinished game was abandoned (not recorded).", timeout=3)

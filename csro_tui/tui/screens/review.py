@@ -49,6 +49,8 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
         if len(info.history) > 1:
             text.append(f" ({len(info.history)} edits)")
         text.append(f"; Diff ({diff_key}) shows oracle → edited\n")
+    if info.oracle_failure:
+        text.append_text(failed_proposal_note(info))
     if info.duplicate_of:
         text.append(f"⚠ duplicate of {one_line(info.duplicate_of)}", style="bold yellow")
         if info.duplicate_reason:
@@ -84,6 +86,17 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
         named = {METRIC_NAMES.get(key, key): value for key, value in info.population_metrics.items()}
         ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))
         text.append("\nvs the benchmark bots: " + "  ".join(f"{name} {number(named[name], signed=True)}" for name in ordered))
+    return text
+
+
+def failed_proposal_note(info: ReviewInfo) -> Text:
+    """The header's line for the oracle's last failed code (it found nothing that works)."""
+    text = Text()
+    text.append("✘ the oracle's code failed", style="bold red")
+    # the reason once: the validation's line below says it when the gate saw the same failure
+    reason = "" if info.oracle_failure.strip() in (info.failure or "") else f" ({one_line(info.oracle_failure)})"
+    text.append(f"{reason}; nothing else was usable. ", style="red")
+    text.append("e edits it (checked and previewed again), r rejects it\n", style="bold")
     return text
 
 
@@ -219,7 +232,7 @@ def diff_text(info: ReviewInfo) -> Text:
         text.append_text(coloured_diff(lines) if lines else Text("No change.", style="dim"))
         text.append("\n\n")
     if info.parent_source is None:
-        text.append("No parent: this proposal is written from scratch.", style="dim")
+        text.append("No parent member (the Rationale tab says what it was derived from, if anything).", style="dim")
         return text
     text.append(f"Parent {one_line(info.parent or 'parent')} → this proposal\n", style="bold")
     lines = unified_diff(clean_text(info.parent_source), clean_text(info.source), one_line(info.parent or "parent"), name)

@@ -9,6 +9,7 @@ under the field.  The LLM fields list the server's models on request
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -33,6 +34,9 @@ from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+# Columns the form keeps beside the sessions list on a narrow terminal: at 80x24 a long
+# session id took all but 23, and the Model field showed two characters.
+FORM_MIN_WIDTH = 42
 POPULATIONS = ("1", "2")  # RunConfig.populations: one population for both seats, or one per seat (issue 23)
 GAME_EXAMPLES = ["rrps(num_repetitions=100)", "repeated_leduc(num_hands=10)", "goofspiel(num_cards=4)"]
 
@@ -47,6 +51,32 @@ def _select(options: list[str], value: str | None, id: str) -> Select:
     if value is not None and value not in options:
         items.insert(0, (value, value))
     return Select(items, value=value if value is not None else Select.BLANK, allow_blank=value is None, id=id, compact=True)
+
+
+def wrapped_id(session_id: str, width: int) -> list[str]:
+    """A session id whole, in lines of at most `width`, broken after a `-` where it can be."""
+    width = max(width, 1)
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"[^-]*-|[^-]+$", session_id):  # each part with its dash
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+        while len(line) > width:
+            lines.append(line[:width])
+            line = line[width:]
+    return lines + ([line] if line else [])
+
+
+def show_line(widget: Static, text: str, *, hide: bool = True) -> None:
+    """A field's note or error: changed only when it changes (a Static's update, or a display
+    set, re-lays out the whole form: once per keystroke in the Game field); `hide`: hidden
+    while empty."""
+    if str(widget.content) != text:
+        widget.update(text)
+    if hide and widget.display != bool(text):
+        widget.display = bool(text)
 
 
 def _backend():
@@ -111,8 +141,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         id_width = max([len("session · status"), *(len(i) for i, _, _ in rows)])
         summary_width = max([0, *(len(summary) for _, summary, _ in rows)])
         panel = self.app.size.width // 2 - 4  # the sessions panel's inside, beside the form
-        if narrow:  # half the screen, or the longest id's width; the form beside it keeps 20 columns
-            panel = min(max(id_width + 4, panel), self.app.size.width - 20 - 4)
+        if narrow:  # half the screen, or the longest id's width; the form keeps FORM_MIN_WIDTH columns
+            panel = max(min(max(id_width + 4, panel), self.app.size.width - FORM_MIN_WIDTH - 8), 12)
             self.query_one("#open-session").styles.width = panel + 4
         else:  # wide again after a resize: back to the stylesheet's half
             self.query_one("#open-session").styles.width = None
@@ -121,9 +151,12 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         table.clear(columns=True)
         self._listed_narrow = narrow
         if two_lines:
-            table.add_column("session · status", key="session", width=max(id_width, panel - 2))
+            width = max(panel - 2, len("session · status"))
+            table.add_column("session · status", key="session", width=width)
             for shown_id, summary, key in rows:
-                table.add_row(Text(shown_id, style="bold") + Text("\n" + one_line(summary, max(id_width, panel - 2)), no_wrap=True), key=key, height=2)
+                id_lines = wrapped_id(shown_id, width)  # whole, over as many lines as it needs
+                table.add_row(Text("\n".join(id_lines), style="bold") + Text("\n" + one_line(summary, width), no_wrap=True),
+                              key=key, height=len(id_lines) + 1)
         else:
             table.add_column("session", key="session")
             table.add_column("summary", key="summary")
@@ -157,16 +190,16 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                 yield Static("", id="oracle-error", classes="field-error")
                 with Vertical(id="llm-fields"):
                     yield Label("LLM base URL (empty: OpenAI)", classes="field-label")
-                    yield Input(d.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="base-url", compact=True)
+                    yield OrderedInput(d.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="base-url", compact=True)
                     yield Label("Model", classes="field-label")
                     with Horizontal(classes="field-row"):
-                        yield Input(d.model or "", placeholder="model name", id="model", compact=True)
+                        yield OrderedInput(d.model or "", placeholder="model name", id="model", compact=True)
                         yield Button("List models", id="list-models", compact=True)
                     yield Select([], prompt="models on the server", allow_blank=True, id="model-list", compact=True)
                     yield Static("", id="models-status", classes="field-note")
                 with Vertical(id="human-fields"):
                     yield Label("Policy file (proposed each iteration)", classes="field-label")
-                    yield Input(d.human_file or "", placeholder="path/to/my_policy.py", id="human-file", compact=True)
+                    yield OrderedInput(d.human_file or "", placeholder="path/to/my_policy.py", id="human-file", compact=True)
                     yield Static("", id="human-error", classes="field-error")
                 yield Label("Meta-solver", classes="field-label")
                 yield _select(self.choices.solvers, d.meta_solver, "solver")
@@ -174,26 +207,26 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                 yield _select(list(POPULATIONS), str(d.populations), "populations")
                 yield Static("", id="populations-error", classes="field-error")
                 yield Label("Iterations now (empty: one by one)", classes="field-label")
-                yield Input(str(d.iterations) if d.iterations else "", type="integer", id="iterations", compact=True)
+                yield OrderedInput(str(d.iterations) if d.iterations else "", type="integer", id="iterations", compact=True)
                 yield Label("Seed policies (comma-separated)", classes="field-label")
-                yield Input(", ".join(d.seed_policies), placeholder="", id="seed-policies", compact=True)
+                yield OrderedInput(", ".join(d.seed_policies), placeholder="", id="seed-policies", compact=True)
                 yield Static("", id="seed-note", classes="field-note")
                 yield Label("Episodes per matchup (empty: auto)", classes="field-label")
-                yield Input(str(d.episodes) if d.episodes else "", type="integer", id="episodes", compact=True)
+                yield OrderedInput(str(d.episodes) if d.episodes else "", type="integer", id="episodes", compact=True)
                 yield Label("Seed", classes="field-label")
-                yield Input("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed", compact=True)
+                yield OrderedInput("" if d.seed is None else str(d.seed), placeholder="empty: a fresh secret seed", type="integer", id="seed", compact=True)
                 for field_id, label, value in (
                     ("move-budget", "Time budget per decision, s (move_budget; empty: 0.02)", d.move_budget),
                     ("budget-reserve", "Time reserve, s (budget_reserve; empty: 2)", d.budget_reserve),
                     ("init-budget", "Set-up time per episode, s (init_budget; empty: 0.2)", d.init_budget),
                 ):
                     yield Label(label, classes="field-label")
-                    yield Input("" if value is None else f"{value:g}", type="number", id=field_id, compact=True)
+                    yield OrderedInput("" if value is None else f"{value:g}", type="number", id=field_id, compact=True)
                 yield Label("Evaluation backend", classes="field-label")
                 yield _select(list(BACKENDS), d.backend, "eval-backend")
                 with Vertical(id="ray-fields"):
                     yield Label("Ray address (empty: $RAY_ADDRESS or a Ray started here)", classes="field-label")
-                    yield Input(d.ray_address, placeholder="HEAD_IP:6379", id="ray-address", compact=True)
+                    yield OrderedInput(d.ray_address, placeholder="HEAD_IP:6379", id="ray-address", compact=True)
                 with Horizontal(classes="start-buttons"):
                     yield Button("Start (ctrl+n)", variant="primary", id="start-button")
             with Vertical(id="open-session", classes="panel") as old:
@@ -253,23 +286,21 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         self.oracle_refusals = refusals
         self._show_oracle_error()
         self.seed_names = names
-        message = self.query_one("#game-error", Static)
-        message.update(f"✗ {error}" if error else "")
-        message.display = error is not None
+        show_line(self.query_one("#game-error", Static), f"✗ {error}" if error else "")
         self.query_one("#game", Input).set_class(error is not None, "-invalid")
         self._show_seed_note()
 
     def _show_seed_note(self) -> None:
         note = self.query_one("#seed-note", Static)
         if not self.seed_names:
-            note.update("")
+            show_line(note, "", hide=False)
             return
         wanted = [n.strip() for n in self.query_one("#seed-policies", Input).value.split(",") if n.strip()]
         unknown = [n for n in wanted if n not in self.seed_names]
         if unknown:
-            note.update(f"✗ not a seed of this game: {', '.join(unknown)}. Seeds: {', '.join(self.seed_names)}")
+            show_line(note, f"✗ not a seed of this game: {', '.join(unknown)}. Seeds: {', '.join(self.seed_names)}")
         else:
-            note.update(f"seeds: {', '.join(self.seed_names)}")
+            show_line(note, f"seeds: {', '.join(self.seed_names)}")
         note.set_class(bool(unknown), "field-error")
 
     @work(thread=True, exclusive=True, group="check-file")
@@ -284,9 +315,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
 
     def _human_checked(self, text: str, error: str | None) -> None:
         if text == self.query_one("#human-file", Input).value:
-            message = self.query_one("#human-error", Static)
-            message.update(f"✗ {error}" if error else "")
-            message.display = error is not None
+            show_line(self.query_one("#human-error", Static), f"✗ {error}" if error else "")
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id in ("populations", "oracle", "solver"):
@@ -322,9 +351,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if choice != self._populations_choice():
             return  # changed meanwhile: its own check follows
         self.populations_error = (choice, refusal) if refusal else None
-        message = self.query_one("#populations-error", Static)
-        message.update(f"✗ {refusal}" if refusal else "")
-        message.display = refusal is not None
+        show_line(self.query_one("#populations-error", Static), f"✗ {refusal}" if refusal else "")
 
     def _oracle_refusal(self) -> str | None:
         """Why the chosen oracle cannot serve the game last checked (its declared needs), or None."""
@@ -333,9 +360,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
 
     def _show_oracle_error(self) -> None:
         refusal = self._oracle_refusal()
-        message = self.query_one("#oracle-error", Static)
-        message.update(f"✗ {refusal}" if refusal else "")
-        message.display = refusal is not None
+        show_line(self.query_one("#oracle-error", Static), f"✗ {refusal}" if refusal else "")
 
     def _toggle_oracle_fields(self) -> None:
         self._show_oracle_error()
@@ -355,7 +380,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             return
         self.query_one("#models-status", Static).update("asking the server for its models…")
         base_url = self.query_one("#base-url", Input).value.strip()
-        self.list_models(base_url, self._key_trust(base_url))
+        self.list_models(base_url, self.query_one("#model", Input).value.strip(), self._key_trust(base_url))
 
     def _key_trust(self, base_url: str | None) -> KeyTrust:
         """Where the user lets a key go: the launch's trust, and the base URL if typed here (a
@@ -364,9 +389,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         return trust if base_url == (self.defaults.base_url or None) else trust.naming(base_url)
 
     @work(thread=True, exclusive=True, group="models")
-    def list_models(self, base_url: str, key_trust: KeyTrust) -> None:
+    def list_models(self, base_url: str, model: str, key_trust: KeyTrust) -> None:
         try:
-            models = _backend().list_models(base_url or None, key_trust)
+            models = _backend().list_models(base_url or None, model or None, key_trust)
         except Exception as failure:  # noqa: BLE001 - LLMError / ConfigError: one line
             self.app.call_from_thread(self._models_listed, [], one_line(failure, 300))
             return
@@ -465,6 +490,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
             init_budget=budgets["init-budget"],
             populations=int(values["populations"]),
             key_trust=self._key_trust(base_url if llm else None),
+            config_file=self.defaults.config_file,
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

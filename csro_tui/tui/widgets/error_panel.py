@@ -31,8 +31,8 @@ def error_text(data: DashboardData, *, session_dir: str = "", details: str = "")
         text.append("\n")
         where = f"{session_dir}/events.jsonl" if session_dir else "the session's events.jsonl"
         text.append(f"Recorded in {one_line(where)}, event #{data.closed_event}; nothing before it is lost.\n")
-    if details:
-        lines = clean_text(details).rstrip().splitlines()
+    lines = clean_text(details).rstrip().splitlines()
+    if len(lines) > 1:  # a traceback (a one-line error is the reason above)
         text.append("Traceback (last lines):\n", style="dim")
         for line in lines[-TRACEBACK_LINES:]:
             text.append(f"  {line}\n", style="dim")

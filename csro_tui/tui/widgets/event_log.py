@@ -21,14 +21,27 @@ class EventLog(RichLog):
         if len(lines) < self._shown:
             self.clear()
         self._lines = list(lines)
+        if self._hidden:
+            return  # wrapped now, each character would take a line of its own; on_resize writes them
         for line in lines[self._shown :]:
             self.write(line)
         self._shown = len(lines)
 
+    @property
+    def _hidden(self) -> bool:
+        """Laid out with no room (the panel shows the LLM reply instead): a write now would
+        wrap at one column, a character a line, and stay so."""
+        return self.is_mounted and self._size_known and (not self.display or self.size.width <= 1)
+
     def on_resize(self, event: Resize) -> None:
-        """Wrapped at the old width: wrap again at the new one (RichLog's own handler runs too)."""
+        """Wrapped at the old width: wrap again at the new one (RichLog's own handler runs too);
+        shown again, what came while hidden is written at the width it has now."""
         width = event.size.width
-        if width != self._width and self._width and self._lines:
+        if width <= 1:
+            return
+        if self._shown < len(self._lines) and not (width != self._width and self._width):
+            self.show(self._lines)
+        elif width != self._width and self._width and self._lines:
             lines = self._lines
             self.clear()
             self.show(lines)

@@ -6,7 +6,9 @@ The crafted session is a real recorded one (tests/data/sessions_v1) whose
 free-text fields carry OSC 52 (clipboard), OSC 0 (title), OSC 8 (link),
 CSI 2J, an 8-bit CSI (C1), a bidi override and invalid Rich markup.  Each
 command's whole output (stdout and stderr, encoded) is scanned for the bytes
-a terminal acts on.
+a terminal acts on.  Names are checked when the log is read (one line, no
+control characters: sessions/events.py), so a session whose names carry them
+is refused as corrupt at that line, and that refusal is printed cleanly too.
 """
 
 from __future__ import annotations
@@ -24,29 +26,37 @@ SOURCE = Path(__file__).parents[1] / "data" / "sessions_v1" / "kuhn_poker-best-r
 SESSION = "20261203-101923-kuhn_poker-best-response"
 HOSTILE = ("\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\"
            "\x1b[2J\x9b31m\u202e[/oops][bold]")
-# Free-text fields of the log: names, who decided and why, notes, messages.
-TEXT_FIELDS = ("name", "reason", "decided_by", "note", "message", "progress", "duplicate_reason", "rationale")
+# Free-text fields of the log: who decided and why, notes, messages (names: see the module's docstring).
+TEXT_FIELDS = ("reason", "decided_by", "note", "message", "progress", "duplicate_reason", "rationale")
 # What a terminal acts on: C0 but tab/newline/CR... (ESC, BEL), DEL, C1 (8-bit CSI/OSC), bidi controls.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
-def _hostile(value):
+def _hostile(value, fields):
     if isinstance(value, dict):
-        return {k: (f"{v}{HOSTILE}" if k in TEXT_FIELDS and isinstance(v, str) else _hostile(v))
+        return {k: (f"{v}{HOSTILE}" if k in fields and isinstance(v, str) else _hostile(v, fields))
                 for k, v in value.items()}
     if isinstance(value, list):
-        return [_hostile(v) for v in value]
+        return [_hostile(v, fields) for v in value]
     return value
+
+
+def _crafted_copy(root: Path, fields) -> Path:
+    shutil.copytree(SOURCE, root / SESSION)
+    events = root / SESSION / "events.jsonl"
+    lines = [json.dumps(_hostile(json.loads(line), fields)) for line in events.read_text().splitlines() if line.strip()]
+    events.write_text("\n".join(lines) + "\n")
+    return root
 
 
 @pytest.fixture(scope="module")
 def crafted(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("received")
-    shutil.copytree(SOURCE, root / SESSION)
-    events = root / SESSION / "events.jsonl"
-    lines = [json.dumps(_hostile(json.loads(line))) for line in events.read_text().splitlines() if line.strip()]
-    events.write_text("\n".join(lines) + "\n")
-    return root
+    return _crafted_copy(tmp_path_factory.mktemp("received"), TEXT_FIELDS)
+
+
+@pytest.fixture(scope="module")
+def crafted_names(tmp_path_factory) -> Path:
+    return _crafted_copy(tmp_path_factory.mktemp("names"), ("name",))
 
 
 def scanned(capsys, argv: list[str]) -> tuple[int, str]:
@@ -88,7 +98,16 @@ def test_resuming_a_crafted_session_prints_its_rows_and_summary_visibly(crafted,
     shutil.copytree(crafted, tmp_path / "copy")
     code, output = scanned(capsys, ["run", "--resume", SESSION, "--iterations", "3", "--review", "auto",
                                     "--session-dir", str(tmp_path / "copy")])
-    assert code == 0 and "br-1\\x1b]52;" in output, output
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("argv", [["replay", SESSION], ["export", SESSION, "--out", "unused"]],
+                         ids=lambda argv: argv[0])
+def test_names_with_escapes_are_refused_at_their_line_and_printed_visibly(crafted_names, capsys, argv):
+    code, output = scanned(capsys, [*argv, "--session-dir", str(crafted_names)])
+    assert code != 0 and "line 3: corrupt event" in output and "\\x1b]52;" in output, output
+    code, output = scanned(capsys, ["sessions", "--session-dir", str(crafted_names)])
+    assert code == 0 and "line 3" in output, output  # still listed, with its reason
 
 
 def test_an_error_message_quoting_a_hostile_name_is_clean(crafted, capsys):

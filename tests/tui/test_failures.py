@@ -123,7 +123,8 @@ async def test_csro_tui_config_takes_its_oracle_options_as_csro_run_does(tmp_pat
     # the command's app, driven below with run_test instead of on the terminal
     monkeypatch.setattr(CsroApp, "run", lambda self, *a, **k: made.append(self))
     args = argparse.Namespace(game=None, oracle=None, model=None, base_url=None, solver=None, episodes=None, seed=None,
-                              populations=None, sessions_dir=None, iterations=None, session=None, config=str(config))
+                              populations=None, sessions_dir=None, iterations=None, session=None, config=str(config),
+                              trust_base_url=False)
     tui_command.run(args)
     app = made[0]
     async with app.run_test(size=(80, 24)) as pilot:

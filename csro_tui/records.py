@@ -188,6 +188,10 @@ class ReviewRequest:
     # Two populations: the value of the proposal's seat in the meta-game (seat 0: the solver's
     # value, seat 1: its negation), which its expected payoff must beat; None: one population.
     seat_value: float | None = None
+    # A reviewer that reads while the preview runs (`progressive`, the TUI's) gets the
+    # request as soon as validation passes: `preview` is then None and this holds the
+    # figures so far (`engine.gate.LivePreview`), refined until the preview ends.
+    live_preview: Any = None
 
 
 @dataclass(frozen=True)

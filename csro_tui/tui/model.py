@@ -204,6 +204,14 @@ class ReviewInfo:
     # Two populations: the seat's value of the meta-game, the bar its expected payoff must beat
     # (Kuhn's seat 0 is worth -1/18); None: one population (the bar is 0).
     seat_value: float | None = None
+    # Population member id -> name (the members it is previewed against), to show names beside ids.
+    member_names: dict[str, str] = field(default_factory=dict)
+    # Per member: the standard error of `per_member`'s mean (sampled previews).
+    member_stderr: dict[str, float] = field(default_factory=dict)
+    # A progressive review (sampled games): the preview still being measured
+    # (`engine.gate.LivePreview`, polled by the screen) and how far it is; None / "" once done.
+    live_preview: Any = None
+    measuring: str = ""
 
     @property
     def original_source(self) -> str | None:

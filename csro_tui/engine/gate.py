@@ -357,19 +357,21 @@ def bot_metrics(per_bot: dict[str, float]) -> dict[str, float]:
 
 
 # A streamed preview's first round: this many members (10 episodes each by default: about
-# a second of RRPS at 1000 throws), then this many bots; each later round twice the last,
-# so the rounds' fixed costs (a sandbox start per chunk) stay a few in all.
+# a second of RRPS at 1000 throws), then this many bots; each later round ROUND_GROWTH
+# times the last, so the rounds' fixed costs (sandbox starts, a pool's idle worker at
+# each round's end) stay a few in all: 43 bots play in rounds of 4, 12 and 27.
 FIRST_MEMBER_ROUND = 2
 FIRST_BOT_ROUND = 4
+ROUND_GROWTH = 3
 
 
-def growing_rounds(items: list, first: int) -> list[list]:
-    """`items` in rounds of `first`, then twice as many each time (the last takes the rest)."""
+def growing_rounds(items: list, first: int, growth: int = ROUND_GROWTH) -> list[list]:
+    """`items` in rounds of `first`, then `growth` times as many each time (the last takes the rest)."""
     rounds, size, start = [], max(1, first), 0
     while start < len(items):
         rounds.append(items[start:start + size])
         start += size
-        size *= 2
+        size *= max(2, growth)
     return rounds
 
 

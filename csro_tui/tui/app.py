@@ -523,7 +523,7 @@ class CsroApp(App[None]):
     # ------------------------------------------------------------------ other screens
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.screen))  # its keys first
 
     def action_sessions(self) -> None:
         self.push_screen(SessionsScreen(self.backend))

@@ -156,6 +156,7 @@ def test_a_stop_during_a_progressive_review_records_no_decision():
 
 
 def test_rounds_grow_and_keep_every_item_once():
-    assert growing_rounds(list(range(10)), 2) == [[0, 1], [2, 3, 4, 5], [6, 7, 8, 9]]
+    assert growing_rounds(list(range(10)), 2, 2) == [[0, 1], [2, 3, 4, 5], [6, 7, 8, 9]]
+    assert [len(r) for r in growing_rounds(list(range(43)), 4)] == [4, 12, 27]
     assert growing_rounds([], 4) == []
     assert sum(growing_rounds(list(range(43)), 4), []) == list(range(43))

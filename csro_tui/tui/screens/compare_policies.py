@@ -349,6 +349,13 @@ class ReviewBehaviourLine(Static):
 
 def review_line(review) -> Text:
     text = Text()
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.describe import describe_frequencies
+
+    profile = getattr(review, "profile", None)
+    throws = describe_frequencies(profile) if profile is not None else []  # RRPS: what it throws, with its noise, first
+    if throws:
+        text.append("behaviour: " + one_line(throws[0], 200) + "\n")
     if not review.ranked:
         text.append("behaviour: " + one_line("; ".join(review.description[:2]), 200))
         return text

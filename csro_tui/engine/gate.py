@@ -169,6 +169,7 @@ class Gate:
             progress.members_done = len(population)
             progress.report()
         else:
+            progress.report_smoke(validation)  # figures at once, before any preview match ends
             jobs = [
                 MatchJob(candidate, m, derive_seed(self.settings.seed, "preview", key, m.id), episodes, exact, seat=seat)
                 for m in population
@@ -391,12 +392,15 @@ class PreviewEstimate:
     bots: int
     episodes: int  # per member (0: exact)
     done: bool = False
+    smoke: bool = False  # the figures are the validation's smoke matches, before the preview's
 
     def describe(self) -> str:
         """One line: how far the preview is ("" once done)."""
         if self.done:
             return ""
         parts = [f"{self.members_measured} of {self.members} members measured"]
+        if self.smoke:
+            parts[0] = f"figures from the smoke run until the preview's {self.episodes} episodes per member end"
         if self.bots:
             parts.append(f"{self.bots_scored} of {self.bots} bots scored")
         return "measuring: " + ", ".join(parts) + "; figures refine as matches finish"
@@ -454,13 +458,24 @@ class _PreviewProgress:
         if self.on_estimate is not None and self.per_member:
             self._send(self.preview(metrics), done=False)
 
+    def report_smoke(self, validation: ValidationResult) -> None:
+        """The validation's smoke matches as the very first figures: a pair of episodes per
+        member, too few to measure their noise (`pairs` 1 says so), until the members' round ends."""
+        if self.on_estimate is None or not validation.smoke or self.seat is not None:
+            return
+        stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in validation.smoke}
+        preview = Preview(expected_payoff=expected_payoff(validation.smoke, self.weights),
+                          per_member=dict(validation.smoke), stderr=stderr,
+                          expected_stderr=expected_stderr(stderr, self.weights), pairs=validation.smoke_episodes // 2)
+        self._send(preview, done=False, smoke=True)
+
     def finish(self, result: Preview) -> None:
         if self.on_estimate is not None:
             self._send(result, done=True)
 
-    def _send(self, preview: Preview, done: bool) -> None:
+    def _send(self, preview: Preview, done: bool, smoke: bool = False) -> None:
         self.on_estimate(PreviewEstimate(preview, self.members_done, self.members, self.bots_done, self.bots,
-                                         self.episodes, done))
+                                         self.episodes, done, smoke))
 
 
 def known_policies(state: "SessionState", seat: int | None = None) -> list[KnownPolicy]:

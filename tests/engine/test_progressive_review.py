@@ -106,10 +106,14 @@ def test_the_review_opens_while_the_preview_plays_and_its_figures_refine():
     assert reviewer.bot_jobs_when_asked[0] < len(BOTS)
     scored = [estimate.bots_scored for estimate in reviewer.seen]
     assert scored == sorted(scored) and scored[0] < scored[-1] == len(BOTS)
-    assert reviewer.seen[0].members_measured == reviewer.seen[0].members == 1
-    assert reviewer.seen[0].preview.expected_stderr > 0  # first figures come with their noise
-    assert reviewer.seen[-1].done and not reviewer.seen[0].done
-    assert "measuring: 1 of 1 members measured" in reviewer.seen[0].describe()
+    measured = [estimate for estimate in reviewer.seen if not estimate.smoke]
+    assert measured[0].members_measured == measured[0].members == 1
+    assert measured[0].preview.expected_stderr > 0  # the preview's first figures come with their noise
+    assert measured[-1].done and not measured[0].done
+    assert "measuring: 1 of 1 members measured" in measured[0].describe()
+    # before them, the smoke run's figures, which say they cannot measure their noise
+    smoke = [estimate for estimate in reviewer.seen if estimate.smoke]
+    assert all(e.preview.pairs == 1 and "figures from the smoke run" in e.describe() for e in smoke)
     # the proposal's events keep their order: previewed, then decided
     kinds = [e.TYPE for e in state.events if getattr(e, "proposal_id", None) == "i1.1"]
     assert kinds[:4] == ["proposal_created", "proposal_validated", "proposal_previewed", "proposal_decided"]
@@ -160,3 +164,26 @@ def test_rounds_grow_and_keep_every_item_once():
     assert [len(r) for r in growing_rounds(list(range(43)), 4)] == [4, 12, 27]
     assert growing_rounds([], 4) == []
     assert sum(growing_rounds(list(range(43)), 4), []) == list(range(43))
+
+
+def test_the_gate_streams_the_smoke_figures_then_each_round_then_the_final_preview():
+    from csro_tui.engine.gate import Gate, GateSettings
+    from csro_tui.records import PolicyRecord
+    from tests.fakes import toy_policy
+
+    evaluator = ToyEvaluator(exact=False, bots=BOTS)
+    gate = Gate(evaluator, GateSettings(seed=3, benchmark=True, benchmark_episodes=2))
+    members = [PolicyRecord(id=f"p{n}", name=f"m{n}", source=toy_policy(n / 10), origin="seed") for n in range(5)]
+    weights = {"p3": 0.75, "p1": 0.25}
+    validation = gate.validate("k", toy_policy(0.9), members)
+    estimates = []
+    final, _, _ = gate.preview("k", toy_policy(0.9), members, weights, validation, on_estimate=estimates.append)
+    assert estimates[0].smoke and estimates[0].preview.pairs == 1 and estimates[0].members_measured == 0
+    rounds = [(e.members_measured, e.bots_scored) for e in estimates[1:]]
+    assert rounds == [(2, 0), (5, 0), (5, 4), (5, 9)]  # members (the weighted first), then bots 4, then the rest
+    assert set(estimates[1].preview.per_member) == {"p3", "p1"}  # the meta-strategy's members come first
+    assert estimates[-1].done and estimates[-1].preview is final
+    assert list(final.per_member) == [m.id for m in members]  # the record keeps the population's order
+    unwatched, _, _ = Gate(ToyEvaluator(exact=False, bots=BOTS), gate.settings).preview(
+        "k", toy_policy(0.9), members, weights, validation)
+    assert unwatched == final

@@ -17,8 +17,7 @@ from csro_tui.sessions.events import (
     ProposalPreviewed,
     to_record,
 )
-from tests.engine.test_loop import make_engine
-from tests.fakes import ToyEvaluator
+from tests.fakes import ToyEvaluator, toy_engine as make_engine
 
 # Bots of the toy game: a bot's strength is its name's length / 10.
 BOTS = [name * 1 for name in ("a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg", "hhhhhhhh", "iiiiiiiii")]

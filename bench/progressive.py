@@ -44,7 +44,7 @@ def progressive_review(table: Table, quick: bool) -> None:
     members = [PolicyRecord(id=f"p{i}", name=name, source=seeds[name], origin="seed") for i, name in enumerate(MEMBERS)]
     weights = {member.id: 1.0 / len(members) for member in members}
     bench_episodes = 6 if quick else 20
-    repeats = 1 if quick else 2
+    repeats = 2 if quick else 3
     evaluator = GameEvaluator(spec)
     gate = Gate(evaluator, GateSettings(seed=12, benchmark=True, benchmark_episodes=bench_episodes))
     source = seeds[CANDIDATE]

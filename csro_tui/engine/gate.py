@@ -152,8 +152,9 @@ class Gate:
 
         `on_estimate` (an observer, called on this thread): the figures so far
         after each round of matches, then the final ones (`PreviewEstimate`).
-        With it a sampled preview plays in growing rounds (the weighted
-        members first, then the bots) instead of two batches; every match is
+        With it a sampled preview plays in rounds (the meta-strategy's members
+        first, then the other members; a few bots, then the rest) instead of
+        two batches; every match is
         the same job with the same seed either way, so the final preview does
         not depend on whether anyone watched.
         """
@@ -178,7 +179,7 @@ class Gate:
             # expected payoff), in rounds; each job is whole, so the figures are the same
             # as one batch would give.
             order = sorted(range(len(jobs)), key=lambda i: -weights.get(population[i].id, 0.0))
-            rounds = [order] if on_estimate is None else growing_rounds(order, FIRST_MEMBER_ROUND)
+            rounds = [order] if on_estimate is None else first_and_rest(order, FIRST_MEMBER_ROUND)
             for chosen in rounds:
                 for index, outcome in zip(chosen, self.evaluator.run([jobs[i] for i in chosen])):
                     failure = failure or _candidate_failure(outcome.failure)
@@ -252,7 +253,7 @@ class Gate:
             for bot, seed in zip(bots, self._benchmark_seeds(key, bots, member_id))
         ]
         streamed = progress is not None and progress.on_estimate is not None
-        rounds = growing_rounds(list(range(len(jobs))), FIRST_BOT_ROUND) if streamed else [list(range(len(jobs)))]
+        rounds = first_and_rest(list(range(len(jobs))), FIRST_BOT_ROUND) if streamed else [list(range(len(jobs)))]
         per_bot: dict[str, float] = {}
         for chosen in rounds:
             for index, outcome in zip(chosen, self.evaluator.run([jobs[i] for i in chosen])):
@@ -358,22 +359,17 @@ def bot_metrics(per_bot: dict[str, float]) -> dict[str, float]:
 
 
 # A streamed preview's first round: this many members (10 episodes each by default: about
-# a second of RRPS at 1000 throws), then this many bots; each later round ROUND_GROWTH
-# times the last, so the rounds' fixed costs (sandbox starts, a pool's idle worker at
-# each round's end) stay a few in all: 43 bots play in rounds of 4, 12 and 27.
+# a second of RRPS at 1000 throws; the meta-strategy's first), then this many bots; the
+# second round plays the rest.  Each round is a batch of its own, and a batch costs a
+# sandbox start per chunk and a pool worker idle at its end: two rounds each keep that
+# to one batch more than the one-batch preview for members and one for bots.
 FIRST_MEMBER_ROUND = 2
 FIRST_BOT_ROUND = 4
-ROUND_GROWTH = 3
 
 
-def growing_rounds(items: list, first: int, growth: int = ROUND_GROWTH) -> list[list]:
-    """`items` in rounds of `first`, then `growth` times as many each time (the last takes the rest)."""
-    rounds, size, start = [], max(1, first), 0
-    while start < len(items):
-        rounds.append(items[start:start + size])
-        start += size
-        size *= max(2, growth)
-    return rounds
+def first_and_rest(items: list, first: int) -> list[list]:
+    """`items` as a first round of `first`, then the rest (no empty round)."""
+    return [part for part in (items[:max(1, first)], items[max(1, first):]) if part]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from csro_tui.engine.gate import LivePreview, growing_rounds
+from csro_tui.engine.gate import LivePreview, first_and_rest
 from csro_tui.records import Bot, Decision, ReviewRequest
 from csro_tui.reviewers import AutoReviewer
 from csro_tui.sessions.events import (
@@ -158,11 +158,9 @@ def test_a_stop_during_a_progressive_review_records_no_decision():
     assert state.closed is not None and state.closed.reason == "stopped"
 
 
-def test_rounds_grow_and_keep_every_item_once():
-    assert growing_rounds(list(range(10)), 2, 2) == [[0, 1], [2, 3, 4, 5], [6, 7, 8, 9]]
-    assert [len(r) for r in growing_rounds(list(range(43)), 4)] == [4, 12, 27]
-    assert growing_rounds([], 4) == []
-    assert sum(growing_rounds(list(range(43)), 4), []) == list(range(43))
+def test_rounds_are_a_first_few_then_the_rest_and_keep_every_item_once():
+    assert first_and_rest(list(range(10)), 2) == [[0, 1], [2, 3, 4, 5, 6, 7, 8, 9]]
+    assert first_and_rest([0, 1], 4) == [[0, 1]] and first_and_rest([], 4) == []
 
 
 def test_the_gate_streams_the_smoke_figures_then_each_round_then_the_final_preview():

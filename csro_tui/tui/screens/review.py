@@ -344,7 +344,8 @@ class ReviewScreen(Screen[ReviewDecision]):
         return size.height < COMPACT_BELOW_ROWS or size.width < COMPACT_BELOW_COLUMNS
 
     def on_mount(self) -> None:
-        self._focus_tab_body("tab-code")
+        # once laid out, the body of whichever tab is active then (the Code tab unless one was chosen)
+        self.call_after_refresh(lambda: self._focus_tab_body(self.query_one(TabbedContent).active))
         if self.info.live_preview is not None:
             self._refresh_estimate()
             self.set_interval(ESTIMATE_POLL_SECONDS, self._refresh_estimate, name="review-estimate")
@@ -360,6 +361,12 @@ class ReviewScreen(Screen[ReviewDecision]):
         self._compact = self._is_compact()
         self.set_class(self._compact, "compact")
         self.query_one("#review-summary", Static).update(summary_text(self.info, compact=self._compact))
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # the body that had the keys is hidden now: the new tab's body takes them (the tab
+        # bar keeps them when it had them, so its arrows go on switching tabs)
+        if isinstance(self.focused, VerticalScroll) and event.pane.id:
+            self._focus_tab_body(event.pane.id)
 
     def _focus_tab_body(self, tab: str) -> None:
         """The tab's scrolling body takes the keys, so arrows and PgUp/PgDn scroll the code at once."""

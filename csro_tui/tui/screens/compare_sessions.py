@@ -156,14 +156,15 @@ class CompareSessionsScreen(Screen[None]):
             letters = [series_letter(index) for index, _ in indexed]  # the table's letters
             lines = text_chart([(label, xs, ys) for _, (label, xs, ys, _) in indexed], width=width, height=height,
                                marks=letters)
-            chart.append(f"{metric} per iteration (mean across repeats; the table's ± is a 95% interval)\n",
-                         style="bold")
+            part = Text(f"{metric} per iteration (mean across repeats; the table's ± is a 95% interval)\n",
+                        style="bold")  # the chart's base style: its lines are bold too
             for line in lines:
                 styled = Text(line)
                 for index, _ in indexed:
                     styled.highlight_words([series_letter(index)], style=f"bold {SERIES_STYLES[index % len(SERIES_STYLES)]}")
-                chart.append_text(styled)
-                chart.append("\n")
+                part.append_text(styled)
+                part.append("\n")
             if not lines:
-                chart.append("no figure recorded yet\n")
+                part.append("no figure recorded yet\n")
+            chart.append_text(part)
         self.query_one("#compare-chart", Static).update(chart)

@@ -344,6 +344,7 @@ class ReviewScreen(Screen[ReviewDecision]):
         return size.height < COMPACT_BELOW_ROWS or size.width < COMPACT_BELOW_COLUMNS
 
     def on_mount(self) -> None:
+        self._show_summary()  # the header's form and the screen's `compact` class for its size
         # once laid out, the body of whichever tab is active then (the Code tab unless one was chosen)
         self.call_after_refresh(lambda: self._focus_tab_body(self.query_one(TabbedContent).active))
         if self.info.live_preview is not None:

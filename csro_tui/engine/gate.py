@@ -396,7 +396,7 @@ class PreviewEstimate:
             return ""
         parts = [f"{self.members_measured} of {self.members} members measured"]
         if self.smoke:
-            parts[0] = f"figures from the smoke run until the preview's {self.episodes} episodes per member end"
+            parts[0] = f"smoke-run figures until {self.episodes} episodes per member end"
         if self.bots:
             parts.append(f"{self.bots_scored} of {self.bots} bots scored")
         return "measuring: " + ", ".join(parts) + "; figures refine as matches finish"

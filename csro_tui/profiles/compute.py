@@ -581,7 +581,8 @@ def frequency_rows(frequencies: dict[str, list]) -> list[FrequencyRow]:
         distribution, stderr = {}, {}
         for word, (total, squares) in sums.items():
             mean = total / count
-            variance = max(0.0, squares / count - mean * mean)
+            variance = squares / count - mean * mean
+            variance = variance if variance > 1e-12 else 0.0  # the same answer every throw: rounding, not noise
             distribution[word] = mean
             stderr[word] = (variance / (count - 1)) ** 0.5 if count > 1 else 0.0
         rows.append(FrequencyRow(condition, count, distribution, stderr))

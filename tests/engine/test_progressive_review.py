@@ -112,7 +112,7 @@ def test_the_review_opens_while_the_preview_plays_and_its_figures_refine():
     assert "measuring: 1 of 1 members measured" in measured[0].describe()
     # before them, the smoke run's figures, which say they cannot measure their noise
     smoke = [estimate for estimate in reviewer.seen if estimate.smoke]
-    assert all(e.preview.pairs == 1 and "figures from the smoke run" in e.describe() for e in smoke)
+    assert all(e.preview.pairs == 1 and "smoke-run figures" in e.describe() for e in smoke)
     # the proposal's events keep their order: previewed, then decided
     kinds = [e.TYPE for e in state.events if getattr(e, "proposal_id", None) == "i1.1"]
     assert kinds[:4] == ["proposal_created", "proposal_validated", "proposal_previewed", "proposal_decided"]

@@ -152,9 +152,8 @@ class Gate:
 
         `on_estimate` (an observer, called on this thread): the figures so far
         after each round of matches, then the final ones (`PreviewEstimate`).
-        With it a sampled preview plays in rounds (the meta-strategy's members
-        first, then the other members; a few bots, then the rest) instead of
-        two batches; every match is
+        With it a sampled preview plays its members in two rounds (the
+        meta-strategy's first), then the bots in one batch as before; every match is
         the same job with the same seed either way, so the final preview does
         not depend on whether anyone watched.
         """
@@ -252,17 +251,14 @@ class Gate:
             MatchJob(candidate, Bot(bot), seed, episodes, seat=candidate.seat)
             for bot, seed in zip(bots, self._benchmark_seeds(key, bots, member_id))
         ]
-        streamed = progress is not None and progress.on_estimate is not None
-        rounds = first_and_rest(list(range(len(jobs))), FIRST_BOT_ROUND) if streamed else [list(range(len(jobs)))]
+        # One batch, streamed or not: a round of its own costs a batch's sandbox starts and a
+        # pool worker idle at its end (~1 s, 9% of a --quick preview: bench/progressive.py),
+        # and the bots' figures over a few bots say little (PopExpl is a maximum).
         per_bot: dict[str, float] = {}
-        for chosen in rounds:
-            for index, outcome in zip(chosen, self.evaluator.run([jobs[i] for i in chosen])):
-                if outcome.failure is not None:
-                    return None, _candidate_failure(outcome.failure) or outcome.failure
-                per_bot[bots[index]] = float(outcome.mean)
-            if progress is not None and len(per_bot) < len(bots):
-                progress.bots_done = len(per_bot)
-                progress.report(bot_metrics(per_bot))
+        for bot, outcome in zip(bots, self.evaluator.run(jobs)):
+            if outcome.failure is not None:
+                return None, _candidate_failure(outcome.failure) or outcome.failure
+            per_bot[bot] = float(outcome.mean)
         if progress is not None:
             progress.bots_done = len(per_bot)
         return bot_metrics(per_bot), None
@@ -359,12 +355,10 @@ def bot_metrics(per_bot: dict[str, float]) -> dict[str, float]:
 
 
 # A streamed preview's first round: this many members (10 episodes each by default: about
-# a second of RRPS at 1000 throws; the meta-strategy's first), then this many bots; the
-# second round plays the rest.  Each round is a batch of its own, and a batch costs a
-# sandbox start per chunk and a pool worker idle at its end: two rounds each keep that
-# to one batch more than the one-batch preview for members and one for bots.
+# a second of RRPS at 1000 throws), the meta-strategy's first; the second plays the rest.
+# The bots play in one batch after them, as in the one-batch preview, so with this many
+# members or fewer the preview plays the very batches it did before.
 FIRST_MEMBER_ROUND = 2
-FIRST_BOT_ROUND = 4
 
 
 def first_and_rest(items: list, first: int) -> list[list]:
@@ -377,8 +371,8 @@ class PreviewEstimate:
     """A preview's figures so far: what a reviewer can read before it ends.
 
     `preview` has the members measured so far (the expected payoff
-    renormalised over them, with its standard error) and the population
-    metrics over the bots scored so far; `done` once it is the final preview.
+    renormalised over them, with its standard error); the bots' population
+    metrics come with the final preview (`done`).
     """
 
     preview: Preview
@@ -398,7 +392,8 @@ class PreviewEstimate:
         if self.smoke:
             parts[0] = f"smoke-run figures until {self.episodes} episodes per member end"
         if self.bots:
-            parts.append(f"{self.bots_scored} of {self.bots} bots scored")
+            parts.append(f"then {self.bots} bots" if self.members_measured < self.members
+                         else f"scoring {self.bots} bots")
         return "measuring: " + ", ".join(parts) + "; figures refine as matches finish"
 
 

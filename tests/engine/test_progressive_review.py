@@ -24,8 +24,8 @@ BOTS = [name * 1 for name in ("a", "bb", "ccc", "dddd", "eeeee", "ffffff", "gggg
 
 
 class HeldEvaluator(ToyEvaluator):
-    """The toy evaluator, whose candidate-against-bot batches wait for `release` after the first:
-    a preview that is still playing when the reviewer is asked."""
+    """The toy evaluator, whose candidate-against-bot batch waits for `release`: a preview
+    that is still playing when the reviewer is asked."""
 
     def __init__(self) -> None:
         super().__init__(exact=False, bots=BOTS)
@@ -36,8 +36,7 @@ class HeldEvaluator(ToyEvaluator):
         jobs = list(jobs)
         if jobs and all(isinstance(j.b, Bot) for j in jobs) and jobs[0].a.id == "candidate":
             self.candidate_bot_batches += 1
-            if self.candidate_bot_batches > 1:
-                assert self.release.wait(10), "the preview was never released"
+            assert self.release.wait(10), "the preview was never released"
         return super().run(jobs)
 
     def candidate_bot_jobs(self) -> int:
@@ -101,10 +100,13 @@ def test_the_review_opens_while_the_preview_plays_and_its_figures_refine():
     evaluator, reviewer, state = _run(early=False)
     request = reviewer.requests[0]
     assert request.preview is None and request.live_preview is not None
-    # asked after the members' round and at most the first round of bots: not at the end
-    assert reviewer.bot_jobs_when_asked[0] < len(BOTS)
-    scored = [estimate.bots_scored for estimate in reviewer.seen]
-    assert scored == sorted(scored) and scored[0] < scored[-1] == len(BOTS)
+    # asked before the bots had played: not at the end
+    assert reviewer.bot_jobs_when_asked[0] == 0
+    # the figures refine: the members measured, then the bots' scores with the final preview
+    assert reviewer.seen[0].preview.population_metrics is None and not reviewer.seen[0].done
+    assert reviewer.seen[-1].done and reviewer.seen[-1].bots_scored == len(BOTS)
+    assert set(reviewer.seen[-1].preview.population_metrics) == {"pop_return", "pop_expl", "agg_score"}
+    assert evaluator.candidate_bot_batches == 1  # the bots in one batch, as the one-batch preview plays them
     measured = [estimate for estimate in reviewer.seen if not estimate.smoke]
     assert measured[0].members_measured == measured[0].members == 1
     assert measured[0].preview.expected_stderr > 0  # the preview's first figures come with their noise
@@ -176,8 +178,8 @@ def test_the_gate_streams_the_smoke_figures_then_each_round_then_the_final_previ
     estimates = []
     final, _, _ = gate.preview("k", toy_policy(0.9), members, weights, validation, on_estimate=estimates.append)
     assert estimates[0].smoke and estimates[0].preview.pairs == 1 and estimates[0].members_measured == 0
-    rounds = [(e.members_measured, e.bots_scored) for e in estimates[1:]]
-    assert rounds == [(2, 0), (5, 0), (5, 4), (5, 9)]  # members (the weighted first), then bots 4, then the rest
+    rounds = [(e.members_measured, e.bots_scored, e.done) for e in estimates[1:]]
+    assert rounds == [(2, 0, False), (5, 0, False), (5, 9, True)]  # members (the weighted first), then the bots
     assert set(estimates[1].preview.per_member) == {"p3", "p1"}  # the meta-strategy's members come first
     assert estimates[-1].done and estimates[-1].preview is final
     assert list(final.per_member) == [m.id for m in members]  # the record keeps the population's order

@@ -372,7 +372,9 @@ class ReviewScreen(Screen[ReviewDecision]):
     def _focus_tab_body(self, tab: str) -> None:
         """The tab's scrolling body takes the keys, so arrows and PgUp/PgDn scroll the code at once."""
         for body in self.query(f"#{tab} VerticalScroll"):
-            body.focus()
+            # at once, not deferred as `focus()` is: focus landing later in a pane that is no
+            # longer active would make TabbedContent switch back to it
+            self.set_focus(body)
             return
 
     def _refresh_estimate(self) -> None:

@@ -15,6 +15,7 @@ Sections:
   9  PSRO raced to exploitability 0.1 and 0.01 on Kuhn and Leduc: ours vs psro_v2 with exact entries
   10 behaviour profiles: Kuhn/Leduc from the table, RRPS at 1000 throws against the probes
  10  csro sweep: sessions per minute with 1 and 2 local workers and on Ray, overhead per session
+  12 the review's preview, progressive vs one batch: RRPS 1000 throws, first figures and final figures
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from bench.common import Table, machine_line
 
 
 def sections():
-    from bench import cluster, llm_oracles, poker, profiles, psro_race, rrps, scaling, solvers, sweep
+    from bench import cluster, llm_oracles, poker, profiles, progressive, psro_race, rrps, scaling, solvers, sweep
 
     return {
         "1": rrps.code_vs_code,
@@ -42,6 +43,7 @@ def sections():
         "9": psro_race.psro_race,
         "10": profiles.profiles,
         "11": sweep.sweep_section,
+        "12": progressive.progressive_review,
     }
 
 

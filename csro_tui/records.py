@@ -194,6 +194,10 @@ class ReviewRequest:
     # One line naming the sandbox limits the run raised above their defaults ("" when none):
     # the proposal was validated and previewed under them (issue 35).
     loosened_limits: str = ""
+    # A reviewer that reads while the preview runs (`progressive`, the TUI's) gets the
+    # request as soon as validation passes: `preview` is then None and this holds the
+    # figures so far (`engine.gate.LivePreview`), refined until the preview ends.
+    live_preview: Any = None
 
 
 @dataclass(frozen=True)

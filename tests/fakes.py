@@ -188,3 +188,23 @@ def climbing_oracle(step: float = 0.1) -> ScriptedOracle:
         )
 
     return ScriptedOracle(make)
+
+
+def toy_engine(oracle=None, reviewer=None, evaluator=None, **config):
+    """An engine over the toy game (seeds "zero" and "weak"), auto-reviewed unless told otherwise."""
+    from csro_tui.config import RunConfig
+    from csro_tui.engine import Engine
+    from csro_tui.reviewers import AutoReviewer
+
+    settings = {"game": "toy", "oracle": "scripted", "iterations": 3, **config}
+    return Engine(
+        config=RunConfig(**settings),
+        spec=None,
+        oracle=oracle or climbing_oracle(),
+        reviewer=reviewer or AutoReviewer(),
+        evaluator=evaluator or ToyEvaluator(),
+        meta_solve=best_member_solve,
+        seed_sources={"zero": toy_policy(0.0), "weak": toy_policy(-0.5)},
+        versions={"csro_tui": "test"},
+    )
+

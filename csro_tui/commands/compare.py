@@ -75,22 +75,27 @@ def run(args: argparse.Namespace) -> int:
 
 def print_comparison(console: Any, rows: list[Any], target: float | None) -> None:
     from csro_tui.commands._output import print_table  # start-up time: loaded only when this runs
-    from csro_tui.experiments.compare import chart_series, table_rows  # start-up time: loaded only when this runs
+    from csro_tui.experiments.compare import charts_by_metric, series_letter, table_rows  # start-up time: loaded only when this runs
     from csro_tui.sessions.plot import text_chart  # start-up time: loaded only when this runs
     from csro_tui.text import one_line  # start-up time: importing it loads rich
 
     columns, cells = table_rows(rows, target)
     print_table(console, "configurations (mean ± 95% CI across repeats)", columns, cells, whole=("configuration",),
                 drop_order=("cost", "tokens", "LLM calls", "accepted/rejected", "population", "time", "figure"))
-    series = chart_series(rows)
-    metric = rows[0].metric if rows and len({r.metric for r in rows}) == 1 else "figure"
-    lines = text_chart([(label, xs, ys) for label, xs, ys, _ in series], width=max(20, min(console.width - 16, 72)))
-    if lines:
-        print(f"\n{one_line(metric)} per iteration (mean across repeats):", flush=True)
-        for line in lines:
-            print(line, flush=True)
-        for index, (label, *_rest) in enumerate(series):  # labels: the sessions' recorded settings
-            print(f"  {chr(ord('A') + index % 26)}  {one_line(label)}", flush=True)
+    charts = charts_by_metric(rows)
+    if len(charts) > 1:  # sessions of different games: each figure on its own axis
+        print(f"\n{len(charts)} figures ({', '.join(m for m, _ in charts)}): one chart each, never on one axis",
+              flush=True)
+    for metric, indexed in charts:
+        letters = [series_letter(index) for index, _ in indexed]  # the table's letters
+        lines = text_chart([(label, xs, ys) for _, (label, xs, ys, _) in indexed],
+                           width=max(20, min(console.width - 16, 72)), marks=letters)
+        if lines:
+            print(f"\n{one_line(metric)} per iteration (mean across repeats):", flush=True)
+            for line in lines:
+                print(line, flush=True)
+            for letter, (_, (label, *_rest)) in zip(letters, indexed):
+                print(f"  {letter}  {one_line(label)}", flush=True)
 
 
 def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[Path]:
@@ -98,7 +103,7 @@ def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[P
 
     from csro_tui.errors import SessionError  # start-up time: loaded only when this runs
     from csro_tui.files import write_csv  # start-up time: loaded only when this runs
-    from csro_tui.experiments.compare import chart_series  # start-up time: loaded only when this runs
+    from csro_tui.experiments.compare import charts_by_metric  # start-up time: loaded only when this runs
     from csro_tui.sessions.plot import bands_chart_svg  # start-up time: loaded only when this runs
 
     try:
@@ -136,12 +141,14 @@ def write_comparison(rows: list[Any], out: Path, target: float | None) -> list[P
     document.write_text(json.dumps({"target": target, "confidence": 0.95, "configurations": data,
                                     "sessions": per_session}, indent=2) + "\n", encoding="utf-8")
     written = [table, curves, document]
-    series = [s for s in chart_series(rows) if s[1]]
-    if series:
-        metric = rows[0].metric if len({r.metric for r in rows}) == 1 else "figure"
-        plot = out / "compare.svg"
+    charts = charts_by_metric(rows)
+    for metric, indexed in charts:  # one chart per figure: sessions of different games never share an axis
+        series = [s for _, s in indexed if s[1]]
+        if not series:
+            continue
+        plot = out / ("compare.svg" if len(charts) == 1 else f"compare-{metric.replace(' ', '_')}.svg")
         plot.write_text(bands_chart_svg(f"{metric} per iteration (mean, 95% CI band across repeats)", series,
                                         y_label=metric, floor=0.0 if metric == "exploitability" else None),
-                   encoding="utf-8")
+                        encoding="utf-8")
         written.append(plot)
     return written

@@ -32,6 +32,7 @@ record the decision, and follow a reviewer's edits until a verdict (`Gated`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from csro_tui.engine.duplicates import KnownPolicy, find_duplicate
 from csro_tui.engine.evaluator import CANDIDATE, Evaluator, derive_seed
+from csro_tui.errors import EvaluationInterrupted
 from csro_tui.evaluation.population_metrics import population_metrics
 from csro_tui.records import Bot, Decision, MatchJob, PolicyRecord, Preview, Proposal, ValidationResult
 from csro_tui.sandbox.clock import describe_printed, describe_timing, timing_of
@@ -136,6 +138,7 @@ class Gate:
         member_id: str | None = None,
         known: Sequence[KnownPolicy] = (),
         seat: int | None = None,
+        on_estimate: "Callable[[PreviewEstimate], None] | None" = None,
     ) -> tuple[Preview, bool, int]:
         """(preview, exact, episodes per member) for a valid candidate.
 
@@ -146,42 +149,58 @@ class Gate:
         dozens of bot matches twice.  `known` (see `known_policies`) is what
         the candidate must not repeat.  `seat` (two populations): the candidate
         plays only that seat, against `population`, the other seat's members.
+
+        `on_estimate` (an observer, called on this thread): the figures so far
+        after each round of matches, then the final ones (`PreviewEstimate`).
+        With it a sampled preview plays its members in two rounds (the
+        meta-strategy's first), then the bots in one batch as before; every match is
+        the same job with the same seed either way, so the final preview does
+        not depend on whether anyone watched.
         """
         candidate = candidate_record(source, seat=seat)
         exact = self.evaluator.exact
         episodes = 0 if exact else self.preview_episodes(validation.smoke_episodes)
+        progress = _PreviewProgress(on_estimate, weights, exact, episodes, seat, len(population),
+                                    len(self.evaluator.bots()) if benchmark and self.settings.benchmark else 0)
         failure: PolicyFailure | None = None
         if exact or (self.settings.preview_episodes is None and episodes == validation.smoke_episodes):
-            per_member = dict(validation.smoke)
-            stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in per_member}
+            progress.per_member = dict(validation.smoke)
+            progress.stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in progress.per_member}
+            progress.members_done = len(population)
+            progress.report()
         else:
+            progress.report_smoke(validation)  # figures at once, before any preview match ends
             jobs = [
                 MatchJob(candidate, m, derive_seed(self.settings.seed, "preview", key, m.id), episodes, exact, seat=seat)
                 for m in population
             ]
-            per_member, stderr = {}, {}
-            for member, outcome in zip(population, self.evaluator.run(jobs)):
-                failure = failure or _candidate_failure(outcome.failure)
-                if outcome.failure is None:
-                    per_member[member.id] = float(outcome.mean)
-                    stderr[member.id] = sampled_stderr(outcome)
+            # Streamed: the members that carry the meta-strategy's weight first (they make the
+            # expected payoff), in rounds; each job is whole, so the figures are the same
+            # as one batch would give.
+            order = sorted(range(len(jobs)), key=lambda i: -weights.get(population[i].id, 0.0))
+            rounds = [order] if on_estimate is None else first_and_rest(order, FIRST_MEMBER_ROUND)
+            for chosen in rounds:
+                for index, outcome in zip(chosen, self.evaluator.run([jobs[i] for i in chosen])):
+                    failure = failure or _candidate_failure(outcome.failure)
+                    if outcome.failure is None:
+                        progress.per_member[population[index].id] = float(outcome.mean)
+                        progress.stderr[population[index].id] = sampled_stderr(outcome)
+                progress.members_done += len(chosen)
+                if failure is not None:
+                    break
+                progress.report()
+            # the population's order, as the record has always had it
+            progress.per_member = {m.id: progress.per_member[m.id] for m in population if m.id in progress.per_member}
+            progress.stderr = {m: progress.stderr[m] for m in progress.per_member}
         metrics = None
         if benchmark and self.settings.benchmark and failure is None:
-            metrics, failure = self._benchmark(key, candidate, member_id)  # candidate.seat: seat-fixed
-        result = Preview(
-            expected_payoff=expected_payoff(per_member, weights),
-            per_member=per_member,
-            population_metrics=metrics,
-            failure=failure,
-            stderr={} if exact else stderr,
-            expected_stderr=0.0 if exact else expected_stderr(stderr, weights),
-            # independent samples behind `stderr`: seat-swapped pairs, or episodes when seat-fixed
-            pairs=0 if exact else (episodes if seat is not None else episodes // 2),
-        )
+            metrics, failure = self._benchmark(key, candidate, member_id, progress)  # candidate.seat: seat-fixed
+        result = progress.preview(metrics, failure)
         if failure is None:
             self.mark_duplicate(result, source, known, exact, episodes)
         else:  # no behaviour to compare, but the same code needs no run
             self.mark_duplicate(result, source, known, exact, code_only=True)
+        progress.finish(result)
         return result, exact, episodes
 
     def preview_episodes(self, smoke_episodes: int) -> int:
@@ -221,7 +240,8 @@ class Gate:
             preview.duplicate_of, preview.duplicate_reason = found.of, found.reason
 
     def _benchmark(
-        self, key: str, candidate: PolicyRecord, member_id: str | None = None
+        self, key: str, candidate: PolicyRecord, member_id: str | None = None,
+        progress: "_PreviewProgress | None" = None,
     ) -> tuple[dict[str, float] | None, PolicyFailure | None]:
         bots = self.evaluator.bots()
         if not bots:
@@ -231,13 +251,17 @@ class Gate:
             MatchJob(candidate, Bot(bot), seed, episodes, seat=candidate.seat)
             for bot, seed in zip(bots, self._benchmark_seeds(key, bots, member_id))
         ]
+        # One batch, streamed or not: a round of its own costs a batch's sandbox starts and a
+        # pool worker idle at its end (~1 s, 9% of a --quick preview: bench/progressive.py),
+        # and the bots' figures over a few bots say little (PopExpl is a maximum).
         per_bot: dict[str, float] = {}
         for bot, outcome in zip(bots, self.evaluator.run(jobs)):
             if outcome.failure is not None:
                 return None, _candidate_failure(outcome.failure) or outcome.failure
             per_bot[bot] = float(outcome.mean)
-        scores = population_metrics(per_bot)
-        return {"pop_return": scores.pop_return, "pop_expl": scores.pop_expl, "agg_score": scores.agg_score}, None
+        if progress is not None:
+            progress.bots_done = len(per_bot)
+        return bot_metrics(per_bot), None
 
     def _benchmark_seeds(self, key: str, bots: list[str], member_id: str | None) -> list[int]:
         if member_id is None:
@@ -322,6 +346,127 @@ def sampled_stderr(outcome) -> float:
     except (TypeError, ValueError):
         return 0.0
     return value if value == value and value >= 0 else 0.0
+
+
+def bot_metrics(per_bot: dict[str, float]) -> dict[str, float]:
+    """The preview's population metrics from the mean payoff against each bot."""
+    scores = population_metrics(per_bot)
+    return {"pop_return": scores.pop_return, "pop_expl": scores.pop_expl, "agg_score": scores.agg_score}
+
+
+# A streamed preview's first round: this many members (10 episodes each by default: about
+# a second of RRPS at 1000 throws), the meta-strategy's first; the second plays the rest.
+# The bots play in one batch after them, as in the one-batch preview, so with this many
+# members or fewer the preview plays the very batches it did before.
+FIRST_MEMBER_ROUND = 2
+
+
+def first_and_rest(items: list, first: int) -> list[list]:
+    """`items` as a first round of `first`, then the rest (no empty round)."""
+    return [part for part in (items[:max(1, first)], items[max(1, first):]) if part]
+
+
+@dataclass(frozen=True)
+class PreviewEstimate:
+    """A preview's figures so far: what a reviewer can read before it ends.
+
+    `preview` has the members measured so far (the expected payoff
+    renormalised over them, with its standard error); the bots' population
+    metrics come with the final preview (`done`).
+    """
+
+    preview: Preview
+    members_measured: int
+    members: int
+    bots_scored: int
+    bots: int
+    episodes: int  # per member (0: exact)
+    done: bool = False
+    smoke: bool = False  # the figures are the validation's smoke matches, before the preview's
+
+    def describe(self) -> str:
+        """One line: how far the preview is ("" once done)."""
+        if self.done:
+            return ""
+        parts = [f"{self.members_measured} of {self.members} members measured"]
+        if self.smoke:
+            parts[0] = f"smoke-run figures until {self.episodes} episodes per member end"
+        if self.bots:
+            parts.append(f"then {self.bots} bots" if self.members_measured < self.members
+                         else f"scoring {self.bots} bots")
+        return "measuring: " + ", ".join(parts) + "; figures refine as matches finish"
+
+
+class LivePreview:
+    """The preview of a proposal under review, refined while the person reads it.
+
+    The gate's observer (`update`, called on the thread that previews) keeps
+    the newest `PreviewEstimate`; a reader (the TUI's review screen, polling)
+    takes `latest()` with its version number and redraws when it changed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._latest: PreviewEstimate | None = None
+        self._version = 0
+
+    def update(self, estimate: PreviewEstimate) -> None:
+        with self._lock:
+            self._latest = estimate
+            self._version += 1
+
+    def latest(self) -> tuple[int, PreviewEstimate | None]:
+        with self._lock:
+            return self._version, self._latest
+
+
+class _PreviewProgress:
+    """The figures of one preview as its rounds finish, handed to an observer."""
+
+    def __init__(self, on_estimate, weights, exact, episodes, seat, members, bots) -> None:
+        self.on_estimate = on_estimate
+        self.weights, self.exact, self.episodes, self.seat = weights, exact, episodes, seat
+        self.members, self.bots = members, bots
+        self.per_member: dict[str, float] = {}
+        self.stderr: dict[str, float] = {}
+        self.members_done = 0
+        self.bots_done = 0
+
+    def preview(self, metrics: dict[str, float] | None, failure: PolicyFailure | None = None) -> Preview:
+        stderr = {} if self.exact else dict(self.stderr)
+        return Preview(
+            expected_payoff=expected_payoff(self.per_member, self.weights),
+            per_member=dict(self.per_member),
+            population_metrics=metrics,
+            failure=failure,
+            stderr=stderr,
+            expected_stderr=0.0 if self.exact else expected_stderr(stderr, self.weights),
+            # independent samples behind `stderr`: seat-swapped pairs, or episodes when seat-fixed
+            pairs=0 if self.exact else (self.episodes if self.seat is not None else self.episodes // 2),
+        )
+
+    def report(self, metrics: dict[str, float] | None = None) -> None:
+        if self.on_estimate is not None and self.per_member:
+            self._send(self.preview(metrics), done=False)
+
+    def report_smoke(self, validation: ValidationResult) -> None:
+        """The validation's smoke matches as the very first figures: a pair of episodes per
+        member, too few to measure their noise (`pairs` 1 says so), until the members' round ends."""
+        if self.on_estimate is None or not validation.smoke or self.seat is not None:
+            return
+        stderr = {m: validation.smoke_stderr.get(m, 0.0) for m in validation.smoke}
+        preview = Preview(expected_payoff=expected_payoff(validation.smoke, self.weights),
+                          per_member=dict(validation.smoke), stderr=stderr,
+                          expected_stderr=expected_stderr(stderr, self.weights), pairs=validation.smoke_episodes // 2)
+        self._send(preview, done=False, smoke=True)
+
+    def finish(self, result: Preview) -> None:
+        if self.on_estimate is not None:
+            self._send(result, done=True)
+
+    def _send(self, preview: Preview, done: bool, smoke: bool = False) -> None:
+        self.on_estimate(PreviewEstimate(preview, self.members_done, self.members, self.bots_done, self.bots,
+                                         self.episodes, done, smoke))
 
 
 def known_policies(state: "SessionState", seat: int | None = None) -> list[KnownPolicy]:
@@ -493,18 +638,65 @@ class ReviewLoop:
         if validation.valid:
             if self._stop.is_set():
                 return Gated.STOPPED
-            preview, exact, episodes = self.gate.preview(
-                proposal_id, entry.proposal.source, population, weights, validation,
-                member_id=self._candidate_member_id(),
-                known=known,
-                seat=seat,
+            run_preview = functools.partial(
+                self.gate.preview, proposal_id, entry.proposal.source, population, weights, validation,
+                member_id=self._candidate_member_id(), known=known, seat=seat,
             )
+            if getattr(self.reviewer, "progressive", False) and not self.gate.evaluator.exact:
+                decision, measured = self._review_while_previewing(proposal_id, population, weights, run_preview)
+                if measured is None:
+                    return Gated.STOPPED
+                preview, exact, episodes = measured
+                self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
+                return Gated.STOPPED if decision is None else self._follow(proposal_id, decision, validation, preview)
+            preview, exact, episodes = run_preview()
             self._emit(ProposalPreviewed(proposal_id=proposal_id, preview=preview, exact=exact, episodes=episodes))
         if self._stop.is_set():
             return Gated.STOPPED
         decision = self._ask_reviewer(proposal_id, population, weights)
         if decision is None:
             return Gated.STOPPED
+        return self._follow(proposal_id, decision, validation, preview)
+
+    def _review_while_previewing(
+        self, proposal_id: str, population: list[PolicyRecord], weights: dict[str, float],
+        run_preview: Callable[..., tuple[Preview, bool, int]],
+    ) -> tuple[Decision | None, tuple[Preview, bool, int] | None]:
+        """A progressive reviewer decides while the preview plays, on a thread of its own,
+        its figures reaching the reviewer through `LivePreview` as each round ends.
+
+        Whenever the decision comes, the preview plays to its end before anything is
+        recorded (the same `ProposalPreviewed`, then the decision): the session's
+        figures do not depend on when the person decided.  (decision, preview result);
+        the result is None when a stop interrupted the preview.
+        """
+        live = LivePreview()
+        outcome: dict[str, object] = {}
+
+        def measure() -> None:
+            try:
+                outcome["result"] = run_preview(on_estimate=live.update)
+            except BaseException as error:  # handed to the engine thread below
+                outcome["error"] = error
+
+        worker = threading.Thread(target=measure, name=f"csro-preview-{proposal_id}", daemon=True)
+        worker.start()
+        try:
+            decision = self._ask_reviewer(proposal_id, population, weights, live=live)
+        finally:
+            worker.join()
+        error = outcome.get("error")
+        if error is not None:
+            if isinstance(error, EvaluationInterrupted) and self._stop.is_set():
+                return None, None
+            raise error  # type: ignore[misc]
+        if self._stop.is_set():
+            return None, None
+        return decision, outcome["result"]  # type: ignore[return-value]
+
+    def _follow(self, proposal_id: str, decision: Decision, validation: ValidationResult,
+                preview: Preview | None) -> Gated | str:
+        """Record the reviewer's decision: a verdict, or the id of the reviewer's edit."""
         acceptable = validation.valid and (preview is None or preview.failure is None)
         if decision.action == "accept" and not acceptable:
             why = validation.summary() if not validation.valid else preview.failure.summary()
@@ -517,11 +709,13 @@ class ReviewLoop:
             return Gated.REJECTED
         return self._record_edit(proposal_id, decision)
 
-    def _ask_reviewer(self, proposal_id: str, population: list[PolicyRecord], weights: dict[str, float]) -> Decision | None:
+    def _ask_reviewer(self, proposal_id: str, population: list[PolicyRecord], weights: dict[str, float],
+                      live: "LivePreview | None" = None) -> Decision | None:
         request = review_request(
             self.state, proposal_id, population=population, meta_strategy=weights,
             cancel=self._stop, max_attempts=self.config.max_attempts,
         )
+        request.live_preview = live
         try:
             decision = self.reviewer.decide(request)
         except Exception:

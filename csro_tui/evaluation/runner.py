@@ -383,7 +383,10 @@ def _collect(pool, messages, jobs, chunks, progress, limits) -> list[MatchResult
         elif kind == "progress":
             chunk_done[number] = payload
         if progress is not None:  # also when idle: the callback is where a stop request interrupts
-            progress(sum(chunk_done), len(jobs))
+            # At least the results in: the workers' fractional reports come before their results,
+            # so their sum stayed short of the total at the end and a piped `csro crosstable`
+            # never printed its final count.
+            progress(max(sum(chunk_done), len(jobs) - remaining), len(jobs))
     return results  # type: ignore[return-value]
 
 

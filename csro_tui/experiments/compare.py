@@ -316,3 +316,22 @@ def table_rows(rows: list[Any], target: float | None) -> tuple[list[tuple[str, s
 def chart_series(rows: list[Any]) -> list[tuple[str, list[int], list[float], list[float | None]]]:
     return [(row.label, [i for i, _ in row.curve], [e.mean for _, e in row.curve], [e.half_width for _, e in row.curve])
             for row in rows]
+
+
+def charts_by_metric(rows: list[Any]) -> list[tuple[str, list[tuple[int, tuple[str, list[int], list[float], list[float | None]]]]]]:
+    """The rows' series grouped by figure, one chart each: (metric, [(row index, series)]).
+
+    Sessions of different games report different figures (exploitability, lower is
+    better; AggScore, higher is better, in other units): one axis for both misleads, so
+    each figure gets its own chart; the row index keeps each series' letter (A, B, ...)
+    the same as in the table."""
+    groups: dict[str, list] = {}
+    for index, (row, series) in enumerate(zip(rows, chart_series(rows))):
+        groups.setdefault(row.metric, []).append((index, series))
+    return list(groups.items())
+
+
+def series_letter(index: int) -> str:
+    """The letter of the `index`-th configuration in the table and the charts."""
+    return chr(ord("A") + index % 26)
+

@@ -257,6 +257,12 @@ class GameSpec:
         text = " ".join(str(text).split())
         return Situation("", text[:70] + ("…" if len(text) > 70 else "") or "(no observation)", {})
 
+    def frequency_conditions(self, observation: dict) -> Sequence[str]:
+        """The conditions under which a behaviour profile counts how often each move is made
+        at `observation` ("all throws", "after its own Rock", ...: RRPS); empty: none (the
+        situations say it)."""
+        return ()
+
     def behaviour_probes(self) -> Sequence[BenchmarkBot]:
         """Fixed, trusted opponents a policy is played against to see what it does
         (repeated games: constant, cycling, ... players).  Empty: an exact game is

@@ -157,6 +157,21 @@ class _FrequencyFollower:
         return _beats(self.counts.index(max(self.counts)))
 
 
+ALL_THROWS = "all throws"
+
+
+def rrps_conditions(obs: dict) -> list[str]:
+    """Where a throw counts in a profile's move frequencies: all throws, and after the
+    policy's own and the opponent's last throw (none before the first)."""
+    mine, theirs = obs.get("my_moves") or [], obs.get("opp_moves") or []
+    conditions = [ALL_THROWS]
+    if mine and 0 <= int(mine[-1]) < len(NAMES):
+        conditions.append(f"after its own {NAMES[int(mine[-1])]}")
+    if theirs and 0 <= int(theirs[-1]) < len(NAMES):
+        conditions.append(f"after the opponent's {NAMES[int(theirs[-1])]}")
+    return conditions
+
+
 def rrps_probes() -> list[BenchmarkBot]:
     """Constant, cycling, copying, beating the last move, frequency-following, uniform."""
     probes = [

@@ -276,6 +276,9 @@ class RRPSSpec(GameSpec):
     def behaviour_probes(self) -> list[BenchmarkBot]:
         return behaviour.rrps_probes()
 
+    def frequency_conditions(self, observation: dict) -> list[str]:
+        return behaviour.rrps_conditions(observation)
+
     def benchmark(self) -> list[BenchmarkBot]:
         return [self._roshambo_bot(name) for name in roshambo_bot_names()]
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from csro_tui.evaluation.participants import BotPolicy, CodePolicy, Participant, find_bot
 from csro_tui.profiles.coverage import WHERE, Coverage, coverage_host_factory, instrument
-from csro_tui.profiles.model import EXACT, PROBES, SAMPLED, ProbeRow, Profile, SituationRow
+from csro_tui.profiles.model import EXACT, PROBES, SAMPLED, FrequencyRow, ProbeRow, Profile, SituationRow
 
 if TYPE_CHECKING:
     from csro_tui.games.base import BenchmarkBot, GameSpec
@@ -251,6 +251,7 @@ def sampled_profile(
     if coverage is not None and coverage.complete:
         profile.never_ran = [hint.to_dict() for hint in coverage.never_ran(WHERE[kind])]
     profile.probes = played.rows
+    profile.frequencies = frequency_rows(played.frequencies)
     if kind == SAMPLED:  # one-shot games: when in the episode a payoff came says nothing of adapting
         for row in profile.probes:
             row.thirds, row.stops_falling_after = [], None
@@ -270,6 +271,8 @@ class _Played:
         self.rows: list[ProbeRow] = []
         # (group, label) -> [visits, {move word: summed probability}]
         self.situations: dict[tuple[str, str], list] = {}
+        # condition -> [answers, {move word: [summed probability, summed square]}] (RRPS)
+        self.frequencies: dict[str, list] = {}
 
 
 class _Episode:
@@ -354,6 +357,7 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
 
     game = spec.load()
     names = spec.action_names()
+    conditions_of = getattr(spec, "frequency_conditions", None)  # RRPS: move frequencies per last throw
     code = participant if isinstance(participant, CodePolicy) else None
     own_bot = find_bot(spec, participant.name) if isinstance(participant, BotPolicy) else None
     factory = host_factory
@@ -480,6 +484,9 @@ def _play(spec, participant, opponents, groups: list[list[int]], *, episodes, se
                     distribution = answer if isinstance(answer, dict) else {int(answer): 1.0}
                     if count_situations and obs is not None:
                         _count(played, spec.situation(obs), names, distribution)
+                    if obs is not None and conditions_of is not None:
+                        for condition in conditions_of(obs):
+                            _count_frequency(played, condition, names, distribution)
                     episode.pending[mover] = sample(distribution, episode.rng)
                     episode.decisions += 1
                 for index in groups[number]:
@@ -552,6 +559,34 @@ def _thirds(episode: _Episode) -> np.ndarray:
     for made, delta in episode.deltas:
         split[min(2, max(0, (made - 1) * 3 // total))] += delta
     return split
+
+
+def _count_frequency(played: _Played, condition: str, names, distribution: dict) -> None:
+    """One answer under `condition`: each move's probability, and its square (for the noise)."""
+    entry = played.frequencies.setdefault(condition, [0, {}])
+    entry[0] += 1
+    for action in range(len(names)):
+        probability = float(distribution.get(action, distribution.get(str(action), 0.0)))
+        sums = entry[1].setdefault(names[action], [0.0, 0.0])
+        sums[0] += probability
+        sums[1] += probability * probability
+
+
+def frequency_rows(frequencies: dict[str, list]) -> list[FrequencyRow]:
+    """Each condition's move frequencies, with the standard error of each: the spread of the
+    per-throw answers over the square root of their count (0 for a policy that answers the
+    same distribution every throw, the binomial error for one that samples its own moves)."""
+    rows = []
+    for condition, (count, sums) in frequencies.items():
+        distribution, stderr = {}, {}
+        for word, (total, squares) in sums.items():
+            mean = total / count
+            variance = squares / count - mean * mean
+            variance = variance if variance > 1e-12 else 0.0  # the same answer every throw: rounding, not noise
+            distribution[word] = mean
+            stderr[word] = (variance / (count - 1)) ** 0.5 if count > 1 else 0.0
+        rows.append(FrequencyRow(condition, count, distribution, stderr))
+    return rows
 
 
 def _count(played: _Played, situation, names, distribution: dict) -> None:

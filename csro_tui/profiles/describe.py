@@ -9,6 +9,7 @@ beats and which it loses to.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 from csro_tui.profiles.model import EXACT, Profile
@@ -142,6 +143,54 @@ def _noise_multiplier(episodes: int) -> float:
     return Preview(0.0, {}, pairs=episodes // 2).standard_errors()
 
 
+# A frequency is "uniform" when it is within this many standard errors of 1/3 (or, for a
+# policy that answers exact probabilities, within UNIFORM_SLACK of it).
+UNIFORM_Z = 3.0
+UNIFORM_SLACK = 0.01
+# Conditional frequencies shown besides the overall one: those furthest from it.
+MAX_CONDITIONS_SHOWN = 3
+
+
+def _frequency_text(row) -> str:
+    return ", ".join(f"{word} {100 * p:.1f}%" + (f" ± {100 * row.stderr.get(word, 0.0):.1f}" if row.stderr.get(word) else "")
+                     for word, p in row.distribution.items())
+
+
+def _uniform(row) -> bool:
+    share = 1.0 / max(1, len(row.distribution))
+    return all(abs(p - share) <= max(UNIFORM_SLACK, UNIFORM_Z * row.stderr.get(word, 0.0))
+               for word, p in row.distribution.items())
+
+
+def describe_frequencies(profile: Profile) -> list[str]:
+    """What a repeated game's policy throws (RRPS): "plays uniformly" when every frequency,
+    overall and after each last throw, is a third within its noise; otherwise the overall
+    frequencies and the conditions that move them most, each with its standard error."""
+    rows = [row for row in profile.frequencies if row.throws > 0]
+    if not rows:
+        return []
+    overall, conditions = rows[0], rows[1:]
+    if all(_uniform(row) for row in rows):
+        after = " and after each of its own and the opponent's last throws" if conditions else ""
+        return [f"plays uniformly: {_frequency_text(overall)} of {overall.throws:,} throws{after} "
+                "(a third each, within the noise)"]
+
+    def shift(row) -> float:
+        return max(abs(p - overall.distribution.get(word, 0.0)) for word, p in row.distribution.items())
+
+    def differs(row) -> bool:  # from the overall frequencies, beyond both noises
+        return any(abs(p - overall.distribution.get(word, 0.0))
+                   > max(UNIFORM_SLACK, UNIFORM_Z * math.hypot(row.stderr.get(word, 0.0), overall.stderr.get(word, 0.0)))
+                   for word, p in row.distribution.items())
+
+    lines = [f"throws {_frequency_text(overall)} of {overall.throws:,} throws"
+             + ("" if not _uniform(overall) else " (a third each overall, but not after every last throw)")
+             + ("" if any(map(differs, conditions)) else ", whatever the last throws")]
+    for row in sorted(filter(differs, conditions), key=shift, reverse=True)[:MAX_CONDITIONS_SHOWN]:
+        lines.append(f"{row.condition}: {_frequency_text(row)} ({row.throws:,} throws)")
+    return lines
+
+
 def _describe_sampled(profile: Profile) -> list[str]:
     sentences, beats, loses, failed = [], [], [], []
     scale = profile.payoff_scale or 1.0
@@ -179,4 +228,5 @@ def _describe_sampled(profile: Profile) -> list[str]:
     head = ["; ".join(summary)] if summary else []
     common = sorted(profile.situations, key=lambda row: -row.weight)[:5]
     habits = [f"{row.name}: {_mix(row.distribution)} ({row.weight:.0f} times)" for row in common]
-    return failed + head + sentences + habits
+    # what it throws comes first: against few probes a uniform player's results are noise
+    return failed + describe_frequencies(profile) + head + sentences + habits

@@ -78,6 +78,18 @@ class ProbeRow:
 
 
 @dataclass
+class FrequencyRow:
+    """How often a repeated game's policy makes each move, overall or under one condition
+    (RRPS: after its own or the opponent's last throw), with the standard error of each
+    frequency (from the per-throw answers, taken as independent)."""
+
+    condition: str  # "all throws", "after its own Rock", "after the opponent's Paper", ...
+    throws: int
+    distribution: dict[str, float]  # move word -> frequency
+    stderr: dict[str, float]  # move word -> standard error of the frequency
+
+
+@dataclass
 class Profile:
     game: str
     policy: str
@@ -94,6 +106,9 @@ class Profile:
     # Played kinds: the one seat it played (a member of one seat's population, two
     # populations); None: both seats, swapped in pairs.  Exact profiles: always None.
     seat: int | None = None
+    # Repeated games whose moves say something alone (RRPS): move frequencies, overall and
+    # after each last throw (issue 36); empty for the other games and older records.
+    frequencies: list[FrequencyRow] = field(default_factory=list)
 
     @cached_property
     def row_names(self) -> list[str]:
@@ -104,6 +119,8 @@ class Profile:
         data = asdict(self)
         if data["seat"] is None:  # one population: the record stays as before seats
             del data["seat"]
+        if not data["frequencies"]:  # other games: the record stays as before frequencies
+            del data["frequencies"]
         return data
 
     def to_record(self) -> dict[str, Any]:
@@ -119,4 +136,5 @@ class Profile:
         data = dict(data)
         data["situations"] = [SituationRow(**row) for row in data.get("situations", [])]
         data["probes"] = [ProbeRow(**row) for row in data.get("probes", [])]
+        data["frequencies"] = [FrequencyRow(**row) for row in data.get("frequencies", [])]  # absent before issue 36
         return cls(**data)

@@ -31,6 +31,7 @@ from csro_tui.profiles.distance import (
 from csro_tui.profiles.hints import Hint, profile_hints
 from csro_tui.profiles.model import EXACT, Profile
 from csro_tui.profiles.references import profile_seed
+from csro_tui.same_code import normalized_code
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -140,6 +141,8 @@ class ReviewBehaviour:
     events: list["BehaviourProfiled"] = field(default_factory=list)  # to record
     # Exact games: the nearest member's distance with the meta-strategy as the opponent.
     distance_under_meta: float | None = None
+    # Members whose code is the proposal's (normalized: comments, docstrings, spacing aside).
+    same_code_as: list[str] = field(default_factory=list)
 
     @property
     def behaves_like(self) -> str | None:
@@ -154,7 +157,9 @@ class ReviewBehaviour:
             return None
         comparison = self.ranked[0][1]
         how = "acts the same everywhere it matters" if comparison.stderr is None else "the same within noise"
-        return f"behaves like member {member}: distance {comparison.distance:.3f} ({how}), though its code is its own"
+        # the gate's duplicate line says "same code" for a copy: the hint must not say otherwise
+        code = "its code is the same" if member in self.same_code_as else "though its code is its own"
+        return f"behaves like member {member}: distance {comparison.distance:.3f} ({how}), {code}"
 
 
 def review_behaviour(
@@ -189,7 +194,9 @@ def review_behaviour(
                 "distance_under_meta_strategy": under_meta,
             }
         events.append(_event(proposal_id, mine, source, nearest))
-    return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta)
+    mine_code = normalized_code(source)
+    same_code = [m.id for m in state.population if mine_code is not None and normalized_code(m.source) == mine_code]
+    return ReviewBehaviour(mine, describe(mine), profile_hints(source, mine), ranked, events, under_meta, same_code)
 
 
 def _distance_under_meta_strategy(spec, state, mine: Profile, nearest: Profile,

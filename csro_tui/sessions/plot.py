@@ -211,9 +211,11 @@ def bands_chart_svg(title: str, series: list[tuple[str, list[int], list[float], 
     return "\n".join(out) + "\n"
 
 
-def text_chart(series: list[tuple[str, list[int], list[float]]], *, width: int = 60, height: int = 12) -> list[str]:
-    """Several series as lines of text for a terminal: one mark per series (A, B, ...) at each
-    point, '*' where marks meet, the y range on the left and the x range below."""
+def text_chart(series: list[tuple[str, list[int], list[float]]], *, width: int = 60, height: int = 12,
+               marks: list[str] | None = None) -> list[str]:
+    """Several series as lines of text for a terminal: one mark per series (A, B, ...; or
+    `marks`, one letter each) at each point, '*' where marks meet, the y range on the left
+    and the x range below."""
     points = [(x, y) for _, xs, ys in series for x, y in zip(xs, ys)]
     if not points:
         return []
@@ -224,7 +226,7 @@ def text_chart(series: list[tuple[str, list[int], list[float]]], *, width: int =
     columns = max(2, min(width, (x_max - x_min) * 4 + 1 if x_max > x_min else 2))
     grid = [[" "] * columns for _ in range(height)]
     for index, (_, xs, ys) in enumerate(series):
-        mark = chr(ord("A") + index % 26)
+        mark = marks[index] if marks is not None else chr(ord("A") + index % 26)
         for x, y in zip(xs, ys):
             col = round((x - x_min) / max(1, x_max - x_min) * (columns - 1))
             row = round((y_max - y) / (y_max - y_min) * (height - 1))

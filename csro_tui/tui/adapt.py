@@ -289,14 +289,18 @@ def review_info(review: Any) -> ReviewInfo:
     if loosened:  # the checks ran under them
         lines.append(f"warning: {loosened}")
     preview = review.preview
+    # a progressive review opens while the preview plays: its figures so far
+    live = getattr(review, "live_preview", None)
+    estimate = live.latest()[1] if live is not None else None
+    if preview is None and estimate is not None:
+        preview = estimate.preview
     # two populations: the proposal must beat its seat's value of the meta-game (ReviewRequest.seat_value)
     seat_value = _num(getattr(review, "seat_value", None))
     failure = None
     if not validation.valid:
         failure = validation.summary()
-    elif preview is not None and preview.failure is not None:
-        failure = preview.failure.summary()
-    return ReviewInfo(
+    names = {member.id: member.name for member in getattr(review, "population", None) or []}
+    info = ReviewInfo(
         name=proposal.name,
         oracle=proposal.oracle,
         source=proposal.source,
@@ -308,16 +312,6 @@ def review_info(review: Any) -> ReviewInfo:
         attempt=review.attempt,
         valid=bool(validation.valid),
         validation=lines,
-        expected_payoff=_num(preview.expected_payoff) if preview is not None else None,
-        # a sampled preview has per-member standard errors (exact: none); 0.0 shows
-        # "noise not measured", as for one seat-swapped pair, which cannot measure its own
-        expected_stderr=(0.0 if getattr(preview, "pairs", 0) == 1 else _num(getattr(preview, "expected_stderr", 0.0)) or 0.0)
-        if preview is not None and getattr(preview, "stderr", None) else None,
-        per_member={k: v for k, v in (preview.per_member.items() if preview else []) if _num(v) is not None},
-        population_metrics={
-            k: float(v) for k, v in ((preview.population_metrics or {}) if preview else {}).items() if _num(v) is not None
-        }
-        or None,
         failure=failure,
         oracle_failure=getattr(proposal, "failure", "") or "",
         proposal_id=getattr(review, "proposal_id", ""),
@@ -326,13 +320,45 @@ def review_info(review: Any) -> ReviewInfo:
         ],
         edited_by=getattr(review, "edited_by", None),
         max_attempts=int(getattr(review, "max_attempts", 0) or 0),
+        seat=getattr(proposal, "seat", None) if getattr(proposal, "seat", None) in (0, 1) else None,
+        seat_value=seat_value,
+        member_names=names,
+        loosened_limits=loosened,
+        live_preview=live if estimate is None or not estimate.done else None,
+        measuring=("measuring: the preview has started; figures come as its first matches end"
+                   if estimate is None else estimate.describe()) if live is not None else "",
+    )
+    return with_preview(info, preview)
+
+
+def with_preview(info: ReviewInfo, preview: Any, measuring: str | None = None) -> ReviewInfo:
+    """`info` showing `preview`'s figures (a progressive review's newest estimate, or the final
+    preview); `measuring`: how far the preview is ("" once done; None: as it was)."""
+    import dataclasses
+
+    failure = info.failure
+    if info.valid:
+        failure = preview.failure.summary() if preview is not None and preview.failure is not None else None
+    return dataclasses.replace(
+        info,
+        expected_payoff=_num(preview.expected_payoff) if preview is not None else None,
+        # a sampled preview has per-member standard errors (exact: none); 0.0 shows
+        # "noise not measured", as for one seat-swapped pair, which cannot measure its own
+        expected_stderr=(0.0 if getattr(preview, "pairs", 0) == 1 else _num(getattr(preview, "expected_stderr", 0.0)) or 0.0)
+        if preview is not None and getattr(preview, "stderr", None) else None,
+        per_member={k: v for k, v in (preview.per_member.items() if preview else []) if _num(v) is not None},
+        member_stderr={k: float(v) for k, v in ((getattr(preview, "stderr", None) or {}) if preview else {}).items()
+                       if _num(v) is not None},
+        population_metrics={
+            k: float(v) for k, v in ((preview.population_metrics or {}) if preview else {}).items() if _num(v) is not None
+        }
+        or None,
+        failure=failure,
         duplicate_of=getattr(preview, "duplicate_of", None) if preview is not None else None,
         duplicate_reason=(getattr(preview, "duplicate_reason", "") or "") if preview is not None else "",
-        seat=getattr(proposal, "seat", None) if getattr(proposal, "seat", None) in (0, 1) else None,
         # a duplicate or a failure is shown on its own line already
-        shortfall=_shortfall(preview, seat_value),
-        seat_value=seat_value,
-        loosened_limits=loosened,
+        shortfall=_shortfall(preview, info.seat_value),
+        measuring=info.measuring if measuring is None else measuring,
     )
 
 

@@ -404,7 +404,11 @@ class CsroApp(App[None]):
             decision = decision or ReviewDecision("cancel")
             if self.reviewer is not None:
                 self.reviewer.answer(decision)
-            self._set_work(f"{decision.kind}: engine working…")
+            # a progressive review decided early: the engine records it once the preview ends
+            estimate = info.live_preview.latest()[1] if info.live_preview is not None else None
+            finishing = info.live_preview is not None and not (estimate is not None and estimate.done)
+            self._set_work(f"{decision.kind}: " + ("finishing the preview, then engine working…" if finishing
+                                                   else "engine working…"))
 
         self._hidden_review = None
         self._review_decided = decided
@@ -576,7 +580,7 @@ class CsroApp(App[None]):
     # ------------------------------------------------------------------ other screens
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.screen))  # its keys first
 
     def action_sessions(self) -> None:
         self.push_screen(SessionsScreen(self.backend))

@@ -210,6 +210,14 @@ class ReviewInfo:
     seat_value: float | None = None
     # The sandbox limits the run raised above their defaults, one line ("" when none: issue 35).
     loosened_limits: str = ""
+    # Population member id -> name (the members it is previewed against), to show names beside ids.
+    member_names: dict[str, str] = field(default_factory=dict)
+    # Per member: the standard error of `per_member`'s mean (sampled previews).
+    member_stderr: dict[str, float] = field(default_factory=dict)
+    # A progressive review (sampled games): the preview still being measured
+    # (`engine.gate.LivePreview`, polled by the screen) and how far it is; None / "" once done.
+    live_preview: Any = None
+    measuring: str = ""
 
     @property
     def original_source(self) -> str | None:

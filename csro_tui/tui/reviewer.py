@@ -19,6 +19,9 @@ POLL_SECONDS = 0.1
 
 class QueueReviewer:
     name = "tui"
+    # A person reads while the preview plays: the engine asks as soon as validation
+    # passes and streams the preview's figures (ReviewRequest.live_preview).
+    progressive = True
 
     def __init__(self, on_review: Callable[[Any], None], to_decision: Callable[[ReviewDecision, Any], Any]):
         self._on_review = on_review

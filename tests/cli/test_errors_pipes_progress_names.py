@@ -386,3 +386,36 @@ def test_the_first_line_of_a_reason_is_the_informative_one():
     assert first_line(traceback) == "ZeroDivisionError: division by zero …"
     assert first_line("\x1b[2Jcleared") == "\\x1b[2Jcleared"  # escape sequences from policy text shown visibly
     assert first_line("") == ""
+
+
+def test_a_pool_reports_every_job_done_once_every_result_is_in():
+    """The workers' last fractional reports arrive before their results; the count must still
+    reach the total, or a piped `csro crosstable` (ProgressLines) never prints its final line."""
+    import queue
+
+    from csro_tui.commands._output import ProgressLines
+    from csro_tui.evaluation.results import MatchResult
+    from csro_tui.evaluation.runner import _collect
+
+    class Pool:  # a worker that reports 0.9 of each chunk, then its results
+        def __init__(self, messages):
+            self.messages = messages
+
+        def apply_async(self, play, args, error_callback=None):
+            number, indexed, _limits = args
+            self.messages.put(("progress", number, 0.9 * len(indexed)))
+            for index, _job in indexed:
+                self.messages.put(("result", number, (index, MatchResult("a", "b", 1.0, 0.0, 2).to_dict())))
+
+    messages = queue.Queue()
+    stream = io.StringIO()
+    lines = ProgressLines("cross-table", 3, stream=stream, interval=0)
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        lines.update(done, total)
+
+    results = _collect(Pool(messages), messages, ["j0", "j1", "j2"], [[0, 1], [2]], progress, None)
+    assert len(results) == 3 and seen[-1] == (3, 3)
+    assert stream.getvalue().splitlines()[-1].startswith("cross-table: 3/3 matches")

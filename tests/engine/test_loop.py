@@ -6,14 +6,13 @@ import threading
 
 import pytest
 
-from csro_tui.config import RunConfig
 from csro_tui.engine import Engine
 from tests.fakes import (
     ScriptedOracle,
     ToyEvaluator,
-    best_member_solve,
     climbing_oracle,
     strength,
+    toy_engine,
     toy_policy,
 )
 from csro_tui.errors import ConfigError, CsroError
@@ -46,17 +45,7 @@ class ListReviewer:
 
 
 def make_engine(oracle=None, reviewer=None, evaluator=None, **config) -> Engine:
-    settings = {"game": "toy", "oracle": "scripted", "iterations": 3, **config}
-    return Engine(
-        config=RunConfig(**settings),
-        spec=None,
-        oracle=oracle or climbing_oracle(),
-        reviewer=reviewer or AutoReviewer(),
-        evaluator=evaluator or ToyEvaluator(),
-        meta_solve=best_member_solve,
-        seed_sources={"zero": toy_policy(0.0), "weak": toy_policy(-0.5)},
-        versions={"csro_tui": "test"},
-    )
+    return toy_engine(oracle, reviewer, evaluator, **config)
 
 
 def fixed_oracle(*sources: str) -> ScriptedOracle:

@@ -58,7 +58,7 @@ async def test_start_form_llm_fields_and_validation():
 
 async def test_help_shows_the_policy_contract_and_keys():
     app = ScreenApp(lambda: DashboardScreen(sample_data()))
-    app.action_help = lambda: app.push_screen(HelpScreen())  # what CsroApp does
+    app.action_help = lambda: app.push_screen(HelpScreen(app.screen))  # what CsroApp does
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause()

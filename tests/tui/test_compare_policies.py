@@ -224,7 +224,7 @@ async def test_a_live_review_shows_the_nearest_member_and_d_compares(tmp_path):
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "a review")
         review = app.screen
         line = review.query_one(ReviewBehaviourLine)
-        await wait_until(pilot, lambda: "nearest member p0" in str(line.render()), "the behaviour line")
+        await wait_until(pilot, lambda: "nearest member always_bet (p0)" in str(line.render()), "the behaviour line")
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, ComparePoliciesScreen), "the comparison")
         compare = app.screen

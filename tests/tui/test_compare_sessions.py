@@ -90,3 +90,34 @@ def test_compare_sessions_snapshot(snap_compare, tmp_path, size):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=loaded)
+
+
+def mixed_rows(backend, session_ids):
+    """A Kuhn configuration (exploitability) and an RRPS one (AggScore, other units)."""
+    import dataclasses
+
+    rrps = [dataclasses.replace(_summary(f"r{n}", "seed", [-1400.0, -900.0, -500.0], 3.0), metric="AggScore",
+                                configuration={"game": "rrps", "oracle": "seed", "solver": "nash"}, best=-500.0)
+            for n in (1, 2)]
+    kuhn = [_summary(f"k{n}", "best-response", [0.4583, 0.25, 0.125], 2.0) for n in (1, 2)]
+    return compare_sessions(kuhn + rrps)
+
+
+async def test_sessions_of_different_games_get_one_chart_per_figure_never_one_axis(tmp_path):
+    from textual.widgets import Static
+
+    from csro_tui.experiments.compare import charts_by_metric
+
+    rows = mixed_rows(None, [])
+    charts = charts_by_metric(rows)
+    assert [metric for metric, _ in charts] == ["exploitability", "AggScore"]
+    assert [[index for index, _ in indexed] for _, indexed in charts] == [[0], [1]]  # the table's letters A, B
+    app = ScreenApp(lambda: CompareSessionsScreen(Backend(tmp_path), ["k1", "k2", "r1", "r2"], load=mixed_rows))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: app.screen.rows is not None, "the comparison")
+        chart = str(app.screen.query_one("#compare-chart", Static).render())
+        assert "2 figures (exploitability, AggScore): one chart each" in chart
+        kuhn_part, rrps_part = chart.split("AggScore per iteration")
+        assert "exploitability per iteration" in kuhn_part
+        assert "-1400" not in kuhn_part and "0.4583" not in rrps_part  # each axis spans its own figure only
+        assert "B" in rrps_part and "B" not in kuhn_part.split("exploitability per iteration")[1]

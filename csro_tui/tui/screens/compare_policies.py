@@ -338,23 +338,33 @@ class ReviewBehaviourLine(Static):
         from csro_tui.profiles.session import review_behaviour
 
         try:
-            review = review_behaviour(self.context.spec, self.context.state(), self.proposal_id, self.source,
-                                      seat=self.seat)
+            state = self.context.state()
+            review = review_behaviour(self.context.spec, state, self.proposal_id, self.source, seat=self.seat)
         except Exception as error:  # noqa: BLE001 - shown, never a crash
             deliver(self, self.update, Text(f"behaviour: not profiled: {one_line(str(error), 160)}", style="red"))
             return
         self.context.record_all(review.events)
-        deliver(self, self.update, review_line(review))
+        deliver(self, self.update, review_line(review, {m.id: m.name for m in state.population}))
 
 
-def review_line(review) -> Text:
+def review_line(review, names: dict[str, str] | None = None) -> Text:
+    """`names`: member id -> name, shown beside the ids."""
     text = Text()
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.describe import describe_frequencies
+
+    profile = getattr(review, "profile", None)
+    throws = describe_frequencies(profile) if profile is not None else []  # RRPS: what it throws, with its noise, first
+    if throws:
+        text.append("behaviour: " + one_line(throws[0], 200) + "\n")
     if not review.ranked:
         text.append("behaviour: " + one_line("; ".join(review.description[:2]), 200))
         return text
     member_id, comparison = review.ranked[0]
     noise = "" if comparison.stderr is None else f" ± {comparison.stderr:.3f}"
-    text.append(f"behaviour: nearest member {one_line(member_id, 20)} at distance {comparison.distance:.3f}{noise}")
+    name = (names or {}).get(member_id)
+    member = f"{one_line(name, 30)} ({one_line(member_id, 20)})" if name and name != member_id else one_line(member_id, 20)
+    text.append(f"behaviour: nearest member {member} at distance {comparison.distance:.3f}{noise}")
     if review.distance_under_meta is not None:
         text.append(f" (under the meta-strategy: {review.distance_under_meta:.3f})")
     if comparison.differences:

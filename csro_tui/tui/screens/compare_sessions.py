@@ -130,7 +130,7 @@ class CompareSessionsScreen(Screen[None]):
         self.notify(message, severity="error")
 
     def _show(self, rows: list[Any]) -> None:
-        from csro_tui.experiments.compare import chart_series, table_rows  # start-up time: loaded only when this runs
+        from csro_tui.experiments.compare import charts_by_metric, series_letter, table_rows  # start-up time: loaded only when this runs
         from csro_tui.sessions.plot import text_chart  # start-up time: loaded only when this runs
 
         self.rows = rows
@@ -141,22 +141,30 @@ class CompareSessionsScreen(Screen[None]):
             table.add_column(name, key=name)
         for index, line in enumerate(cells):
             style = SERIES_STYLES[index % len(SERIES_STYLES)]
-            table.add_row(Text(f"{chr(ord('A') + index % 26)} ", style=f"bold {style}") + plain(line[0]),
+            table.add_row(Text(f"{series_letter(index)} ", style=f"bold {style}") + plain(line[0]),
                           *(Text(cell, justify=justify) for cell, (_, justify) in zip(line[1:], columns[1:])))
         table.styles.height = len(cells) + 2  # the header, and a sideways scrollbar in a narrow terminal
-        series = chart_series(rows)
-        metric = rows[0].metric if rows and len({r.metric for r in rows}) == 1 else "figure"
+        charts = charts_by_metric(rows)
         width = max(20, min(self.size.width - 16, 100))
-        lines = text_chart([(label, xs, ys) for label, xs, ys, _ in series], width=width,
-                           height=max(6, min(16, self.size.height - len(cells) - 10)))
-        chart = Text(f"{metric} per iteration (mean across repeats; the table's ± is a 95% interval)\n",
-                     style="bold")
-        for line in lines:
-            styled = Text(line)
-            for index in range(len(series)):
-                styled.highlight_words([chr(ord("A") + index % 26)], style=f"bold {SERIES_STYLES[index % len(SERIES_STYLES)]}")
-            chart.append_text(styled)
-            chart.append("\n")
-        if not lines:
-            chart.append("no figure recorded yet\n")
+        # each figure on its own axis (sessions of different games: exploitability and AggScore)
+        height = max(6, min(16, (self.size.height - len(cells) - 10) // max(1, len(charts))))
+        chart = Text()
+        if len(charts) > 1:
+            chart.append(f"{len(charts)} figures ({', '.join(m for m, _ in charts)}): one chart each, "
+                         "never on one axis\n", style="yellow")
+        for metric, indexed in charts:
+            letters = [series_letter(index) for index, _ in indexed]  # the table's letters
+            lines = text_chart([(label, xs, ys) for _, (label, xs, ys, _) in indexed], width=width, height=height,
+                               marks=letters)
+            part = Text(f"{metric} per iteration (mean across repeats; the table's ± is a 95% interval)\n",
+                        style="bold")  # the chart's base style: its lines are bold too
+            for line in lines:
+                styled = Text(line)
+                for index, _ in indexed:
+                    styled.highlight_words([series_letter(index)], style=f"bold {SERIES_STYLES[index % len(SERIES_STYLES)]}")
+                part.append_text(styled)
+                part.append("\n")
+            if not lines:
+                part.append("no figure recorded yet\n")
+            chart.append_text(part)
         self.query_one("#compare-chart", Static).update(chart)

@@ -1,4 +1,4 @@
-"""Help: the keys of every screen and the policy contract."""
+"""Help: the keys of the screen it is opened on first, then every other screen's, and the policy contract."""
 
 from __future__ import annotations
 
@@ -60,17 +60,93 @@ drills in and `esc` goes back on every screen; at the bottom is the start screen
 """
 
 
+# The "Where" of KEYS for each screen: `?` lists that screen's rows first.
+WHERE_BY_SCREEN = {
+    "StartScreen": "start",
+    "DashboardScreen": "dashboard",
+    "ReviewScreen": "review",
+    "LLMCallScreen": "LLM call",
+    "EditorScreen": "editor",
+    "TimelineScreen": "timeline",
+    "PlayScreen": "play",
+}
+
+
+def key_rows() -> list[tuple[str, str]]:
+    """(where, the whole table row) of every row of KEYS."""
+    rows = []
+    for line in KEYS.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 3 and cells[0] not in ("Where", "---"):
+            rows.append((cells[0], line))
+    return rows
+
+
+def bound_keys(screen, *, focused_only: bool) -> list[tuple[str, str]]:
+    """(key, description) of the bindings active on `screen`: those of its focused widget
+    (and the containers around it) with `focused_only`, else the screen's own."""
+    try:
+        active = screen.active_bindings
+    except Exception:  # noqa: BLE001 - a screen not mounted yet has none to show
+        return []
+    keys: dict[str, list[str]] = {}
+    for key, item in active.items():
+        node, binding = item.node, item.binding
+        mine = node is not screen and node is not screen.app if focused_only else node is screen
+        if mine and binding.description:
+            keys.setdefault(binding.description, []).append(screen.app.get_key_display(binding))
+    return [(" ".join(f"`{k}`" for k in dict.fromkeys(shown)), what) for what, shown in keys.items()]
+
+
+def contextual_keys(screen) -> str:
+    """The help's keys for `screen`: its own first (and the focused widget's), then every
+    other screen's."""
+    where = WHERE_BY_SCREEN.get(type(screen).__name__, "") if screen is not None else ""
+    name = where or _screen_title(screen)
+    rows = key_rows()
+    header = "| Where | Key | Does |\n| --- | --- | --- |\n"
+    parts = [f"## Keys here: {name}\n\n"]
+    here = [line for w, line in rows if w == where]
+    if not here and screen is not None:  # a screen without rows in the table: its bindings as Textual has them
+        here = [f"| {name} | {key} | {what} |" for key, what in bound_keys(screen, focused_only=False)]
+    parts.append(header + "\n".join(here) + "\n" if here else "No keys of its own beyond those below.\n")
+    focused = bound_keys(screen, focused_only=True) if screen is not None else []
+    if focused:
+        widget = type(screen.focused).__name__ if getattr(screen, "focused", None) is not None else "widget"
+        parts.append(f"\n### The focused {widget}\n\n| Key | Does |\n| --- | --- |\n"
+                     + "\n".join(f"| {key} | {what} |" for key, what in focused) + "\n")
+    everywhere = [line for w, line in rows if w == "everywhere"]
+    parts.append("\n## Everywhere\n\n" + header + "\n".join(everywhere) + "\n")
+    others = [line for w, line in rows if w not in (where, "everywhere")]
+    parts.append("\n## Other screens\n\n" + header + "\n".join(others) + "\n")
+    return "".join(parts)
+
+
+def _screen_title(screen) -> str:
+    name = type(screen).__name__ if screen is not None else "this screen"
+    return name.removesuffix("Screen").lower() or "this screen"
+
+
 class HelpScreen(ModalScreen[None]):
+    """`?`: the keys of the screen it was opened on (and its focused widget) first."""
+
     BINDINGS = [
         Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close"),
     ]
+
+    def __init__(self, over=None) -> None:
+        super().__init__()
+        # Read now: once this screen is on top, the one under it is not the active one.
+        self.keys = contextual_keys(over)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             yield Markdown(
                 "# csro-tui\n\nCode-Space Response Oracles: an oracle proposes a policy as "
-                "Python code each iteration; you review it before it joins the population.\n\n"
-                + KEYS
+                "Python code each iteration; you review it before it joins the population. "
+                "`enter` drills in and `esc` goes back on every screen; every key is also in the "
+                "command palette (`ctrl+p`) by name.\n\n"
+                + self.keys
                 + "\n## The policy contract\n\n"
                 + POLICY_CONTRACT
             )

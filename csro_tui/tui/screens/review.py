@@ -20,27 +20,39 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from csro_tui.files import file_name, path_inside
 from csro_tui.numbers import counted, duration, number
 from csro_tui.text import clean_text, one_line, plain
-from csro_tui.tui.adapt import call_tokens
+from csro_tui.tui.adapt import call_tokens, with_preview
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 from csro_tui.tui.model import ReviewDecision, ReviewInfo
 from csro_tui.tui.screens.editor import EditorScreen
 from csro_tui.tui.screens.reject import RejectReasonScreen
 
 
-def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_key: str = "2") -> Text:
-    """The header over a proposal's tabs; `diff_key` is the key of the Diff tab on that screen."""
+def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_key: str = "2",
+                 compact: bool = False) -> Text:
+    """The header over a proposal's tabs; `diff_key` is the key of the Diff tab on that screen.
+
+    `compact` (a small terminal): shorter wording and one row per fact, each cut at the
+    screen's edge rather than wrapped, so the code below keeps most of the rows."""
     text = Text()
     text.append(one_line(info.name), style="bold")
     if info.seat is not None:  # two populations: it joins that seat's population if accepted
         text.append(f"  for seat {info.seat}", style="bold cyan")
-    text.append(f"  by {one_line(info.oracle)}  iteration {info.iteration}  attempt {info.attempt}")
-    if info.max_attempts:
-        text.append(f" of {info.max_attempts}")
-    if info.proposal_id:
-        text.append(f"  proposal {one_line(info.proposal_id)}")
-    if info.parent:
-        text.append(f"  parent {one_line(info.parent)}")
-    text.append(f"   {hint}", style="dim")
+    if compact:
+        text.append(f"  {one_line(info.oracle)} · it {info.iteration} · try {info.attempt}")
+        text.append(f"/{info.max_attempts}" if info.max_attempts else "")
+        if info.proposal_id:
+            text.append(f" · {one_line(info.proposal_id)}")
+        if info.parent:
+            text.append(f" · parent {member_label(info, info.parent)}")
+    else:
+        text.append(f"  by {one_line(info.oracle)}  iteration {info.iteration}  attempt {info.attempt}")
+        if info.max_attempts:
+            text.append(f" of {info.max_attempts}")
+        if info.proposal_id:
+            text.append(f"  proposal {one_line(info.proposal_id)}")
+        if info.parent:
+            text.append(f"  parent {member_label(info, info.parent)}")
+        text.append(f"   {hint}", style="dim")
     text.append("\n")
     if info.history:
         original = info.history[0]
@@ -52,7 +64,7 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
     if info.oracle_failure:
         text.append_text(failed_proposal_note(info))
     if info.duplicate_of:
-        text.append(f"⚠ duplicate of {one_line(info.duplicate_of)}", style="bold yellow")
+        text.append(f"⚠ duplicate of {member_label(info, info.duplicate_of)}", style="bold yellow")
         if info.duplicate_reason:
             text.append(f": {one_line(info.duplicate_reason)}", style="yellow")
         text.append("\n")
@@ -68,7 +80,11 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
             failure = f": {failure}" if failure else ""
         text.append(failure, style="red")
     if info.expected_payoff is not None:
-        text.append(f"  measured for this code: expected payoff vs {opponents_word(info)}meta-strategy {info.expected_payoff:+.4f}")
+        if compact:
+            text.append(f"  vs {opponents_word(info)}meta {info.expected_payoff:+.4f}")
+        else:
+            text.append(f"  measured for this code: expected payoff vs {opponents_word(info)}meta-strategy "
+                        f"{info.expected_payoff:+.4f}")
         if info.expected_stderr:
             text.append(f" ± {info.expected_stderr:.4f}")
         elif info.expected_stderr is not None:  # sampled, but too briefly for a standard error
@@ -78,14 +94,20 @@ def summary_text(info: ReviewInfo, hint: str = "(keys 1-5 switch tabs)", diff_ke
         before = info.history[-1][3] if info.history else None
         if before is not None:
             text.append(f" (before the edit {number(before, signed=True)})", style="dim")
+    if info.measuring:  # a progressive review: the figures are the first estimates so far
+        text.append("\n⏳ " + one_line(info.measuring), style="cyan")
+        text.append("; a decision now is recorded once it ends", style="dim")
     if info.valid and info.shortfall:
-        text.append(f"\n⚠ the auto reviewer would reject it: {one_line(info.shortfall)}", style="yellow")
+        would = "would reject it so far" if info.measuring else "would reject it"
+        text.append(f"\n⚠ the auto reviewer {would}: {one_line(info.shortfall)}", style="yellow")
     if info.loosened_limits:
         text.append(f"\n⚠ {one_line(info.loosened_limits)}", style="yellow")
     if info.population_metrics:
         named = {METRIC_NAMES.get(key, key): value for key, value in info.population_metrics.items()}
         ordered = [name for name in METRIC_ORDER if name in named] + sorted(set(named) - set(METRIC_ORDER))
         text.append("\nvs the benchmark bots: " + "  ".join(f"{name} {number(named[name], signed=True)}" for name in ordered))
+    if compact:
+        text.no_wrap, text.overflow = True, "ellipsis"
     return text
 
 
@@ -98,6 +120,13 @@ def failed_proposal_note(info: ReviewInfo) -> Text:
     text.append(f"{reason}; nothing else was usable. ", style="red")
     text.append("e edits it (checked and previewed again), r rejects it\n", style="bold")
     return text
+
+
+def member_label(info: ReviewInfo, member_id: str) -> str:
+    """A member's name beside its id ("beat_last (p1)"), the id alone when the name is not known."""
+    name = info.member_names.get(member_id)
+    member_id = one_line(member_id)
+    return f"{one_line(name)} ({member_id})" if name and name != member_id else member_id
 
 
 def opponents_word(info: ReviewInfo) -> str:
@@ -155,7 +184,12 @@ def checks_text(info: ReviewInfo) -> Text:
     if info.per_member:
         for member_id, value in info.per_member.items():
             style = "green" if value > 0 else "red" if value < 0 else ""
-            text.append(f"  vs {one_line(member_id):<12} {value:+.4f}\n", style=style)
+            noise = info.member_stderr.get(member_id)
+            noise_text = f" ± {noise:.4f}" if noise else ""
+            text.append(f"  vs {one_line(member_id):<5} {one_line(info.member_names.get(member_id, ''), 24):<24} "
+                        f"{value:+.4f}{noise_text}\n", style=style)
+        if info.measuring:
+            text.append(f"  ({one_line(info.measuring)})\n", style="cyan")
     else:
         text.append("  no preview\n", style="dim")
     return text
@@ -255,6 +289,13 @@ def behaviour_line(app, info: ReviewInfo):
                                   info.seat if info.seat in (0, 1) else None)
 
 
+# Below this many rows or columns the header is compact (one row per fact, cut, not wrapped).
+COMPACT_BELOW_ROWS = 32
+COMPACT_BELOW_COLUMNS = 100
+# How often the screen looks for newer figures of a preview still being measured.
+ESTIMATE_POLL_SECONDS = 0.25
+
+
 class ReviewScreen(Screen[ReviewDecision]):
     """Dismisses with the decision; the app hands it to the waiting engine."""
 
@@ -279,10 +320,12 @@ class ReviewScreen(Screen[ReviewDecision]):
         super().__init__()
         self.info = info
         self._regenerate_armed = False
+        self._compact: bool | None = None  # the header's form for the screen's size, once known
+        self._estimate_seen = -1  # the live preview's version shown
 
     def compose(self) -> ComposeResult:
         info = self.info
-        yield Static(summary_text(info), id="review-summary")
+        yield Static(summary_text(info, compact=self._is_compact()), id="review-summary")
         yield from behaviour_line(self.app, info)
         with TabbedContent(id="review-tabs"):
             with TabPane("Code", id="tab-code"):
@@ -310,6 +353,61 @@ class ReviewScreen(Screen[ReviewDecision]):
     def _diff(self) -> Text:
         return diff_text(self.info)
 
+    # --- the header's size, the code's focus, the live preview -------------------------
+
+    def _is_compact(self) -> bool:
+        size = self.app.size
+        return size.height < COMPACT_BELOW_ROWS or size.width < COMPACT_BELOW_COLUMNS
+
+    def on_mount(self) -> None:
+        self._show_summary()  # the header's form and the screen's `compact` class for its size
+        # once laid out, the body of whichever tab is active then (the Code tab unless one was chosen)
+        self.call_after_refresh(lambda: self._focus_tab_body(self.query_one(TabbedContent).active))
+        if self.info.live_preview is not None:
+            self._refresh_estimate()
+            self.set_interval(ESTIMATE_POLL_SECONDS, self._refresh_estimate, name="review-estimate")
+
+    def on_screen_resume(self) -> None:
+        self._focus_tab_body(self.query_one(TabbedContent).active)  # back from esc, the editor, a comparison
+
+    def on_resize(self) -> None:
+        if self._is_compact() != self._compact:
+            self._show_summary()
+
+    def _show_summary(self) -> None:
+        self._compact = self._is_compact()
+        self.set_class(self._compact, "compact")
+        self.query_one("#review-summary", Static).update(summary_text(self.info, compact=self._compact))
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # the body that had the keys is hidden now: the new tab's body takes them (the tab
+        # bar keeps them when it had them, so its arrows go on switching tabs)
+        if isinstance(self.focused, VerticalScroll) and event.pane.id:
+            self._focus_tab_body(event.pane.id)
+
+    def _focus_tab_body(self, tab: str) -> None:
+        """The tab's scrolling body takes the keys, so arrows and PgUp/PgDn scroll the code at once."""
+        for body in self.query(f"#{tab} VerticalScroll"):
+            # at once, not deferred as `focus()` is: focus landing later in a pane that is no
+            # longer active would make TabbedContent switch back to it
+            self.set_focus(body)
+            return
+
+    def _refresh_estimate(self) -> None:
+        """Poll the preview the engine is still measuring; redraw when it has news."""
+        live = self.info.live_preview
+        if live is None:
+            return
+        version, estimate = live.latest()
+        if version == self._estimate_seen or estimate is None:
+            return
+        self._estimate_seen = version
+        self.info = with_preview(self.info, estimate.preview, measuring=estimate.describe())
+        if estimate.done:
+            self.info.live_preview = None
+        self._show_summary()
+        self.query_one("#review-checks", Static).update(checks_text(self.info))
+
     def action_compare(self) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.behaviour import live_context, seat_context
@@ -325,6 +423,7 @@ class ReviewScreen(Screen[ReviewDecision]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+        self._focus_tab_body(tab)
 
     def action_accept(self) -> None:
         if not self.info.valid:

@@ -28,7 +28,7 @@ async def test_open_recorded_session_and_step_through_timeline(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_until(pilot, lambda: _bar(app).startswith(f"step {len(events)}/{len(events)}"), "the last step")
         assert isinstance(app.screen, TimelineScreen)
-        assert _population(app) == ["p0", "p1"]
+        assert _population(app) == ["p1", "p0"]  # by weight: p1 has it all
         assert "100.0%" in str(app.screen.query_one(MetaBars).render())
 
         await pilot.press("home")

@@ -1,0 +1,184 @@
+"""The workbench on a large session (issue 36): the TUI headless (`App.run_test`) on a
+200-member Leduc session, this tree's code beside a baseline tree's (main's checkout) in
+one run, each in its own process with its own `PYTHONPATH`.
+
+    .venv/bin/python -m bench.tui_scale                       # a generated 200-member session
+    .venv/bin/python -m bench.tui_scale --sessions DIR        # a real one (e.g. the engine's, 200 iterations)
+    .venv/bin/python -m bench.tui_scale --baseline /work/main --timeout 120
+
+Figures (seconds; the minimum over the repeats, the median beside it):
+  open      the timeline's first paint: its last step's dashboard shown
+  step ←    one step back (the dashboard shown for it)
+  PgUp      the previous iteration
+  End       back to the last step
+  quit      ctrl+q after 140 queued PgUp: until the app has exited
+  resume    R: until the live dashboard shows the session's members (first paint)
+  diversity b: until the diversity view shows its distances
+Targets: step ≤ 0.15, resume ≤ 2, diversity ≤ 3, quit ≤ 1.  A figure a baseline could not
+reach within --timeout prints as "> N".  The session is copied before R (resuming appends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGETS = {"step ←": 0.15, "PgUp": 0.15, "End": 0.15, "open": None, "quit": 1.0, "resume": 2.0, "diversity": 3.0}
+QUEUED_KEYS = 140
+
+
+async def _until(pilot, condition, timeout: float) -> float:
+    """Seconds until `condition()` holds (checked every 10 ms of app time); inf past `timeout`."""
+    start = time.perf_counter()
+    while not condition():
+        if time.perf_counter() - start > timeout:
+            return float("inf")
+        await pilot.pause(0.01)
+    return time.perf_counter() - start
+
+
+def _shown_step(screen) -> int | None:
+    """The step whose dashboard is shown (this tree: `shown_step`; older code: the bar's
+    "step N/", written only once its dashboard was shown)."""
+    if hasattr(screen, "shown_step"):
+        return screen.shown_step
+    from textual.widgets import Static
+
+    try:
+        bar = str(screen.query_one("#timeline-bar", Static).render())
+    except Exception:  # noqa: BLE001 - not mounted yet
+        return None
+    return int(bar.split()[1].split("/")[0]) if bar.startswith("step ") else None
+
+
+async def _measure(sessions: Path, session_id: str, timeout: float, repeats: int) -> dict[str, list[float]]:
+    from textual import events
+
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.screens.dashboard import DashboardScreen
+
+    figures: dict[str, list[float]] = {name: [] for name in TARGETS}
+    app = CsroApp(session=session_id, sessions_dir=sessions)
+    async with app.run_test(size=(160, 48)) as pilot:
+        start = time.perf_counter()
+        await _until(pilot, lambda: getattr(app.screen, "events", None) and _shown_step(app.screen) == len(app.screen.events), timeout)
+        figures["open"].append(time.perf_counter() - start)
+        screen = app.screen
+        last = len(screen.events)
+        for _ in range(repeats):
+            for key, name in (("left", "step ←"), ("pageup", "PgUp"), ("end", "End")):
+                before = _shown_step(screen)
+                start = time.perf_counter()
+                await pilot.press(key)
+                target = screen.step
+                if target == before:
+                    continue
+                await _until(pilot, lambda: _shown_step(screen) == target, timeout)
+                figures[name].append(time.perf_counter() - start)
+            figures["End"] and await _until(pilot, lambda: _shown_step(screen) == last, timeout)
+        await pilot.press("b")
+        start = time.perf_counter()
+        figures["diversity"].append(await _until(
+            pilot, lambda: "Behaviour distance" in str(getattr(app.screen.query("#diversity-header").first(), "render", lambda: "")()),
+            timeout))
+        await pilot.press("escape")
+        await _until(pilot, lambda: app.screen is screen, timeout)
+        await pilot.press("R")
+        figures["resume"].append(await _until(
+            pilot, lambda: isinstance(app.screen, DashboardScreen) and len(app.screen.data.members) > 1, timeout))
+        await pilot.press("s")  # back to the sessions list, then the timeline again for the queue of keys
+        await _until(pilot, lambda: app.screen.__class__.__name__ == "SessionsScreen", timeout)
+    app = CsroApp(session=session_id, sessions_dir=sessions)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: getattr(app.screen, "events", None) and _shown_step(app.screen) == len(app.screen.events), timeout)
+        for _ in range(QUEUED_KEYS):
+            app.post_message(events.Key("pageup", None))
+        app.post_message(events.Key("ctrl+q", None))
+        start = time.perf_counter()
+        while app.is_running and time.perf_counter() - start < timeout:
+            await asyncio.sleep(0.01)
+        figures["quit"].append(time.perf_counter() - start if not app.is_running else float("inf"))
+    return figures
+
+
+def child(sessions: str, session_id: str, timeout: float, repeats: int) -> None:
+    figures = asyncio.run(_measure(Path(sessions), session_id, timeout, repeats))
+    print(json.dumps({k: [x if x != float("inf") else None for x in v] for k, v in figures.items()}))
+
+
+def _run_tree(tree: Path, sessions: Path, session_id: str, timeout: float, repeats: int) -> dict:
+    copy = Path(tempfile.mkdtemp(prefix="tui-scale-"))
+    shutil.copytree(sessions / session_id, copy / session_id)
+    env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{Path(__file__).resolve().parent.parent}")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from bench.tui_scale import child; "
+            "child(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]))")
+    bench_root = str(Path(__file__).resolve().parent.parent)
+    try:
+        result = subprocess.run([sys.executable, "-c", code, bench_root, str(copy), session_id, str(timeout), str(repeats)],
+                                env=env, cwd=tree, capture_output=True, text=True, timeout=timeout * 12 + 300)
+    except subprocess.TimeoutExpired:
+        return {}
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        print(f"{tree}: no figures ({result.returncode}): {result.stderr.strip().splitlines()[-1:] }", file=sys.stderr)
+        return {}
+    return json.loads(lines[-1])
+
+
+def _cell(values: list, timeout: float) -> str:
+    if not values:
+        return "–"
+    if any(v is None for v in values):
+        return f"> {timeout:g}"
+    return f"{min(values):.3f} ({statistics.median(values):.3f})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", help="a sessions directory holding the session (default: a generated one)")
+    parser.add_argument("--session", help="the session's id (default: the only one, or the generated one)")
+    parser.add_argument("--members", type=int, default=200)
+    parser.add_argument("--baseline", default="/work/main", help="the baseline tree ('' for none)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a figure is given up")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    here = Path(__file__).resolve().parent.parent
+    if args.sessions:
+        sessions = Path(args.sessions)
+        session_id = args.session or next(p.name for p in sessions.iterdir() if (p / "events.jsonl").exists())
+    else:
+        sys.path.insert(0, str(here))
+        from tests.tui.large_session import write_large_session
+
+        sessions = Path(tempfile.mkdtemp(prefix="tui-scale-session-"))
+        session_id = write_large_session(sessions, args.members)
+    print(f"cores {os.cpu_count()}, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; session {session_id}")
+    trees = [("ours", here)] + ([("baseline", Path(args.baseline))] if args.baseline else [])
+    results = {name: _run_tree(tree, sessions, session_id, args.timeout, args.repeats) for name, tree in trees}
+    print(f"{'what':10} {'target':>7} " + " ".join(f"{name + ' s (median)':>22}" for name, _ in trees) + "   ratio")
+    for what, target in TARGETS.items():
+        cells = [_cell(results[name].get(what, []), args.timeout) for name, _ in trees]
+        ours = [v for v in results["ours"].get(what, []) if v is not None]
+        base = results.get("baseline", {}).get(what, [])
+        ratio = ""
+        if ours and base:
+            ratio = f"> {args.timeout / min(ours):.0f}x" if None in base else f"{min(base) / min(ours):.0f}x"
+        holds = "" if target is None or not ours else ("  holds" if min(ours) <= target else "  MISSED")
+        print(f"{what:10} {'' if target is None else target:>7} " + " ".join(f"{c:>22}" for c in cells) + f"   {ratio}{holds}")
+    print(f"(load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -18,6 +18,7 @@ class BehaviourContext:
     spec: Any
     state: Callable[[], Any]  # a SessionState snapshot
     record: Callable[[Any], Any] | None = None  # records a BehaviourProfiled event
+    in_log: bool = True  # `record` writes to the session's log (a live run), not only to memory
 
     def record_all(self, events) -> None:
         """Record what was computed; a session closed meanwhile (its writer gone) keeps
@@ -42,7 +43,8 @@ def seat_context(context: BehaviourContext, seat: int | None, *, keep_meta: bool
     from csro_tui.tui.adapt import seat_view
 
     state = context.state
-    return BehaviourContext(context.spec, lambda: seat_view(state(), seat, keep_meta=keep_meta), context.record)
+    return BehaviourContext(context.spec, lambda: seat_view(state(), seat, keep_meta=keep_meta), context.record,
+                            context.in_log)
 
 
 def deliver(widget: Any, callback: Callable, *args: Any) -> None:
@@ -64,11 +66,22 @@ def live_context(app: Any) -> BehaviourContext | None:
     return BehaviourContext(engine.spec, engine.snapshot, engine.record_profile)
 
 
+# Profiles computed while viewing a recorded session, by session id then policy id: never
+# written to its log (it belongs to whoever may resume it), but kept while the app runs, so
+# that the diversity view opened again (another step of the timeline) reuses them instead of
+# profiling 200 members again (a profile is checked against the member's code before reuse).
+_VIEWED_PROFILES: dict[str, dict[str, Any]] = {}
+
+
 def events_context(events: list) -> BehaviourContext:
-    """A recorded session's context (nothing is recorded)."""
+    """A recorded session's context (nothing is recorded in its log)."""
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.games.registry import get_game
     from csro_tui.sessions.state import fold
 
     state = fold(events)
-    return BehaviourContext(get_game(state.started.game), lambda: state, None)
+    viewed = _VIEWED_PROFILES.setdefault(state.started.session_id if state.started else "", {})
+    for policy_id, event in viewed.items():
+        state.profiles.setdefault(policy_id, event)
+    return BehaviourContext(get_game(state.started.game), lambda: state,
+                            lambda event: viewed.__setitem__(event.policy_id, event), in_log=False)

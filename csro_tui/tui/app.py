@@ -14,6 +14,7 @@ import threading
 import time
 import traceback
 from collections import deque
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
@@ -236,15 +237,19 @@ class CsroApp(App[None]):
         self._set_work(f"starting a {options.game} session: evaluating the seed population…")
         self._run_worker(self._start_run, options, options.iterations or 0)
 
-    def resume_session(self, session_id: str) -> None:
-        """Continue a recorded session from its last complete event (closing the live one first)."""
+    def resume_session(self, session_id: str, recorded: DashboardData | None = None) -> None:
+        """Continue a recorded session from its last complete event (closing the live one first).
+        `recorded`: its dashboard as recorded (the timeline has it), shown at once while the
+        engine resumes (a 200-member session took 7 s before its dashboard showed anything)."""
         if self.live is not None or self._closing:
             if self.live is not None and self.live.session_id == session_id:
                 self._raise_dashboard()
                 return
-            self.close_session(then=lambda: self.resume_session(session_id))
+            self.close_session(then=lambda: self.resume_session(session_id, recorded))
             return
-        self._open_dashboard(DashboardData())
+        # as it will be resumed: no longer closed (a failed session's error panel went with its close)
+        self._open_dashboard(replace(recorded, closed=False, closed_reason="", closed_message="", closed_event=0)
+                             if recorded is not None else DashboardData())
         self._set_work(f"resuming {session_id}…")
         self._run_worker(self._resume_run, session_id)
 

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from csro_tui.text import one_line, plain
-from csro_tui.tui.adapt import event_line, member_seats
+from csro_tui.tui.adapt import dashboard_data, event_line, member_seats
 from csro_tui.tui.backend import session_summary
 from csro_tui.tui.behaviour import deliver
 from csro_tui.tui.screens.compare_sessions import MarkingScreen
@@ -316,7 +316,12 @@ class TimelineScreen(Screen[None]):
         self.app.push_screen(ProposalScreen(self.state, proposal_id))
 
     def action_resume(self) -> None:
-        self.app.resume_session(self.session_id)  # type: ignore[attr-defined]
+        recorded = None
+        if self.events and self.shown_step == len(self.events):
+            recorded = self.query_one(DashboardView).data  # the last step: what the session resumes from
+        elif self.state is not None:
+            recorded = dashboard_data(self.state, log=self._folds.lines if self._folds is not None else None)
+        self.app.resume_session(self.session_id, recorded)  # type: ignore[attr-defined]
 
     def action_first(self) -> None:
         self.go(1)

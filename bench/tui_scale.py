@@ -150,13 +150,16 @@ def child(sessions: str, session_id: str, timeout: float, repeats: int, groups: 
 def _run_tree(tree: Path, sessions: Path, session_id: str, timeout: float, repeats: int, groups: str) -> dict:
     copy = Path(tempfile.mkdtemp(prefix="tui-scale-"))
     shutil.copytree(sessions / session_id, copy / session_id)
-    env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{Path(__file__).resolve().parent.parent}")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from bench.tui_scale import child; "
-            "child(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]), sys.argv[6])")
-    bench_root = str(Path(__file__).resolve().parent.parent)
+    # the tree's csro_tui, and this file loaded by its path (main's tree has a bench/ without it):
+    # nothing of this tree on the child's path
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('tui_scale_bench', sys.argv[1]); "
+            "bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench); "
+            "import csro_tui; print('csro_tui from', csro_tui.__file__, file=sys.stderr); "
+            "bench.child(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]), sys.argv[6])")
     try:
-        result = subprocess.run([sys.executable, "-c", code, bench_root, str(copy), session_id, str(timeout), str(repeats),
-                                 groups],
+        result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve()), str(copy), session_id, str(timeout),
+                                 str(repeats), groups],
                                 env=env, cwd=tree, capture_output=True, text=True, timeout=timeout * 12 + 300)
     except subprocess.TimeoutExpired:
         return {}
@@ -167,7 +170,7 @@ def _run_tree(tree: Path, sessions: Path, session_id: str, timeout: float, repea
         print(f"{tree}: no figures ({result.returncode}): {result.stderr.strip().splitlines()[-1:] }", file=sys.stderr)
         return {}
     for line in result.stderr.splitlines():
-        if ": the app raised" in line:
+        if ": the app raised" in line or line.startswith("csro_tui from"):
             print(f"{tree}: {line}", file=sys.stderr)
     return json.loads(lines[-1])
 

@@ -251,7 +251,10 @@ class CsroApp(App[None]):
         self._open_dashboard(replace(recorded, closed=False, closed_reason="", closed_message="", closed_event=0)
                              if recorded is not None else DashboardData())
         self._set_work(f"resuming {session_id}…")
-        self._run_worker(self._resume_run, session_id)
+        if recorded is None:
+            self._run_worker(self._resume_run, session_id)
+        else:  # the recorded dashboard painted first: the engine's resume (its fold) holds the GIL for seconds
+            self.call_after_refresh(self._run_worker, self._resume_run, session_id)
 
     def _open_dashboard(self, data: DashboardData) -> None:
         self.latest = data

@@ -18,7 +18,6 @@ class BehaviourContext:
     spec: Any
     state: Callable[[], Any]  # a SessionState snapshot
     record: Callable[[Any], Any] | None = None  # records a BehaviourProfiled event
-    in_log: bool = True  # `record` writes to the session's log (a live run), not only to memory
 
     def record_all(self, events) -> None:
         """Record what was computed; a session closed meanwhile (its writer gone) keeps
@@ -43,8 +42,7 @@ def seat_context(context: BehaviourContext, seat: int | None, *, keep_meta: bool
     from csro_tui.tui.adapt import seat_view
 
     state = context.state
-    return BehaviourContext(context.spec, lambda: seat_view(state(), seat, keep_meta=keep_meta), context.record,
-                            context.in_log)
+    return BehaviourContext(context.spec, lambda: seat_view(state(), seat, keep_meta=keep_meta), context.record)
 
 
 def deliver(widget: Any, callback: Callable, *args: Any) -> None:
@@ -66,22 +64,29 @@ def live_context(app: Any) -> BehaviourContext | None:
     return BehaviourContext(engine.spec, engine.snapshot, engine.record_profile)
 
 
-# Profiles computed while viewing a recorded session, by session id then policy id: never
-# written to its log (it belongs to whoever may resume it), but kept while the app runs, so
-# that the diversity view opened again (another step of the timeline) reuses them instead of
-# profiling 200 members again (a profile is checked against the member's code before reuse).
-_VIEWED_PROFILES: dict[str, dict[str, Any]] = {}
+# Profiles computed in this app's run, by (game, code, seed, seat): a recorded session's log is
+# never written while it is only viewed (it belongs to whoever may resume it), and a profile
+# read back from a log is slow to rebuild, so the diversity view opened again (another step of
+# the timeline) takes them from here instead of profiling or parsing 200 members again.
+_PROFILES: dict[tuple, Any] = {}
+
+
+def remembered_profile(spec: Any, participant: Any, **options: Any) -> Any:
+    """`profiles.compute.profile_policy`, remembered for the app's run (deterministic: same code, seed, seat)."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.compute import profile_policy
+
+    key = (getattr(spec, "name", ""), participant.source_hash, tuple(sorted(options.items())))
+    if key not in _PROFILES:
+        _PROFILES[key] = profile_policy(spec, participant, **options)
+    return _PROFILES[key]
 
 
 def events_context(events: list) -> BehaviourContext:
-    """A recorded session's context (nothing is recorded in its log)."""
+    """A recorded session's context (nothing is recorded)."""
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.games.registry import get_game
     from csro_tui.sessions.state import fold
 
     state = fold(events)
-    viewed = _VIEWED_PROFILES.setdefault(state.started.session_id if state.started else "", {})
-    for policy_id, event in viewed.items():
-        state.profiles.setdefault(policy_id, event)
-    return BehaviourContext(get_game(state.started.game), lambda: state,
-                            lambda event: viewed.__setitem__(event.policy_id, event), in_log=False)
+    return BehaviourContext(get_game(state.started.game), lambda: state, None)

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.adapt import seat_view, session_populations
-from csro_tui.tui.behaviour import BehaviourContext, deliver, seat_context
+from csro_tui.tui.behaviour import BehaviourContext, deliver, remembered_profile, seat_context
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
@@ -212,7 +212,7 @@ class ComparePoliciesScreen(Screen[None]):
         except Exception as error:  # noqa: BLE001 - no model, a refusal, a network error: one line
             deliver(self, self._summarised, f"Model summary: not available: {one_line(str(error), 200)}")
             return
-        if self.context.record is not None and self.context.in_log:
+        if self.context.record is not None:
             self.context.record_all([summary_event(state, self.subject_id, self.source, self.review.profile, summary)])
         else:
             deliver(self, self.notify, "Shown, not recorded: this session is not running here.")
@@ -283,35 +283,44 @@ class DiversityScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._progress = ""  # the worker's count, shown by a timer (a blocking hand-over per member cost seconds)
+        self._ticker = self.set_interval(0.25, self._show_progress)
         self.run_worker(self._compute, thread=True, exclusive=True, group="diversity")
+
+    def _show_progress(self) -> None:
+        if self.diversity is not None:
+            self._ticker.stop()
+        elif self._progress:
+            self.query_one("#diversity-header", Static).update(Text(self._progress))
 
     def _compute(self) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
 
         state = self.context.state()
-        header = self.query_one("#diversity-header", Static)
         members, done = len(state.population), [0]
 
         def cancelled() -> bool:  # asked once before each member is profiled: the progress
             done[0] += 1
-            if done[0] % 5 == 1:
-                deliver(self, header.update, Text(f"Behaviour diversity: profiling the members (sandboxed, "
-                                                  f"recorded ones reused) {min(done[0], members)}/{members}…"))
+            self._progress = (f"Behaviour diversity: profiling the members (sandboxed, recorded ones reused) "
+                              f"{min(done[0], members)}/{members}…")
             return not self.is_attached
 
         try:
             if session_populations(state) == 2:  # each seat's population on its own (issue 23)
                 diversity: Any = [
-                    (seat, population_diversity(self.context.spec, seat_view(state, seat), cancelled=cancelled, seat=seat))
+                    (seat, population_diversity(self.context.spec, seat_view(state, seat), cancelled=cancelled, seat=seat,
+                                                profile=remembered_profile))
                     for seat in (0, 1)
                 ]
                 events = [event for _, each in diversity for event in each.events]
             else:
-                diversity = population_diversity(self.context.spec, state, cancelled=cancelled)
+                diversity = population_diversity(self.context.spec, state, cancelled=cancelled, profile=remembered_profile)
                 events = diversity.events
         except Exception as error:  # noqa: BLE001
-            deliver(self, header.update, Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
+            self._progress = ""
+            deliver(self, self.query_one("#diversity-header", Static).update,
+                    Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
             return
         self.context.record_all(events)
         names = {m.id: m.name for m in state.population}

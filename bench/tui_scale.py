@@ -8,10 +8,10 @@ one run, each in its own process with its own `PYTHONPATH`.
 
 Figures (seconds; the minimum over the repeats, the median beside it):
   open      the timeline's first paint: its last step's dashboard shown
-  step ←    one step back (the dashboard shown for it)
+  step ←    one step back (the dashboard shown for it); "cpu": this process's CPU seconds for it
   PgUp      the previous iteration
   End       back to the last step
-  quit      ctrl+q after 140 queued PgUp: until the app has exited
+  quit      ctrl+q after 140 PgUp held down (30 a second): until the app has exited
   resume    R: until the live dashboard shows the session's members (first paint)
   diversity b: until the diversity view shows its distances (again: opened a second time)
 Targets: step ≤ 0.15, resume ≤ 2, diversity ≤ 3, quit ≤ 1.  A figure a baseline could not

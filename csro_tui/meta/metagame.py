@@ -316,6 +316,14 @@ class MetaGame:
                 raise ValueError(str(error)) from None
         return game
 
+    def copy(self) -> "MetaGame":
+        """An independent copy (stored entries are never changed in place, so they are shared)."""
+        other = MetaGame()
+        other._ids, other._index, other._seat = list(self._ids), dict(self._index), list(self._seat)
+        other._entries = dict(self._entries)
+        other._means, other._known = self._means.copy(), self._known.copy()
+        return other
+
     def _grow(self, capacity: int) -> None:
         size = len(self._ids)
         means = np.zeros((capacity, capacity))

@@ -8,7 +8,7 @@ calls an oracle; `SessionState.at(step)` rebuilds the state after any event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -87,6 +87,7 @@ class SessionState:
     population: list[PolicyRecord] = field(default_factory=list)
     policy_proposal: dict[str, str] = field(default_factory=dict)  # policy id -> proposal id
     payoffs: dict[tuple[str, str], PayoffRecord] = field(default_factory=dict)  # as evaluated
+    payoff_updates: int = 0  # payoffs_evaluated events folded: views keyed on it know when `payoffs` changed
     # The same entries as the meta-game's incremental antisymmetric matrix.
     metagame: MetaGame = field(default_factory=MetaGame, compare=False, repr=False)
     benchmark: dict[str, BenchmarkEvaluated] = field(default_factory=dict)
@@ -119,6 +120,21 @@ class SessionState:
         if step < 0 or step > self.step:
             raise SessionError(f"step {step} is outside this session (1..{self.step})")
         return fold(event for event in self.events if event.seq <= step)
+
+    def copy(self) -> "SessionState":
+        """An independent copy to fold further (the timeline keeps copies at checkpoints, so a
+        jump to any step folds a bounded number of events). Events and the records they hold
+        are never changed by the fold, so they are shared; the containers and the per-proposal
+        and per-iteration states it mutates are copied."""
+        return SessionState(
+            events=list(self.events), started=self.started, resumes=list(self.resumes), closed=self.closed,
+            population=list(self.population), policy_proposal=dict(self.policy_proposal),
+            payoffs=dict(self.payoffs), payoff_updates=self.payoff_updates, metagame=self.metagame.copy(), benchmark=dict(self.benchmark),
+            meta=self.meta, meta_history=list(self.meta_history), metrics=list(self.metrics),
+            proposals={key: replace(value) for key, value in self.proposals.items()},
+            iterations={key: replace(value, proposals=list(value.proposals)) for key, value in self.iterations.items()},
+            oracle_failures=list(self.oracle_failures), games=list(self.games), profiles=dict(self.profiles),
+        )
 
     def _on_session_started(self, event: SessionStarted) -> None:
         if self.started is not None:
@@ -201,6 +217,7 @@ class SessionState:
             except (KeyError, ValueError) as error:
                 raise SessionError(f"event {event.seq}: bad payoff entry {entry.row} vs {entry.col}: {error}") from None
             self.payoffs[(entry.row, entry.col)] = entry
+        self.payoff_updates += 1
 
     def _on_benchmark_evaluated(self, event: BenchmarkEvaluated) -> None:
         self.benchmark[event.policy_id] = event

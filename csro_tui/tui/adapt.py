@@ -32,39 +32,65 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
+class PayoffCells:
+    """The payoff matrix's cells of the states a caller shows one after another (the live
+    run's, the timeline's steps): each payoff record becomes its two cells once, and the
+    matrix is made again only when the state's payoffs or members changed (a 200-member
+    session has 20,000 records; making the matrix again for every event took ~0.3 s).
+    The matrices it returns are shared between dashboards: nothing may change them."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[Any, Cell | None, Cell | None]] = {}  # id(record) -> (record, cell, mirror)
+        self._key: tuple[int, tuple[str, ...]] | None = None
+        self._matrix: dict[tuple[str, str], Cell] = {}
+
+    def matrix(self, state: Any, populations: int) -> dict[tuple[str, str], Cell]:
+        key = (getattr(state, "payoff_updates", -1), tuple(state.ids))
+        if key == self._key and key[0] >= 0:
+            return self._matrix
+        payoffs: dict[tuple[str, str], Cell] = {}
+        for (row, col), entry in state.payoffs.items():
+            made = self._made.get(id(entry))
+            if made is None or made[0] is not entry:  # (an id is reused only once its record is gone)
+                made = self._made[id(entry)] = (entry, *_cells(entry))
+            _, cell, mirror = made
+            if cell is None or mirror is None:
+                continue
+            payoffs[(row, col)] = cell
+            payoffs.setdefault((col, row), mirror)
+        if populations == 1:
+            for policy_id in state.ids:  # a policy against itself is 0 by symmetry (never evaluated)
+                payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
+        self._key, self._matrix = key, payoffs
+        return payoffs
+
+
+def dashboard_data(state: Any, log: list[str] | None = None, cells: PayoffCells | None = None) -> DashboardData:
     """The dashboard of a session state (live or at a step of its timeline).
 
-    `log` is the event log's lines when the caller keeps them already.
+    `log` is the event log's lines when the caller keeps them already; `cells` the payoff
+    cells it keeps between calls (`PayoffCells`).
     """
     started = state.started
     weights = state.meta_strategy
-    ids = state.ids
     populations = session_populations(state)
     seats = member_seats(state) if log is None else {}
-    payoffs: dict[tuple[str, str], Cell] = {}
-    for (row, col), entry in state.payoffs.items():
-        mean = _num(entry.mean)
-        if mean is None:
-            continue
-        cell = Cell(mean, _num(entry.stderr) or 0.0, entry.episodes, entry.exact)
-        payoffs[(row, col)] = cell
-        # zero-sum: the column member's return is the negation (one population: M[col][row] =
-        # -M[row][col]; two: the seat-1 member's return against the seat-0 member)
-        payoffs.setdefault((col, row), Cell(-mean, cell.stderr, cell.episodes, cell.exact))
-    if populations == 1:
-        for policy_id in ids:  # a policy against itself is 0 by symmetry (never evaluated)
-            payoffs.setdefault((policy_id, policy_id), Cell(0.0, 0.0, 0, True, self_play=True))
+    payoffs = (cells or PayoffCells()).matrix(state, populations)
     members = []
+    # whom each member plays, those with weight only: the other seat's population (two
+    # populations), else everyone (a 200-member session: 35 with weight, not 200, per member)
+    weighted = {seat: [(m.id, weights[m.id]) for m in state.population
+                       if weights.get(m.id, 0.0) > 0 and (seat is None or getattr(m, "seat", None) == 1 - seat)]
+                for seat in (None, 0, 1)}
     for policy in state.population:
         scores: dict[str, float] = {}
         stderr: dict[str, float] = {}  # sampled scores only, with the review's "±"
-        # whom it plays: the other seat's population (two populations), else everyone
-        opponents = [m.id for m in opponents_of(state, policy)]
-        row = [(other, payoffs.get((policy.id, other)), weights.get(other, 0.0)) for other in opponents]
-        if state.meta is not None and all(c is not None for _, c, w in row if w > 0):
-            scores["vs meta"] = sum(c.mean * w for _, c, w in row if c is not None and w > 0)
-            sampled = {other: c.stderr for other, c, w in row if c is not None and w > 0 and not c.exact}
+        seat = getattr(policy, "seat", None)
+        row = [(other, payoffs.get((policy.id, other)), w)
+               for other, w in weighted[seat if populations == 2 and seat in (0, 1) else None]]
+        if state.meta is not None and all(c is not None for _, c, w in row):
+            scores["vs meta"] = sum(c.mean * w for _, c, w in row if c is not None)
+            sampled = {other: c.stderr for other, c, w in row if c is not None and not c.exact}
             if sampled:
                 stderr["vs meta"] = expected_stderr(sampled, weights)
         bench = state.benchmark.get(policy.id)
@@ -124,20 +150,23 @@ def dashboard_data(state: Any, log: list[str] | None = None) -> DashboardData:
     )
 
 
+def _cells(entry: Any) -> tuple[Cell | None, Cell | None]:
+    """A payoff record's cell and its mirror: zero-sum, the column member's return is the
+    negation (one population: M[col][row] = -M[row][col]; two: the seat-1 member's return
+    against the seat-0 member); (None, None) for a record without a finite mean."""
+    mean = _num(entry.mean)
+    if mean is None:
+        return None, None
+    cell = Cell(mean, _num(entry.stderr) or 0.0, entry.episodes, entry.exact)
+    return cell, Cell(-mean, cell.stderr, cell.episodes, cell.exact)
+
+
 def session_populations(state: Any) -> int:
     """1 or 2: the session's populations (its recorded config; 1 when absent, as in older logs)."""
     try:
         return 2 if int(state.config.get("populations", 1) or 1) == 2 else 1
     except (TypeError, ValueError):
         return 1
-
-
-def opponents_of(state: Any, policy: Any) -> list[Any]:
-    """The members `policy` plays: with two populations the other seat's, else everyone."""
-    seat = getattr(policy, "seat", None)
-    if session_populations(state) == 2 and seat in (0, 1):
-        return [m for m in state.population if getattr(m, "seat", None) == 1 - seat]
-    return list(state.population)
 
 
 def seat_view(state: Any, seat: int | None, *, keep_meta: bool = True) -> Any:

@@ -14,6 +14,7 @@ import threading
 import time
 import traceback
 from collections import deque
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
@@ -116,25 +117,66 @@ class CsroApp(App[None]):
         self._key_in_flight: events.Key | None = None  # the last key sent to a widget, until handled
         self._key_sent = 0.0
         self._held_keys: deque[events.Key] = deque()  # keys typed while an earlier one is in flight
+        self.__dict__.setdefault("_typed_ahead", {})  # AHEAD_OF_QUEUE keys typed, not yet handled (post_message)
         self._hidden_review: tuple[ReviewScreen, Any] | None = None  # esc left it waiting; n opens it again
         self._review_decided: Any = None  # the shown review's callback (it goes with the screen when hidden)
 
     # ------------------------------------------------------------------ keys in the order typed
     KEY_WAIT = 1.0  # seconds at most that keys wait for the one before them (a lost key ends the wait)
+    # Keys that go ahead of the keys typed before them and still waiting: ctrl+q of all of
+    # them, esc of the navigation keys (what they would show is being left). 140 queued PgUp
+    # on a large session kept ctrl+q waiting 227 s.
+    AHEAD_OF_QUEUE = ("ctrl+q", "escape")
+    NAVIGATION_KEYS = frozenset({"left", "right", "up", "down", "pageup", "pagedown", "home", "end",
+                                 "shift+left", "shift+right", "left_square_bracket", "right_square_bracket"})
+
+    def post_message(self, message: Message) -> bool:
+        """Keys arrive here when typed (from the driver's thread too), before the queue of
+        messages reaches them: ctrl+q and esc are counted now, so that the keys queued ahead
+        of them are dropped as they come out of the queue (`on_event`)."""
+        if isinstance(message, events.Key) and message.key in self.AHEAD_OF_QUEUE and not message.is_forwarded:
+            typed = self.__dict__.setdefault("_typed_ahead", {})  # (a key may come before __init__ is through)
+            typed[message.key] = typed.get(message.key, 0) + 1
+        return super().post_message(message)
+
+    def _skipped(self, key: str) -> bool:
+        """A key typed before a ctrl+q (any key) or an esc (a navigation key) still queued."""
+        typed = self.__dict__.get("_typed_ahead", {})
+        return bool(typed.get("ctrl+q")) or (key in self.NAVIGATION_KEYS and bool(typed.get("escape")))
 
     async def on_event(self, event: events.Event) -> None:
         """A key waits until the key before it has been handled. Textual sends each key to the
         focused widget at once, but runs a binding (tab, arrows, ctrl+n) only after the key has
         bubbled back up to the app; in a burst the keys after `tab` reached the widget that had
-        the focus before it (`uhn_poker` typed into the Game field)."""
+        the focus before it (`uhn_poker` typed into the Game field). ctrl+q and esc go ahead
+        (AHEAD_OF_QUEUE)."""
         if isinstance(event, events.Key) and not event.is_forwarded:
+            if event.key in self.AHEAD_OF_QUEUE:
+                typed = self.__dict__.setdefault("_typed_ahead", {})
+                typed[event.key] = max(typed.get(event.key, 0) - 1, 0)
+                if event.key == "ctrl+q":
+                    self._held_keys.clear()
+                    self._key_in_flight = None
+                    await self._send_key(event)
+                    return
+                self._held_keys = deque(key for key in self._held_keys if key.key not in self.NAVIGATION_KEYS)
+            elif self._skipped(event.key):
+                return
             if self._held_keys or self._key_pending():
                 self._held_keys.append(event)
                 if len(self._held_keys) == 1:
                     self.set_timer(0.01, self._release_keys)
                 return
-            self._key_in_flight, self._key_sent = event, time.monotonic()
+            await self._send_key(event)
+            return
         await super().on_event(event)
+
+    async def _send_key(self, key: events.Key) -> None:
+        self._key_in_flight, self._key_sent = key, time.monotonic()
+        await super().on_event(key)
+        if not key.is_forwarded and self._key_in_flight is key:
+            # a priority binding ran it here (the timeline's PgUp): nothing comes back to wait for
+            self._key_in_flight = None
 
     def _key_pending(self) -> bool:
         """The last key sent to a widget is neither handled there (stopped) nor back here."""
@@ -144,9 +186,10 @@ class CsroApp(App[None]):
 
     async def _release_keys(self) -> None:
         while self._held_keys and not self._key_pending():
-            key = self._held_keys.popleft()
-            self._key_in_flight, self._key_sent = key, time.monotonic()
-            await super().on_event(key)
+            if not self.is_running or not self.screen_stack:  # quitting: nowhere to send them
+                self._held_keys.clear()
+                return
+            await self._send_key(self._held_keys.popleft())
         if self._held_keys:
             self.set_timer(0.01, self._release_keys)
 
@@ -210,18 +253,25 @@ class CsroApp(App[None]):
         self._starting = True
         self._run_worker(self._start_run, options, options.iterations or 0)
 
-    def resume_session(self, session_id: str) -> None:
-        """Continue a recorded session from its last complete event (closing the live one first)."""
+    def resume_session(self, session_id: str, recorded: DashboardData | None = None) -> None:
+        """Continue a recorded session from its last complete event (closing the live one first).
+        `recorded`: its dashboard as recorded (the timeline has it), shown at once while the
+        engine resumes (a 200-member session took 7 s before its dashboard showed anything)."""
         if self.live is not None or self._closing:
             if self.live is not None and self.live.session_id == session_id:
                 self._raise_dashboard()
                 return
-            self.close_session(then=lambda: self.resume_session(session_id))
+            self.close_session(then=lambda: self.resume_session(session_id, recorded))
             return
-        self._open_dashboard(DashboardData())
+        # as it will be resumed: no longer closed (a failed session's error panel went with its close)
+        self._open_dashboard(replace(recorded, closed=False, closed_reason="", closed_message="", closed_event=0)
+                             if recorded is not None else DashboardData())
         self._set_work(f"resuming {session_id}…")
         self._starting = True
-        self._run_worker(self._resume_run, session_id)
+        if recorded is None:
+            self._run_worker(self._resume_run, session_id)
+        else:  # the recorded dashboard painted first: the engine's resume (its fold) holds the GIL for seconds
+            self.call_after_refresh(self._run_worker, self._resume_run, session_id)
 
     def _open_dashboard(self, data: DashboardData) -> None:
         self.latest = data

@@ -21,7 +21,6 @@ from csro_tui.oracles.registry import game_refusal, oracle_names, oracles_needin
 from csro_tui.records import Bot
 from csro_tui.sandbox.limits import loosened_limits, loosened_text
 from csro_tui.sessions.events import GamePlayed
-from csro_tui.sessions.state import fold
 from csro_tui.sessions.store import SessionStore
 from csro_tui.text import one_line
 from csro_tui.tui import adapt
@@ -67,11 +66,6 @@ class Backend:
 
     def read_events(self, session_id: str) -> list[Any]:
         return self.store.read(session_id).events
-
-    @staticmethod
-    def dashboard_at(events: list[Any], step: int) -> DashboardData:
-        """The dashboard after the first `step` events (the timeline)."""
-        return adapt.dashboard_data(fold(events[:step]))
 
     # ---------------------------------------------------------------- live runs
     def start_run(self, options: LaunchOptions, reviewer: Any, on_event: Callable[[Any, DashboardData], None]) -> "LiveRun":
@@ -582,6 +576,7 @@ class LiveRun:
         # (a fresh fold of the whole log per event would cost O(events)).
         self._lock = threading.Lock()
         self._state = engine.snapshot()
+        self._cells = adapt.PayoffCells()  # the payoff matrix is made again only when it changed
         seats = adapt.member_seats(self._state)
         self._log = [adapt.event_line(event, seats) for event in self._state.events]
         self._on_event = on_event
@@ -748,7 +743,7 @@ class LiveRun:
         with self._lock:
             self._state.apply(event)
             self._log.append(adapt.event_line(event, adapt.member_seats(self._state)))
-            data = adapt.dashboard_data(self._state, log=list(self._log))
+            data = adapt.dashboard_data(self._state, log=list(self._log), cells=self._cells)
         self._on_event(event, data)
 
     def llm_activity(self) -> LLMActivity | None:
@@ -766,7 +761,7 @@ class LiveRun:
 
     def data(self) -> DashboardData:
         with self._lock:
-            return adapt.dashboard_data(self._state, log=list(self._log))
+            return adapt.dashboard_data(self._state, log=list(self._log), cells=self._cells)
 
     def record_game(self, record: dict[str, Any]) -> None:
         self.engine.record_game(**record)

@@ -64,6 +64,24 @@ def live_context(app: Any) -> BehaviourContext | None:
     return BehaviourContext(engine.spec, engine.snapshot, engine.record_profile)
 
 
+# Profiles computed in this app's run, by (game, code, seed, seat): a recorded session's log is
+# never written while it is only viewed (it belongs to whoever may resume it), and a profile
+# read back from a log is slow to rebuild, so the diversity view opened again (another step of
+# the timeline) takes them from here instead of profiling or parsing 200 members again.
+_PROFILES: dict[tuple, Any] = {}
+
+
+def remembered_profile(spec: Any, participant: Any, **options: Any) -> Any:
+    """`profiles.compute.profile_policy`, remembered for the app's run (deterministic: same code, seed, seat)."""
+    # imported when used, not at the top: keeps csro's start-up fast
+    from csro_tui.profiles.compute import profile_policy
+
+    key = (getattr(spec, "name", ""), participant.source_hash, tuple(sorted(options.items())))
+    if key not in _PROFILES:
+        _PROFILES[key] = profile_policy(spec, participant, **options)
+    return _PROFILES[key]
+
+
 def events_context(events: list) -> BehaviourContext:
     """A recorded session's context (nothing is recorded)."""
     # imported when used, not at the top: keeps csro's start-up fast

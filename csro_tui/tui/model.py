@@ -124,6 +124,35 @@ class DashboardData:
         return [m for m in self.members if m.parent == member_id]
 
 
+@dataclass(frozen=True)
+class MemberView:
+    """How the population views (table, meta-strategy, payoff matrix) list the members:
+    by weight (the members with weight first, heaviest first, then the rest in joining order)
+    or by id (joining order), and only those whose id or name contains `text` (the `/`
+    filter; case does not matter).  A 200-member session listed p0…p10 at weight 0 first,
+    the 35 members with weight off screen."""
+
+    by_weight: bool = True
+    text: str = ""
+
+    def matches(self, member: Member) -> bool:
+        needle = self.text.strip().lower()
+        return not needle or needle in member.id.lower() or needle in member.name.lower()
+
+    def members(self, members: list[Member]) -> list[Member]:
+        shown = [m for m in members if self.matches(m)]
+        if self.by_weight:  # sorted() is stable: equal weights (all the zeros) keep joining order
+            shown = sorted(shown, key=lambda m: -m.weight if m.weight > 0 else 0.0)
+        return shown
+
+    def describe(self, shown: int, total: int) -> str:
+        """The panel's note: the order, and the filter with how many it keeps."""
+        order = "by weight" if self.by_weight else "by id"
+        if self.text.strip():
+            return f"/{self.text.strip()}: {shown} of {total} · {order}"
+        return order
+
+
 def bar(fraction: float, width: int) -> str:
     """A horizontal bar of `width` cells filled to `fraction`, in eighths."""
     eighths = "▏▎▍▌▋▊▉█"

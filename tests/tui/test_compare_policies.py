@@ -147,7 +147,7 @@ async def test_a_recorded_sessions_timeline_opens_its_diversity_and_comparison(t
     events = record_sample_session(tmp_path)
     app = CsroApp(session="sample-kuhn", sessions_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step == len(events),
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.shown_step == len(events),
                          "the timeline")
         await pilot.press("b")
         await wait_until(pilot, lambda: isinstance(app.screen, DiversityScreen), "the diversity view")

@@ -52,7 +52,8 @@ async def test_at_80x24_each_member_takes_one_line_of_the_meta_strategy():
         bars = app.screen.query_one(MetaBars)
         lines = bars.render_bars(bars._data).plain.splitlines()  # noqa: SLF001 - what the panel shows
         assert len(lines) == 3 and bars.size.height == 3
-        assert [line.endswith(weight) for line, weight in zip(lines, ("25.0%", "50.0%", "25.0%"))] == [True] * 3
+        # by weight: p1's 50% first, then p0 and p2 in id order
+        assert [line.endswith(weight) for line, weight in zip(lines, ("50.0%", "25.0%", "25.0%"))] == [True] * 3
         assert all(len(line) <= bars.size.width for line in lines)
 
 
@@ -62,7 +63,7 @@ async def test_at_80x24_a_member_a_person_edited_shows_it_in_the_population():
         await pilot.pause()
         table = app.screen.query_one(PopulationTable)
         names = [str(table.get_cell_at((row, 1))) for row in range(table.row_count)]
-        assert names == ["always_call", "br_1", "br_2 ✎"]  # the inspector names who edited it
+        assert names == ["br_1", "always_call", "br_2 ✎"]  # by weight; the inspector names who edited it
 
 
 async def test_events_wrap_again_on_resize_with_the_newest_still_in_view():

@@ -23,8 +23,10 @@ from tests.tui.helpers import engine_idle, start_screen, MAX_WAIT_STEPS, notific
 
 
 def population(app) -> list[str]:
+    """The members' names in joining order (the table lists them by weight)."""
     table = app.screen.query_one(PopulationTable)
-    return [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+    rows = [(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1])) for i in range(table.row_count)]
+    return [name for _, name in sorted(rows, key=lambda row: int(row[0].lstrip("p")))]
 
 
 async def review(pilot, app):
@@ -94,7 +96,7 @@ async def test_resume_a_recorded_session_from_its_timeline(tmp_path):
 
     app, _ = toy_app(tmp_path, session=session_id)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step > 0, "the timeline")
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.shown_step > 0, "the timeline")
         await pilot.press("R")
         await engine_idle(pilot, app)
         assert population(app) == ["weak", "climb-1"], notifications(app)

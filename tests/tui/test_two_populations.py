@@ -101,20 +101,21 @@ async def test_a_recorded_two_population_session_shows_both_seats_and_the_rectan
     async with app.run_test(size=size) as pilot:
         await _open_at_last_step(pilot, app, events)
         text = screen_lines(app)
-        # the population table: a seat column, seat 0's members first, each weight within its seat
+        # the population table: a seat column, seat 0's members first (each seat's by weight), each
+        # weight within its seat
         table = app.screen.query_one("#population", DataTable)
-        assert [str(table.get_row_at(i)[0]) + str(table.get_row_at(i)[1]) for i in range(4)] == ["0p0", "0p2", "1p1", "1p3"]
+        assert [str(table.get_row_at(i)[0]) + str(table.get_row_at(i)[1]) for i in range(4)] == ["0p2", "0p0", "1p3", "1p1"]
         assert "seat" in text and "0.400" in text and "0.600" in text
         # each seat's mixture under its value of the meta-game
         assert "seat 0 · value +0.0500" in text and "seat 1 · value -0.0500" in text
         assert text.count("40.0%") + text.count("60.0%") == 4  # both seats, both members each
         # the rectangular matrix: seat 0's members as rows, seat 1's as columns
         matrix = app.screen.query_one("#payoff-table", DataTable)
-        assert matrix.row_count == 2 and [c.label.plain for c in matrix.columns.values()] == ["p1", "p3"]
+        assert matrix.row_count == 2 and [c.label.plain for c in matrix.columns.values()] == ["p3", "p1"]  # by weight
         assert "Payoffs: seat 0 (rows) vs seat 1 (columns)" in text
         assert "+0.50" in text and "-0.25" in text and "+0.25" in text
         detail = str(app.screen.query_one("#payoff-detail", Static).render())  # wraps between borders at 80x24
-        assert "p0 always_bet vs p1 always_bet: seat 0's return +0.5000 (exact)" in detail
+        assert "p2 br_seat0 vs p3 br_seat1: seat 0's return +0.2500 (exact)" in detail  # the heaviest of each seat
 
 
 async def test_the_matrix_cell_opens_the_seat_1_members_row_from_its_seat(tmp_path):
@@ -123,7 +124,7 @@ async def test_the_matrix_cell_opens_the_seat_1_members_row_from_its_seat(tmp_pa
     async with app.run_test(size=(160, 48)) as pilot:
         await _open_at_last_step(pilot, app, events)
         table = app.screen.query_one("#population", DataTable)
-        table.move_cursor(row=3)  # p3, seat 1
+        table.move_cursor(row=table.get_row_index("p3"))  # seat 1
         await pilot.press("i")
         await wait_until(pilot, lambda: isinstance(app.screen, InspectorScreen), "the inspector")
         facts = str(app.screen.query_one("#inspector-text", Static).render())
@@ -385,7 +386,8 @@ async def test_a_two_population_timeline_compares_and_clusters_within_each_seat(
         assert "Seat 0's population" in text and "Seat 1's population" in text
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen), "back")
-        app.screen.query_one("#population", DataTable).move_cursor(row=3)  # p3, seat 1
+        population = app.screen.query_one("#population", DataTable)
+        population.move_cursor(row=population.get_row_index("p3"))  # seat 1
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, ComparePoliciesScreen), "the comparison")
         compare = app.screen

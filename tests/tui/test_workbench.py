@@ -166,7 +166,7 @@ async def test_population_table_and_inspector_mark_a_hand_edit():
     app = ScreenApp(lambda: DashboardScreen(data))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        row = [str(c) for c in app.screen.query_one("#population", DataTable).get_row_at(1)]
+        row = [str(c) for c in app.screen.query_one("#population", DataTable).get_row(data.members[1].id)]
         assert row[2] == f"{data.members[1].origin} ✎ tui"
     app = ScreenApp(lambda: InspectorScreen(data, data.members[1].id))
     async with app.run_test(size=(160, 48)) as pilot:
@@ -285,16 +285,16 @@ async def test_timeline_jumps_by_iteration_and_proposal_and_opens_one(tmp_path):
 
     app = CsroApp(session="first", sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step > 0, "the timeline")
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.shown_step > 0, "the timeline")
         timeline = app.screen
         await pilot.press("home")
         await pilot.press("pagedown")  # iteration 0 started (event 2)
-        await wait_until(pilot, lambda: timeline.step == 2, "iteration 0")
+        await wait_until(pilot, lambda: timeline.shown_step == 2, "iteration 0")
         await pilot.press("pagedown")
-        await wait_until(pilot, lambda: timeline.events[timeline.step - 1].TYPE == "iteration_started"
-                         and timeline.events[timeline.step - 1].iteration == 1, "iteration 1")
+        await wait_until(pilot, lambda: timeline.events[timeline.shown_step - 1].TYPE == "iteration_started"
+                         and timeline.events[timeline.shown_step - 1].iteration == 1, "iteration 1")
         await pilot.press("right_square_bracket")
-        await wait_until(pilot, lambda: timeline.events[timeline.step - 1].TYPE == "proposal_created", "the proposal")
+        await wait_until(pilot, lambda: timeline.events[timeline.shown_step - 1].TYPE == "proposal_created", "the proposal")
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, ProposalScreen), "the proposal view")
         decision = rendered(app.screen.query_one("#proposal-decision-body"))
@@ -303,11 +303,11 @@ async def test_timeline_jumps_by_iteration_and_proposal_and_opens_one(tmp_path):
         # i on the focused payoff matrix inspects its cursor's row against its column
         await wait_until(pilot, lambda: app.screen is timeline, "back")
         await pilot.press("end")
-        await wait_until(pilot, lambda: timeline.step == len(timeline.events), "the end")
+        await wait_until(pilot, lambda: timeline.shown_step == len(timeline.events), "the end")
         await pilot.pause()
         table = timeline.query_one("#payoff-table", DataTable)
         table.focus()
-        table.move_cursor(row=1, column=0)
+        table.move_cursor(row=table.get_row_index("p1"), column=table.get_column_index("p0"))
         await pilot.pause()
         await pilot.press("i")
         await wait_until(pilot, lambda: isinstance(app.screen, InspectorScreen), "the inspector")
@@ -327,13 +327,13 @@ async def test_the_timeline_of_a_session_that_died_shows_the_panel(tmp_path):
         writer.append(ev.SessionClosed(reason="error", message="ValueError: bad value(s) in fds_to_keep"))
     app = CsroApp(session="died", sessions_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.step == len(events), "the end")
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.shown_step == len(events), "the end")
         await pilot.pause()
         panel = app.screen.query_one(ErrorPanel)
         assert panel.display and "ValueError: bad value(s) in fds_to_keep" in rendered(panel)
         assert f"event #{len(events)}" in rendered(panel)
         await pilot.press("left")  # one step earlier the session had not died yet
-        await wait_until(pilot, lambda: app.screen.step == len(events) - 1, "a step back")
+        await wait_until(pilot, lambda: app.screen.shown_step == len(events) - 1, "a step back")
         await pilot.pause()
         assert not panel.display
 

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from csro_tui.text import clean_text, one_line
 from csro_tui.tui.adapt import seat_view, session_populations
-from csro_tui.tui.behaviour import BehaviourContext, deliver, seat_context
+from csro_tui.tui.behaviour import BehaviourContext, deliver, remembered_profile, seat_context
 from csro_tui.tui.diffing import coloured_diff, unified_diff
 
 
@@ -255,62 +255,120 @@ class ComparePoliciesScreen(Screen[None]):
 
 class DiversityScreen(Screen[None]):
     """The population's behaviour distances (heat map ordered so clusters show), its
-    clusters of near-identical members and the effective number of distinct strategies."""
+    clusters of near-identical members and the effective number of distinct strategies;
+    arrows move a cursor cell whose members (with names) and distance are shown above the map."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="diversity.back")]
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="diversity.back"),
+        Binding("up", "move(-1, 0)", "Up", id="diversity.up", show=False, priority=True),
+        Binding("down", "move(1, 0)", "Down", id="diversity.down", show=False, priority=True),
+        Binding("left", "move(0, -1)", "Left", id="diversity.left", show=False, priority=True),
+        Binding("right", "move(0, 1)", "Right", id="diversity.right", show=False, priority=True),
+        Binding("tab", "other_seat", "Other seat", id="diversity.seat", show=False),
+    ]
 
     def __init__(self, context: BehaviourContext) -> None:
         super().__init__()
         self.context = context
         self.diversity: Any = None  # one population's Diversity, or [(seat, Diversity)] for two
+        self.names: dict[str, str] = {}  # member id -> name
+        self.cursor = (0, 0)  # (row, column) in the shown map's order
+        self.seat_shown = 0  # two populations: the map the cursor is in
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Behaviour diversity: profiling the members (sandboxed)…"), id="diversity-header")
-        with VerticalScroll():
+        yield Static("", id="diversity-cursor")
+        with VerticalScroll(id="diversity-scroll"):
             yield Static("", id="diversity-map")
         yield Footer()
 
     def on_mount(self) -> None:
+        self._progress = ""  # the worker's count, shown by a timer (a blocking hand-over per member cost seconds)
+        self._ticker = self.set_interval(0.25, self._show_progress)
         self.run_worker(self._compute, thread=True, exclusive=True, group="diversity")
+
+    def _show_progress(self) -> None:
+        if self.diversity is not None:
+            self._ticker.stop()
+        elif self._progress:
+            self.query_one("#diversity-header", Static).update(Text(self._progress))
 
     def _compute(self) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
 
         state = self.context.state()
+        members, done = len(state.population), [0]
+
+        def cancelled() -> bool:  # asked once before each member is profiled: the progress
+            done[0] += 1
+            self._progress = (f"Behaviour diversity: profiling the members (sandboxed, recorded ones reused) "
+                              f"{min(done[0], members)}/{members}…")
+            return not self.is_attached
+
         try:
             if session_populations(state) == 2:  # each seat's population on its own (issue 23)
                 diversity: Any = [
-                    (seat, population_diversity(self.context.spec, seat_view(state, seat),
-                                                cancelled=lambda: not self.is_attached, seat=seat))
+                    (seat, population_diversity(self.context.spec, seat_view(state, seat), cancelled=cancelled, seat=seat,
+                                                profile=remembered_profile))
                     for seat in (0, 1)
                 ]
                 events = [event for _, each in diversity for event in each.events]
             else:
-                diversity = population_diversity(self.context.spec, state, cancelled=lambda: not self.is_attached)
+                diversity = population_diversity(self.context.spec, state, cancelled=cancelled, profile=remembered_profile)
                 events = diversity.events
         except Exception as error:  # noqa: BLE001
+            self._progress = ""
             deliver(self, self.query_one("#diversity-header", Static).update,
                     Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
             return
         self.context.record_all(events)
-        deliver(self, self._show, diversity)
+        names = {m.id: m.name for m in state.population}
+        deliver(self, self._computed, diversity, names)
+
+    def _computed(self, diversity, names: dict[str, str]) -> None:
+        self.names = names
+        self._show(diversity)
+
+    def _maps(self) -> list[tuple[int | None, Any]]:
+        return self.diversity if isinstance(self.diversity, list) else [(None, self.diversity)]
 
     def _show(self, diversity) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
-        from csro_tui.tui.widgets.behaviour_heatmap import heat_map_text
+        from csro_tui.tui.widgets.behaviour_heatmap import cursor_line, heat_map_text
 
         self.diversity = diversity
         self.query_one("#diversity-header", Static).update(Text(
-            "Behaviour distance between members (0: the same behaviour), ordered so clusters show", style="bold"))
-        if not isinstance(diversity, list):
-            self.query_one("#diversity-map", Static).update(heat_map_text(diversity, self.app.size.width))
-            return
+            "Behaviour distance between members (0: the same behaviour), ordered so clusters show"
+            " · arrows: cursor" + (" · tab: other seat" if isinstance(diversity, list) else ""), style="bold"))
+        maps = self._maps()
         text = Text()
-        for seat, each in diversity:
-            text.append(f"{'' if seat == 0 else chr(10)}Seat {seat}'s population\n", style="bold underline")
-            text.append_text(heat_map_text(each, self.app.size.width))
+        for index, (seat, each) in enumerate(maps):
+            if seat is not None:
+                text.append(f"{'' if seat == 0 else chr(10)}Seat {seat}'s population\n", style="bold underline")
+            text.append_text(heat_map_text(each, self.app.size.width, self.cursor if index == self.seat_shown else None,
+                                           self.names))
         self.query_one("#diversity-map", Static).update(text)
+        shown = maps[self.seat_shown][1]
+        line = cursor_line(shown, self.cursor, self.names) if len(shown.ids) >= 2 else ""
+        self.query_one("#diversity-cursor", Static).update(Text(line, style="bold"))
+
+    def action_move(self, rows: int, columns: int) -> None:
+        if self.diversity is None:
+            return
+        count = len(self._maps()[self.seat_shown][1].ids)
+        if count < 2:
+            return
+        row, column = self.cursor
+        self.cursor = (min(max(row + rows, 0), count - 1), min(max(column + columns, 0), count - 1))
+        self._show(self.diversity)
+        # the cursor's row in view: below the column ids (at most 5 lines) and any seat heading
+        self.query_one("#diversity-scroll", VerticalScroll).scroll_to(y=max(self.cursor[0] - 3, 0), animate=False)
+
+    def action_other_seat(self) -> None:
+        if isinstance(self.diversity, list):
+            self.seat_shown, self.cursor = 1 - self.seat_shown, (0, 0)
+            self._show(self.diversity)
 
     def on_resize(self) -> None:
         if self.diversity is not None:

@@ -10,14 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
-from textual.worker import get_current_worker
 
-from csro_tui.sessions.state import fold
 from csro_tui.text import one_line, plain
-from csro_tui.tui.adapt import event_line, member_seats
+from csro_tui.tui.adapt import dashboard_data, event_line, member_seats
 from csro_tui.tui.backend import session_summary
+from csro_tui.tui.behaviour import deliver
 from csro_tui.tui.screens.compare_sessions import MarkingScreen
 from csro_tui.tui.screens.dashboard import session_dir
+from csro_tui.tui.timeline import TimelineFolds
 from csro_tui.tui.widgets.dashboard_view import DashboardView
 from csro_tui.tui.widgets.error_panel import ErrorPanel
 from csro_tui.tui.widgets.measured_table import MeasuredTable
@@ -159,7 +159,10 @@ class TimelineScreen(Screen[None]):
         self.session_id = session_id
         self.events: list[Any] = []
         self.state: Any = None  # the whole session folded, for opening proposals
-        self.step = 0
+        self.step = 0  # the step asked for (the newest key's); the dashboard follows when folded
+        self.shown_step = 0  # the step the dashboard shows
+        self._folds: TimelineFolds | None = None
+        self._folding = False  # a worker is folding: the step asked for meanwhile waits for it
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
@@ -176,50 +179,68 @@ class TimelineScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def load(self) -> None:
         try:
-            events = self.backend.read_events(self.session_id)
-            state = fold(events)
+            folds = TimelineFolds(self.backend.read_events(self.session_id))
         except Exception as error:  # noqa: BLE001 - a corrupt or missing session
             self.app.call_from_thread(self.notify, str(error), severity="error", timeout=10)
             self.app.call_from_thread(self._set_bar, f"cannot open {self.session_id}: {one_line(error, 200)}")
             return
-        self.app.call_from_thread(self._loaded, events, state)
+        self.app.call_from_thread(self._loaded, folds)
 
     def _set_bar(self, text: str) -> None:
         self.query_one("#timeline-bar", Static).update(plain(one_line(text)))
 
-    def _loaded(self, events: list[Any], state: Any = None) -> None:
-        self.events = events
-        self.state = state
-        self.go(len(events))
+    def _loaded(self, folds: TimelineFolds) -> None:
+        self._folds = folds
+        self.events = folds.events
+        self.state = folds.final
+        self.go(len(self.events))
 
     def go(self, step: int) -> None:
-        """Show the dashboard after event `step`; the fold runs in a worker."""
+        """Show the dashboard after event `step`. Keys only move `self.step`; one worker at a
+        time folds to it, and when it is done the next folds to wherever the keys pressed
+        meanwhile left it (a burst of 140 PgUp folds a few times, not 140)."""
         if not self.events:
             return
         self.step = max(1, min(step, len(self.events)))
-        self._fold(self.step)
+        if self.step != self.shown_step:  # at once: where the keys are, before the dashboard catches up
+            self.query_one(StatusLine).work = f"replaying to step {self.step}…"
+        if not self._folding:
+            self._folding = True
+            self._fold(self.step)
 
-    @work(thread=True, exclusive=True, group="timeline-step", exit_on_error=False)
+    @work(thread=True, group="timeline-step", exit_on_error=False)
     def _fold(self, step: int) -> None:
+        folds = self._folds
         try:
-            data = self.backend.dashboard_at(self.events, step)
-            line = event_line(self.events[step - 1], member_seats(self.state) if self.state is not None else None)
+            assert folds is not None
+            data = folds.dashboard_at(step)
         except Exception as error:  # noqa: BLE001 - a log the fold rejects
-            self.app.call_from_thread(self.notify, f"Cannot replay to step {step}: {error}", severity="error", timeout=10)
+            deliver(self, self._fold_failed, step, error)
             return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_step, step, data, line)
+        deliver(self, self._show_step, step, data)
 
-    def _show_step(self, step: int, data: Any, line: str) -> None:
-        if step != self.step:
-            return  # a newer step was asked for meanwhile
+    def _fold_failed(self, step: int, error: Exception) -> None:
+        self._folding = False
+        self.notify(f"Cannot replay to step {step}: {error}", severity="error", timeout=10)
+
+    def _show_step(self, step: int, data: Any) -> None:
+        self._folding = False
+        if step != self.step:  # keys moved on meanwhile: fold to where they are now
+            self.go(self.step)
+            return
+        self.shown_step = step
         self.query_one(DashboardView).show(data)
         status = self.query_one(StatusLine)
         status.show(data)
         status.work = "replay"
         self.query_one(ErrorPanel).show(data, session_dir=session_dir(self.app, self.session_id))
+        self._show_bar()
+
+    def _show_bar(self) -> None:
+        step = self.step
         iteration = self._iteration_at(step)
         where = f"iteration {iteration}  " if iteration is not None else ""
+        line = event_line(self.events[step - 1], member_seats(self.state) if self.state is not None else None)
         self._set_bar(timeline_bar(f"step {step}/{len(self.events)}  {where}", line, self.app.size.width - 2))
 
     def action_step(self, delta: int) -> None:
@@ -249,23 +270,20 @@ class TimelineScreen(Screen[None]):
         if member_id is None:
             self.notify("No policy at this step.", severity="warning")
             return
-        compare_member(self.app, view.data, member_id, self.events[: self.step])
+        compare_member(self.app, view.data, member_id, self.events[: self.shown_step])
 
     def action_diversity(self) -> None:
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.tui.screens.compare_policies import show_diversity
 
-        show_diversity(self.app, events=self.events[: self.step])
+        show_diversity(self.app, events=self.events[: self.shown_step])
 
     def on_payoff_heatmap_inspect(self, message: PayoffHeatmap.Inspect) -> None:
         self.action_inspect(message.member_id, message.against)
 
     # --- drilling down ---------------------------------------------------------
     def _iteration_at(self, step: int) -> int | None:
-        for event in reversed(self.events[:step]):
-            if event.TYPE == "iteration_started":
-                return event.iteration
-        return None
+        return self._folds.iteration_at(step) if self._folds is not None else None
 
     def action_jump(self, kind: str, direction: int) -> None:
         """To the previous / next event of `kind` (an iteration's or a proposal's start)."""
@@ -298,7 +316,12 @@ class TimelineScreen(Screen[None]):
         self.app.push_screen(ProposalScreen(self.state, proposal_id))
 
     def action_resume(self) -> None:
-        self.app.resume_session(self.session_id)  # type: ignore[attr-defined]
+        recorded = None
+        if self.events and self.shown_step == len(self.events):
+            recorded = self.query_one(DashboardView).data  # the last step: what the session resumes from
+        elif self.state is not None:
+            recorded = dashboard_data(self.state, log=self._folds.lines if self._folds is not None else None)
+        self.app.resume_session(self.session_id, recorded)  # type: ignore[attr-defined]
 
     def action_first(self) -> None:
         self.go(1)

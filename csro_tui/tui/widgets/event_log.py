@@ -16,10 +16,14 @@ class EventLog(RichLog):
         self._shown = 0
         self._width = 0
 
+    REWRITE_AT_MOST = 60  # lines written again at once: the newest (a 2,000-event session took 1-5 s per step)
+
     def show(self, lines: list[str]) -> None:
-        """Append what is new; rewrite if the list shrank (timeline stepped back)."""
-        if len(lines) < self._shown:
+        """Append what is new; rewrite if the list shrank (timeline stepped back) or grew by more
+        than REWRITE_AT_MOST lines (a jump), then with the newest REWRITE_AT_MOST lines only."""
+        if len(lines) < self._shown or len(lines) - self._shown > self.REWRITE_AT_MOST:
             self.clear()
+            self._shown = max(len(lines) - self.REWRITE_AT_MOST, 0)
         self._lines = list(lines)
         if self._hidden:
             return  # wrapped now, each character would take a line of its own; on_resize writes them

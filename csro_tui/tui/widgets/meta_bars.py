@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from csro_tui.numbers import number
 from csro_tui.text import one_line
-from csro_tui.tui.model import DashboardData, Member, bar
+from csro_tui.tui.model import DashboardData, Member, MemberView, bar
 
 PERCENT = 7  # " 100.0%"
 SIDE_BY_SIDE_MIN = 26  # columns a seat's bars need beside the other's: "id name" + a short bar + weight
@@ -22,9 +22,10 @@ class MetaBars(Static):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._data: DashboardData | None = None
+        self._view = MemberView()
 
-    def show(self, data: DashboardData) -> None:
-        self._data = data
+    def show(self, data: DashboardData, view: MemberView = MemberView()) -> None:
+        self._data, self._view = data, view
         self.update(self.render_bars(data))
 
     def on_resize(self) -> None:
@@ -42,7 +43,16 @@ class MetaBars(Static):
         width = width if width is not None else (self.size.width or 80)
         if data.populations == 2:
             return self._seats(data, width)
-        return self._lines(data.members, width)
+        members = self._view.members(data.members)
+        if not members:
+            return Text(f"No member matches /{self._view.text.strip()}.", style="dim")
+        weighted = [m for m in members if m.weight > 0]
+        if not self._view.by_weight or not weighted or len(weighted) == len(members):
+            return self._lines(members, width)
+        # by weight: the members at 0 in one line (the table lists them; w lists every bar by id)
+        text = self._lines(weighted, width)
+        text.append(f"\nat 0%: {len(members) - len(weighted)} more (w: by id)", style="dim")
+        return text
 
     def _seats(self, data: DashboardData, width: int) -> Text | Table:
         side_by_side = width >= 2 * SIDE_BY_SIDE_MIN + GUTTER
@@ -52,7 +62,7 @@ class MetaBars(Static):
         for seat in (0, 1):
             group = Text(no_wrap=True, overflow="ellipsis")
             group.append(seat_heading(seat, data.meta_value), style="bold")
-            members = data.seat_members(seat)
+            members = self._view.members(data.seat_members(seat))
             shown = members
             if not side_by_side and any(m.weight > 0 for m in members):  # (no mixture yet: each shows)
                 shown = [m for m in members if m.weight > 0]

@@ -9,7 +9,7 @@ from textual.widgets import DataTable
 
 from csro_tui.numbers import number
 from csro_tui.text import one_line, plain
-from csro_tui.tui.model import DashboardData, Member
+from csro_tui.tui.model import DashboardData, Member, MemberView
 from csro_tui.tui.widgets.measured_table import MeasuredTable
 
 
@@ -36,9 +36,11 @@ class PopulationTable(MeasuredTable):
         self._narrow: bool | None = None
         self._fitted = (0, 0)  # the size the narrow columns were fitted to
         self._shown: DashboardData | None = None
+        self._view = MemberView()
+        self._listing: tuple = ()  # what the rows show now
 
-    def show(self, data: DashboardData) -> None:
-        self._shown = data
+    def show(self, data: DashboardData, view: MemberView = MemberView()) -> None:
+        self._shown, self._view = data, view
         score_names = sorted({name for m in data.members for name in m.scores})
         # a narrow terminal (80 columns): the numbers fit; oracle and parent are in the inspector
         narrow = self.app.size.width < NARROW_BELOW
@@ -46,7 +48,9 @@ class PopulationTable(MeasuredTable):
         # within its seat's mixture; vs meta is against the other seat's)
         seats = data.populations == 2
         selected = self.selected_id
-        members = sorted(data.members, key=lambda m: m.seat if m.seat is not None else -1) if seats else data.members
+        members = view.members(data.members)
+        if seats:  # seat 0's members, then seat 1's, each in the view's order
+            members = sorted(members, key=lambda m: m.seat if m.seat is not None else -1)
         seat = ["seat"] if seats else []
         if narrow:
             headers, rows = self._fit(seat + ["id", "name", "wt", *(SHORT_HEADERS.get(n, n) for n in score_names)],
@@ -54,6 +58,12 @@ class PopulationTable(MeasuredTable):
         else:
             headers = seat + ["id", "name", "oracle", "parent", "weight", *score_names]
             rows = [self._row(member, score_names, False, seats) for member in members]
+        # the same rows as shown already (a timeline step that changed no member): nothing to do
+        listing = (tuple(headers), tuple(m.id for m in members), tuple(tuple(_plain(c) for c in row) for row in rows),
+                   self.size.width, self.size.height)
+        if listing == self._listing:
+            return
+        self._listing = listing
         # narrow: the columns again too, else they keep the widths of longer names than now shown
         self.clear(columns=narrow or headers != self._headers or not self.columns)
         if not self.columns:
@@ -108,7 +118,7 @@ class PopulationTable(MeasuredTable):
             return
         narrow = self.app.size.width < NARROW_BELOW
         if narrow != self._narrow or (narrow and (self.size.width, self.size.height) != self._fitted):
-            self.show(self._shown)
+            self.show(self._shown, self._view)
 
     @staticmethod
     def _cells(member: Member, score_names: list[str], narrow: bool = False, name_width: int = NARROW_NAME) -> list[Text | str]:

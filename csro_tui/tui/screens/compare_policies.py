@@ -299,6 +299,7 @@ class DiversityScreen(Screen[None]):
 
         state = self.context.state()
         members, done = len(state.population), [0]
+        record = self.context.record is not None  # a viewed session records nothing: no events to build
 
         def cancelled() -> bool:  # asked once before each member is profiled: the progress
             done[0] += 1
@@ -310,12 +311,13 @@ class DiversityScreen(Screen[None]):
             if session_populations(state) == 2:  # each seat's population on its own (issue 23)
                 diversity: Any = [
                     (seat, population_diversity(self.context.spec, seat_view(state, seat), cancelled=cancelled, seat=seat,
-                                                profile=remembered_profile))
+                                                profile=remembered_profile, record=record))
                     for seat in (0, 1)
                 ]
                 events = [event for _, each in diversity for event in each.events]
             else:
-                diversity = population_diversity(self.context.spec, state, cancelled=cancelled, profile=remembered_profile)
+                diversity = population_diversity(self.context.spec, state, cancelled=cancelled, profile=remembered_profile,
+                                                 record=record)
                 events = diversity.events
         except Exception as error:  # noqa: BLE001
             self._progress = ""

@@ -72,6 +72,15 @@ def test_the_timeline_at_any_step_is_the_fold_of_its_events_in_any_order(large):
         assert shown.log == expected.log and shown.metric_history == expected.metric_history, step
 
 
+def test_steps_back_and_forth_between_iterations_find_their_matrix_made(large):
+    _, _, events = large
+    folds = TimelineFolds(events)
+    last = folds.dashboard_at(len(events)).payoffs
+    earlier = folds.dashboard_at(len(events) // 2).payoffs
+    assert earlier != last  # another iteration's payoffs
+    assert folds.dashboard_at(len(events)).payoffs is last and folds.dashboard_at(len(events) // 2).payoffs is earlier
+
+
 async def test_a_burst_of_page_ups_ends_at_the_iteration_its_last_key_names(large):
     root, session_id, events = large
     app = CsroApp(session=session_id, sessions_dir=root)

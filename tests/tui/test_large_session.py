@@ -139,6 +139,25 @@ async def test_population_views_list_the_members_with_weight_first_and_w_lists_t
         assert "by id" in str(screen.query_one("#panel-population").border_title)
 
 
+async def test_the_population_table_updated_in_place_at_each_step_is_the_one_filled_anew(large):
+    """Steps write only the cells that changed and reorder the rows: what shows is what a
+    table filled from nothing shows at that step (members come and go, weights change)."""
+    root, session_id, events = large
+    app = CsroApp(session=session_id, sessions_dir=root)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open(pilot, app, events)
+        table = screen.query_one(PopulationTable)
+        for key in ("pageup", "pageup", "home", "end", "left", "pageup"):
+            await pilot.press(key)
+            await wait_until(pilot, lambda: screen.shown_step == screen.step, f"the step after {key}")
+            data = screen.query_one("#dashboard").data
+            members = MemberView().members(data.members)
+            expected = [[str(c) for c in table._row(m, sorted({n for x in data.members for n in x.scores}), False, False)]
+                        for m in members]
+            assert [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)] == expected, key
+            assert str(table.get_row_at(0)[0]) == members[0].id and table.row_count == len(members)
+
+
 async def test_slash_filters_the_members_by_name_and_esc_clears_it(large):
     root, session_id, events = large
     app = CsroApp(session=session_id, sessions_dir=root)

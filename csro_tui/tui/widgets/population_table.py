@@ -98,8 +98,9 @@ class PopulationTable(MeasuredTable):
                 self.add_row(*cells, key=member.id)
             elif before != tuple(cells):
                 for column, old, new in zip(columns, before, cells):
-                    if old != new:
-                        self.update_cell(member.id, column, new, update_width=True)
+                    if old != new:  # the column measured again only when the cell is wider (it measures all rows)
+                        wider = cell_len(_plain(new)) > self.columns[column].content_width
+                        self.update_cell(member.id, column, new, update_width=wider)
             shown[member.id] = tuple(cells)
         self.sort(key=lambda values: position[_plain(values[index])])
         return True

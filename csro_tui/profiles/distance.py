@@ -18,6 +18,7 @@ policy failed against counts as the largest difference (1).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -176,8 +177,31 @@ def _probe_difference(row, other) -> dict:
 # ---------------------------------------------------------------- populations
 
 
+# The latest matrices, by their profiles' identities (each entry holds its profiles, so an
+# identity is never reused): the diversity view opened again, or at an earlier step of the
+# timeline (fewer members), takes its distances from here (~1 s for 201 Leduc members).
+_RECENT: list[tuple[tuple[Profile, ...], int | None, np.ndarray, np.ndarray]] = []
+RECENT_KEPT = 4
+_recent_lock = threading.Lock()
+
+
 def distance_matrix(profiles: Sequence[Profile], seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Pairwise distances and their standard errors (0 in exact games); `seat` as in `compare`."""
+    """Pairwise distances and their standard errors (0 in exact games); `seat` as in `compare`.
+    Profiles (the same objects) of a recent call are not compared again."""
+    with _recent_lock:
+        for kept, kept_seat, distances, errors in _RECENT:
+            where = {id(p): k for k, p in enumerate(kept)}
+            if kept_seat == seat and all(id(p) in where for p in profiles):
+                index = [where[id(p)] for p in profiles]
+                return distances[np.ix_(index, index)], errors[np.ix_(index, index)]
+    distances, errors = _distance_matrix(profiles, seat)
+    with _recent_lock:
+        _RECENT.insert(0, (tuple(profiles), seat, distances.copy(), errors.copy()))
+        del _RECENT[RECENT_KEPT:]
+    return distances, errors
+
+
+def _distance_matrix(profiles: Sequence[Profile], seat: int | None) -> tuple[np.ndarray, np.ndarray]:
     n = len(profiles)
     distances, errors = np.zeros((n, n)), np.zeros((n, n))
     exact = _exact_distances(profiles, seat)

@@ -109,10 +109,12 @@ def summary_event(state: "SessionState", policy_id: str, source: str, profile: P
 
 def member_profiles(
     spec: "GameSpec | None", state: "SessionState", *, profile: Callable[..., Profile] | None = profile_policy,
-    cancelled: Callable[[], bool] = lambda: False,
+    cancelled: Callable[[], bool] = lambda: False, record: bool = True,
 ) -> tuple[dict[str, Profile], list["BehaviourProfiled"]]:
-    """Every member's profile (recorded ones reused), and the events for those computed now;
-    with `profile=None` only the recorded ones (nothing runs)."""
+    """Every member's profile (recorded ones reused), and the events for those computed now
+    (none with `record=False`: an event's record and code hints cost ~35 ms a Leduc member,
+    7 s of a 201-member diversity view that records nothing); with `profile=None` only the
+    recorded ones (nothing runs)."""
     seed = session_profile_seed(state)
     profiles, new = {}, []
     for member in state.population:
@@ -125,7 +127,8 @@ def member_profiles(
             if profile is None:
                 continue
             known = profile(spec, participant, seed=seed, **({} if seat is None else {"seat": seat}))
-            new.append(_event(member.id, known, member.source))
+            if record:
+                new.append(_event(member.id, known, member.source))
         profiles[member.id] = known
     return profiles, new
 
@@ -246,10 +249,11 @@ class Diversity:
 
 def population_diversity(
     spec: "GameSpec | None", state: "SessionState", *, profile: Callable[..., Profile] | None = profile_policy,
-    cancelled: Callable[[], bool] = lambda: False, seat: int | None = None,
+    cancelled: Callable[[], bool] = lambda: False, seat: int | None = None, record: bool = True,
 ) -> Diversity:
-    """`seat` (two populations): `state` holds that seat's members, compared in it alone."""
-    profiles, events = member_profiles(spec, state, profile=profile, cancelled=cancelled)
+    """`seat` (two populations): `state` holds that seat's members, compared in it alone;
+    `record` as in `member_profiles`."""
+    profiles, events = member_profiles(spec, state, profile=profile, cancelled=cancelled, record=record)
     ids = [member.id for member in state.population if member.id in profiles]
     distances, errors = distance_matrix([profiles[i] for i in ids], seat=seat)
     order = cluster_order(distances)

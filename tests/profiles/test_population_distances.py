@@ -26,3 +26,24 @@ def test_exact_distances_at_once_are_the_pairwise_ones(game):
         assert ((distances == 0) == (pairwise == 0)).all()  # "the same behaviour" stays exact
         assert not errors.any()
         assert distances[0, -1] == 0 and distances[0, 1] > 0
+
+
+def test_the_same_profiles_are_not_compared_again(monkeypatch):
+    """The diversity view opened again (or at an earlier step: fewer members) takes a recent
+    matrix of the same profile objects, in the order asked for; other profiles are compared."""
+    from csro_tui.profiles import distance
+
+    spec = get_game("kuhn_poker")
+    profiles = [profile_policy(spec, resolve_participant(spec, f"seed:{name}")) for name in spec.seed_policies()]
+    distances, _ = distance_matrix(profiles, seat=0)
+    computed = []
+    monkeypatch.setattr(distance, "_distance_matrix",
+                        lambda profiles, seat: computed.append(seat) or (np.zeros((len(profiles),) * 2),) * 2)
+    again, _ = distance_matrix(profiles, seat=0)
+    fewer, errors = distance_matrix(profiles[:0:-1], seat=0)  # an earlier step's members, another order
+    assert computed == [] and np.array_equal(again, distances)
+    assert np.array_equal(fewer, distances[np.ix_(range(len(profiles) - 1, 0, -1), range(len(profiles) - 1, 0, -1))])
+    assert errors.shape == fewer.shape
+    distance_matrix(profiles, seat=1)  # another seat's distances
+    distance_matrix([profile_policy(spec, resolve_participant(spec, "seed:" + next(iter(spec.seed_policies()))), seed=7)] + profiles)
+    assert len(computed) == 2

@@ -196,3 +196,15 @@ def test_two_populations_profile_each_member_and_proposal_in_its_own_seat():
     pooled.seq = state.step + 1
     state.apply(pooled)
     assert sorted(member_profiles(spec, state, profile=None)[0]) == ["p0"]
+
+
+def test_a_diversity_that_records_nothing_builds_no_events(kuhn_session):
+    """The diversity view of a session only viewed records nothing: the events (a record and
+    the code's hints per member) are not built, and the distances are the same."""
+    compute._cache.clear()
+    root, session = kuhn_session
+    state = fold(SessionStore(root).read(session).events)
+    recorded = population_diversity(_spec(), state)
+    unrecorded = population_diversity(_spec(), state, record=False)
+    assert len(recorded.events) == len(state.ids) and unrecorded.events == []
+    assert unrecorded.ids == recorded.ids and (unrecorded.distances == recorded.distances).all()

@@ -72,6 +72,15 @@ def test_the_timeline_at_any_step_is_the_fold_of_its_events_in_any_order(large):
         assert shown.log == expected.log and shown.metric_history == expected.metric_history, step
 
 
+def test_steps_back_and_forth_between_iterations_find_their_matrix_made(large):
+    _, _, events = large
+    folds = TimelineFolds(events)
+    last = folds.dashboard_at(len(events)).payoffs
+    earlier = folds.dashboard_at(len(events) // 2).payoffs
+    assert earlier != last  # another iteration's payoffs
+    assert folds.dashboard_at(len(events)).payoffs is last and folds.dashboard_at(len(events) // 2).payoffs is earlier
+
+
 async def test_a_burst_of_page_ups_ends_at_the_iteration_its_last_key_names(large):
     root, session_id, events = large
     app = CsroApp(session=session_id, sessions_dir=root)
@@ -128,6 +137,25 @@ async def test_population_views_list_the_members_with_weight_first_and_w_lists_t
         await pilot.press("w")
         assert _rows(app)[:12] == [f"p{i}" for i in range(12)]
         assert "by id" in str(screen.query_one("#panel-population").border_title)
+
+
+async def test_the_population_table_updated_in_place_at_each_step_is_the_one_filled_anew(large):
+    """Steps write only the cells that changed and reorder the rows: what shows is what a
+    table filled from nothing shows at that step (members come and go, weights change)."""
+    root, session_id, events = large
+    app = CsroApp(session=session_id, sessions_dir=root)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open(pilot, app, events)
+        table = screen.query_one(PopulationTable)
+        for key in ("pageup", "pageup", "home", "end", "left", "pageup"):
+            await pilot.press(key)
+            await wait_until(pilot, lambda: screen.shown_step == screen.step, f"the step after {key}")
+            data = screen.query_one("#dashboard").data
+            members = MemberView().members(data.members)
+            expected = [[str(c) for c in table._row(m, sorted({n for x in data.members for n in x.scores}), False, False)]
+                        for m in members]
+            assert [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)] == expected, key
+            assert table.row_count == len(members) and (not members or str(table.get_row_at(0)[0]) == members[0].id)
 
 
 async def test_slash_filters_the_members_by_name_and_esc_clears_it(large):

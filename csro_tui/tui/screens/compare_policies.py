@@ -297,8 +297,13 @@ class DiversityScreen(Screen[None]):
         # imported when used, not at the top: keeps csro's start-up fast
         from csro_tui.profiles.session import population_diversity
 
-        state = self.context.state()
+        try:
+            state = self.context.state()
+        except Exception as error:  # noqa: BLE001 - a log the fold rejects
+            self._failed(error)
+            return
         members, done = len(state.population), [0]
+        record = self.context.record is not None  # a viewed session records nothing: no events to build
 
         def cancelled() -> bool:  # asked once before each member is profiled: the progress
             done[0] += 1
@@ -310,21 +315,25 @@ class DiversityScreen(Screen[None]):
             if session_populations(state) == 2:  # each seat's population on its own (issue 23)
                 diversity: Any = [
                     (seat, population_diversity(self.context.spec, seat_view(state, seat), cancelled=cancelled, seat=seat,
-                                                profile=remembered_profile))
+                                                profile=remembered_profile, record=record))
                     for seat in (0, 1)
                 ]
                 events = [event for _, each in diversity for event in each.events]
             else:
-                diversity = population_diversity(self.context.spec, state, cancelled=cancelled, profile=remembered_profile)
+                diversity = population_diversity(self.context.spec, state, cancelled=cancelled, profile=remembered_profile,
+                                                 record=record)
                 events = diversity.events
         except Exception as error:  # noqa: BLE001
-            self._progress = ""
-            deliver(self, self.query_one("#diversity-header", Static).update,
-                    Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
+            self._failed(error)
             return
         self.context.record_all(events)
         names = {m.id: m.name for m in state.population}
         deliver(self, self._computed, diversity, names)
+
+    def _failed(self, error: Exception) -> None:
+        self._progress = ""
+        deliver(self, self.query_one("#diversity-header", Static).update,
+                Text(f"Could not profile: {one_line(str(error), 200)}", style="red"))
 
     def _computed(self, diversity, names: dict[str, str]) -> None:
         self.names = names
@@ -436,9 +445,10 @@ def review_line(review, names: dict[str, str] | None = None) -> Text:
     return text
 
 
-def context_for(app, session_id: str = "", events: list | None = None) -> BehaviourContext | None:
+def context_for(app, session_id: str = "", events: list | None = None, *,
+                fold_later: bool = False) -> BehaviourContext | None:
     """The live run's context when it is that session; else the recorded events' (`events`,
-    or the session's log), which computes but records nothing."""
+    or the session's log), which computes but records nothing; `fold_later` as in `events_context`."""
     # imported when used, not at the top: keeps csro's start-up fast
     from csro_tui.tui.behaviour import events_context, live_context
 
@@ -451,7 +461,7 @@ def context_for(app, session_id: str = "", events: list | None = None) -> Behavi
             if backend is None or not session_id:
                 return None
             events = backend.read_events(session_id)
-        return events_context(events) if events else None
+        return events_context(events, fold_later=fold_later) if events else None
     except Exception:  # noqa: BLE001 - an unreadable log: the caller says so
         return None
 
@@ -469,7 +479,7 @@ def compare_member(app, data, member_id: str, events: list | None = None) -> Non
 
 
 def show_diversity(app, session_id: str = "", events: list | None = None) -> None:
-    context = context_for(app, session_id, events)
+    context = context_for(app, session_id, events, fold_later=True)  # DiversityScreen folds in its worker
     if context is None:
         app.notify("The diversity view needs a session (live or recorded).", severity="warning")
         return

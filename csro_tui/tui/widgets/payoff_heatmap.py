@@ -87,6 +87,7 @@ class PayoffHeatmap(Vertical):
         self._view = MemberView()
         self._fitted = (0, 0)  # the size the columns were fitted to
         self._laid_out: tuple = ()  # what the table shows now (axes, matrix, size)
+        self._scale: tuple = (None, 0.0)  # (matrix, its largest |mean|): 40,000 cells are not read again per step
 
     def compose(self) -> ComposeResult:
         yield PayoffTable(cursor_type="cell", id="payoff-table", show_row_labels=True)
@@ -116,7 +117,9 @@ class PayoffHeatmap(Vertical):
         selected = self.selected()
         table.clear(columns=True)
         ids = rows
-        scale = max((abs(c.mean) for c in data.payoffs.values()), default=0.0)
+        if self._scale[0] is not data.payoffs:  # the matrices are shared while unchanged (adapt.PayoffCells)
+            self._scale = (data.payoffs, max((abs(c.mean) for c in data.payoffs.values()), default=0.0))
+        scale = self._scale[1]
         texts = {(row_id, col_id): self._cell_text(data.cell(row_id, col_id)) for row_id in ids for col_id in columns}
         self._note(data, view, rows, columns, any(t.endswith(SAMPLED_MARK) for t in texts.values()))
         # as wide as the widest figure ("-13.60~" in repeated Leduc), else its "~" is cut

@@ -38,6 +38,7 @@ class PopulationTable(MeasuredTable):
         self._shown: DashboardData | None = None
         self._view = MemberView()
         self._listing: tuple = ()  # what the rows show now
+        self._cells_shown: dict[str, tuple] = {}  # member id -> its row's cells as shown
 
     def show(self, data: DashboardData, view: MemberView = MemberView()) -> None:
         self._shown, self._view = data, view
@@ -64,15 +65,45 @@ class PopulationTable(MeasuredTable):
         if listing == self._listing:
             return
         self._listing = listing
-        # narrow: the columns again too, else they keep the widths of longer names than now shown
-        self.clear(columns=narrow or headers != self._headers or not self.columns)
-        if not self.columns:
-            self.add_columns(*headers)
+        if narrow or self._narrow is not False or not self._update_in_place(headers, members, rows):
+            # narrow: the columns again too, else they keep the widths of longer names than now shown
+            self.clear(columns=narrow or headers != self._headers or not self.columns)
+            if not self.columns:
+                self.add_columns(*headers)
+            for member, cells in zip(members, rows):
+                self.add_row(*cells, key=member.id)
+            self._cells_shown = {member.id: tuple(cells) for member, cells in zip(members, rows)}
         self._headers, self._narrow, self._fitted = headers, narrow, (self.size.width, self.size.height)
-        for member, cells in zip(members, rows):
-            self.add_row(*cells, key=member.id)
         if selected is not None and selected in self.rows:
             self.move_cursor(row=self.get_row_index(selected))
+
+    def _update_in_place(self, headers: list[str], members: list[Member], rows: list[list[Text | str]]) -> bool:
+        """The same columns as shown: only the cells that changed are written, rows come and go
+        by key and are put in the view's order (clearing and refilling 201 rows at each step
+        of the timeline was most of its cost).  False when the table must be filled again."""
+        if headers != self._headers or not self.columns or "id" not in headers:
+            return False
+        index = headers.index("id")
+        position = {_plain(cells[index]): k for k, cells in enumerate(rows)}
+        if len(position) != len(rows):
+            return False
+        shown, listed = self._cells_shown, {member.id for member in members}
+        for gone in [member_id for member_id in shown if member_id not in listed]:
+            self.remove_row(gone)
+            del shown[gone]
+        columns = [column.key for column in self.ordered_columns]
+        for member, cells in zip(members, rows):
+            before = shown.get(member.id)
+            if before is None:
+                self.add_row(*cells, key=member.id)
+            elif before != tuple(cells):
+                for column, old, new in zip(columns, before, cells):
+                    if old != new:  # the column measured again only when the cell is wider (it measures all rows)
+                        wider = cell_len(_plain(new)) > self.columns[column].content_width
+                        self.update_cell(member.id, column, new, update_width=wider)
+            shown[member.id] = tuple(cells)
+        self.sort(key=lambda values: position[_plain(values[index])])
+        return True
 
     def _row(self, member: Member, score_names: list[str], narrow: bool, seats: bool,
              name_width: int = NARROW_NAME) -> list[Text | str]:

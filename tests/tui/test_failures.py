@@ -206,3 +206,33 @@ async def test_n_typed_while_a_new_llm_session_starts_is_kept_and_runs_once_it_i
         release.set()
         await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the proposal of the n typed early")
         assert len(llm_server.chat_requests) == 1
+
+
+async def test_the_live_dashboards_error_panel_says_n_resumes_here(tmp_path):
+    """On the live dashboard `n` goes on after an error, so the panel says so (not "R on its
+    timeline", the way from a recorded session); the CLI's way stays."""
+    from csro_tui.tui.app import CsroApp
+    from csro_tui.tui.backend import Backend
+    from tests.fakes import ToyEvaluator, best_member_solve
+    from csro_tui.tui.widgets.error_panel import ErrorPanel
+    from tests.tui.helpers import start_screen
+    from tests.tui.toy import ToySpec
+
+    class Exploding:
+        name = "scripted"
+
+        def propose(self, context):
+            raise RuntimeError("the oracle fell over")
+
+    parts = {"spec": ToySpec(), "oracle": Exploding(), "evaluator": ToyEvaluator(), "meta_solve": best_member_solve}
+    app = CsroApp(sessions_dir=tmp_path, backend=Backend(tmp_path, engine_parts=parts))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: app.live is not None and not app._busy(), "the session")
+        await pilot.press("n")
+        panel = app.dashboard.query_one(ErrorPanel)
+        await wait_until(pilot, lambda: panel.display and "Resume" in str(panel.render()), "the error panel with its resume line")
+        text = str(panel.render())
+        assert "Resume: n here" in text and "csro run --resume" in text
+        assert "R on its timeline" not in text

@@ -595,3 +595,20 @@ def test_a_generic_games_moves_are_named_for_the_player_who_makes_them():
     assert {m.label[0] for m in session.moves if m.who == "you"} == {"x"}
     assert {m.label[0] for m in session.moves if m.who != "you"} == {"o"}
     assert all(d.did.startswith("o(") for d in opponent_decisions(session))
+
+
+async def test_the_status_line_keeps_the_recorded_count_whole_at_80_columns(tmp_path):
+    """Liar's Dice at 80x24 offers more than nine bids: the keys' hint and "N recorded in the
+    session" did not fit one line and the count was cut ("0 recorded in the")."""
+    live = FakeLive("live-liars-dice")
+    screen = PlayScreen(Backend(tmp_path), "liars_dice", DashboardData(game="liars_dice"), new_seed=lambda: 7, live=live)
+    app = ScreenApp(lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.spec is not None, "the game to load")
+        _pick(app, "bot:uniform_random")
+        await wait_until(pilot, lambda: screen.session is not None and len(screen.offered) > 9, "more than nine bids")
+        await pilot.pause()
+        status = app.screen.query_one("#play-status", Static)
+        text = _text(app, "#play-status")
+        assert "tab" in text and "0 recorded" in text
+        assert len(text) <= status.size.width, text

@@ -388,3 +388,19 @@ async def test_ctrl_l_never_names_a_model_nobody_typed():
             await pilot.press("ctrl+l")
             await wait_until(pilot, lambda: "my-model" in _error(app, "#models-status"), "the failure naming it")
             assert app.screen.query_one("#model", Input).value == "my-model"
+
+
+async def test_the_recorded_sessions_title_is_whole_at_80_columns(tmp_path):
+    """At 80x24 the panel's title was cut to "Recorded sessions (enter op…"."""
+    from csro_tui.tui.app import CsroApp
+    from tests.tui.helpers import start_screen
+
+    for size in ((80, 24), (160, 48)):
+        app = CsroApp(sessions_dir=tmp_path)
+        async with app.run_test(size=size) as pilot:
+            await start_screen(pilot, app)
+            await pilot.pause()
+            panel = app.screen.query_one("#open-session")
+            title = str(panel.border_title)
+            assert "enter opens" in title
+            assert len(title) + 4 <= panel.outer_size.width, (size, title, panel.outer_size.width)

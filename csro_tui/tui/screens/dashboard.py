@@ -94,7 +94,7 @@ class DashboardScreen(Screen[None]):
         view.show(data)
         status.show(data)
         panel.details = self._error_details
-        panel.show(data, session_dir=session_dir(self.app, data.session_id))
+        panel.show(data, session_dir=session_dir(self.app, data.session_id), live=True)
 
     def show_error(self, details: str) -> None:
         """An exception the app caught from the engine's worker: shown until the session is resumed."""
@@ -102,7 +102,7 @@ class DashboardScreen(Screen[None]):
         if self.is_mounted:
             panel = self.query_one(ErrorPanel)
             panel.details = details
-            panel.show(self.data, session_dir=session_dir(self.app, self.data.session_id))
+            panel.show(self.data, session_dir=session_dir(self.app, self.data.session_id), live=True)
 
     def clear_error(self) -> bool:
         """The session goes on after its error (`n` resumes it): the panel goes; True if one showed."""

@@ -509,7 +509,11 @@ class PlayScreen(Screen[None]):
         key = self._current_option() if self.is_mounted else None
         # against a two-population member the seat is the other one than its own (t does not switch it)
         seat = f"seat {self.seat} (t)" if key not in self.opponent_seats else f"seat {self.seat_against(key)} (vs seat {self.opponent_seats[key]})"
-        self.query_one("#play-status", Static).update(f"{seat}  │  {keys}{ahead}  │  {recorded}")
+        status = self.query_one("#play-status", Static)
+        line = f"{seat}  │  {keys}{ahead}  │  {recorded}"
+        if len(line) > (status.size.width or self.app.size.width - 2):  # 80 columns: the count stays whole
+            line = " │ ".join((seat, keys + ahead, f"{self.recorded} recorded" if self.session_id else "not recorded"))
+        status.update(line)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id and event.button.id.startswith("action-"):

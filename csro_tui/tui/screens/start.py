@@ -34,6 +34,7 @@ from csro_tui.tui.widgets.ordered_input import OrderedInput
 from csro_tui.tui.widgets.title_header import TitleHeader
 
 NARROW_BELOW = 120  # terminal columns: the app's "-narrow" breakpoint
+SESSIONS_TITLE = "Recorded sessions (enter opens)"
 # Columns the form keeps beside the sessions list on a narrow terminal: at 80x24 a long
 # session id took all but 23, and the Model field showed two characters.
 FORM_MIN_WIDTH = 42
@@ -144,7 +145,9 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         if narrow:  # half the screen, or the longest id's width; the form keeps FORM_MIN_WIDTH columns
             panel = max(min(max(id_width + 4, panel), self.app.size.width - FORM_MIN_WIDTH - 8), 12)
             self.query_one("#open-session").styles.width = panel + 4
-        else:  # wide again after a resize: back to the stylesheet's half
+        # the title whole in its border (80 columns cut the long one to "Recorded sessions (enter op…")
+        self.query_one("#open-session").border_title = SESSIONS_TITLE if len(SESSIONS_TITLE) <= panel else "Sessions (enter opens)"
+        if not narrow:  # wide again after a resize: back to the stylesheet's half
             self.query_one("#open-session").styles.width = None
         two_lines = narrow or id_width + summary_width + 4 > panel
         selected = table.cursor_row
@@ -230,7 +233,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
                 with Horizontal(classes="start-buttons"):
                     yield Button("Start (ctrl+n)", variant="primary", id="start-button")
             with Vertical(id="open-session", classes="panel") as old:
-                old.border_title = "Recorded sessions (enter opens)"
+                old.border_title = SESSIONS_TITLE
                 table: DataTable = MeasuredTable(cursor_type="row", id="session-list")
                 yield table
                 with Horizontal(classes="start-buttons"):

@@ -13,11 +13,12 @@ from csro_tui.tui.model import DashboardData
 TRACEBACK_LINES = 6
 
 
-def error_text(data: DashboardData, *, session_dir: str = "", details: str = "") -> Text | None:
+def error_text(data: DashboardData, *, session_dir: str = "", details: str = "", live: bool = False) -> Text | None:
     """The panel's text, or None when the session did not close with an error.
 
     `details` is what the app caught itself (a worker's traceback), shown
-    even before the session recorded anything."""
+    even before the session recorded anything. `live`: on the live dashboard,
+    where `n` goes on after the error; elsewhere (a timeline) R resumes."""
     if not data.failed and not details:
         return None
     text = Text()
@@ -26,7 +27,7 @@ def error_text(data: DashboardData, *, session_dir: str = "", details: str = "")
     text.append(one_line(reason, 300) or "(no message)", style="red")
     text.append("\n")
     if data.failed:
-        text.append("Resume: R on its timeline (s lists sessions), or ")
+        text.append("Resume: n here, or " if live else "Resume: R on its timeline (s lists sessions), or ")
         text.append(f"csro run --resume {one_line(data.session_id)}", style="bold")
         text.append("\n")
         where = f"{session_dir}/events.jsonl" if session_dir else "the session's events.jsonl"
@@ -62,7 +63,7 @@ class ErrorPanel(Static):
         super().__init__("", **kwargs)
         self.details = ""
 
-    def show(self, data: DashboardData, *, session_dir: str = "") -> None:
-        text = error_text(data, session_dir=session_dir, details=self.details)
+    def show(self, data: DashboardData, *, session_dir: str = "", live: bool = False) -> None:
+        text = error_text(data, session_dir=session_dir, details=self.details, live=live)
         self.set_class(text is not None, "-shown")
         self.update(text if text is not None else "")

@@ -67,6 +67,26 @@ async def test_a_base_url_typed_into_the_form_is_the_users(tmp_path, monkeypatch
     assert server.requests and all(request.authorized for request in server.requests)
 
 
+async def test_the_files_base_url_typed_again_in_the_form_is_the_users(tmp_path, monkeypatch, server):
+    """The refusal says "name it": in the form that is typing the URL, even the same one the
+    file pre-filled (found by the newcomer: only quitting and relaunching with a flag helped)."""
+    options = launch_from_file(tmp_path, monkeypatch, server.base_url)
+    app = CsroApp(options, sessions_dir=tmp_path / "s", backend=Backend(tmp_path / "s"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await start_screen(pilot, app)
+        form = app.screen
+        field = form.query_one("#base-url", Input)
+        field.focus()
+        await pilot.pause()
+        field.value = ""
+        await pilot.press(*server.base_url)
+        assert field.value == server.base_url
+        form.action_list_models()
+        await wait_until(pilot, lambda: "1 model" in str(form.query_one("#models-status", Static).render()),
+                         "the model list")
+    assert server.requests and all(request.authorized for request in server.requests)
+
+
 def test_resuming_a_received_session_in_the_tui_needs_the_users_word(tmp_path, monkeypatch, server, capsys):
     monkeypatch.chdir(tmp_path)
     server.script(ALWAYS_PAPER)

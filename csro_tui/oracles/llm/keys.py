@@ -148,6 +148,6 @@ class KeyTrust:
                     f"in {where})")
         if origin(base_url) not in self.origins:
             return (f"not sending {key_variable} to {host_of(base_url)}: that base URL came from a file, not from "
-                    f"you; name it (--base-url) or confirm ({CONFIRM_FLAG}, or [trust] base_urls "
+                    f"you; name it (--base-url, or type it in the TUI's Base URL field) or confirm ({CONFIRM_FLAG}, or [trust] base_urls "
                     f"in {where})")
         return None

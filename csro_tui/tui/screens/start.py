@@ -110,6 +110,7 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         # with on_choice the screen stays (the app opens the choice over it); without, it is dismissed
         self.on_choice = on_choice
         self._ready = False
+        self._base_url_typed = False  # the Base URL field typed into by the person (issue 35: theirs)
         # the engine's refusal of two populations, with the (populations, oracle, solver) it was given
         self.populations_error: tuple[tuple[int, str, str] | None, str] | None = None
         self.game_error: str | None = None  # the registry's reason, while the game string is wrong
@@ -261,6 +262,10 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
 
     # ------------------------------------------------------------------ checks as you type
     def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "base-url" and event.input.has_focus:
+            # typed by the person (the pre-fill happens before any focus): theirs, even when it is
+            # the file's URL typed again - the way a refusal's "name it" is answered in the form
+            self._base_url_typed = True
         if event.input.id == "game":
             self.check_game(event.value)
         elif event.input.id == "human-file":
@@ -389,7 +394,8 @@ class StartScreen(Screen[LaunchOptions | OpenSession]):
         """Where the user lets a key go: the launch's trust, and the base URL if typed here (a
         value pre-filled from csro.toml is the file's, not the user's: issue 35)."""
         trust = self.defaults.key_trust or KeyTrust.of_user()
-        return trust if base_url == (self.defaults.base_url or None) else trust.naming(base_url)
+        prefilled = base_url == (self.defaults.base_url or None) and not self._base_url_typed
+        return trust if prefilled else trust.naming(base_url)
 
     @work(thread=True, exclusive=True, group="models")
     def list_models(self, base_url: str, model: str, key_trust: KeyTrust) -> None:
